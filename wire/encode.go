@@ -1,0 +1,105 @@
+package wire
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// Encode serialises a batch for publishing. When key is not nil the batch is signed: the bytes
+// without "sig" are signed and `,"sig":"…"` is appended as the last member (BRIEF §4.1).
+// It refuses what Decode would reject for its shape (non-finite numbers, zero times).
+func Encode(b *Batch, key ed25519.PrivateKey) ([]byte, error) {
+	c := *b
+	c.Sig = ""
+	if err := c.checkFinite(); err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("wire: encode batch %s/%d: %w", b.Epoch, b.Seq, err)
+	}
+	if key == nil {
+		return body, nil
+	}
+	if c.Kid == "" {
+		return nil, fmt.Errorf("wire: signing batch %s/%d without kid", b.Epoch, b.Seq)
+	}
+	sig := ed25519.Sign(key, body)
+	return appendSig(body, base64.StdEncoding.EncodeToString(sig)), nil
+}
+
+func appendSig(body []byte, sig string) []byte {
+	out := make([]byte, 0, len(body)+len(sig)+10)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"sig":"`...)
+	out = append(out, sig...)
+	return append(out, `"}`...)
+}
+
+func (b *Batch) checkFinite() error {
+	bad := func(p *float64) bool { return p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) }
+	for i, g := range b.GPS {
+		if math.IsNaN(g.Lat) || math.IsNaN(g.Lon) || bad(g.SpeedKmh) || bad(g.CourseDeg) || bad(g.HDOP) || bad(g.AltM) {
+			return reject(ReasonNonFinite, "gps[%d]", i)
+		}
+	}
+	for i, r := range b.Tacho {
+		if bad(r.SpeedKmh) || bad(r.OdometerKm) {
+			return reject(ReasonNonFinite, "tacho[%d]", i)
+		}
+	}
+	for i, s := range b.Sound {
+		if bad(s.LAeqDB) || bad(s.LAmaxDB) || bad(s.DurS) {
+			return reject(ReasonNonFinite, "sound[%d]", i)
+		}
+	}
+	return nil
+}
+
+var sigMember = []byte(`,"sig":"`)
+
+// SplitSignature finds the signature member at the end of payload. When present (ok), signed
+// is the payload without it — the bytes the vehicle signed — and sig the decoded signature.
+// A payload with a "sig" member anywhere but last is reported by Decode.
+func SplitSignature(payload []byte) (signed, sig []byte, ok bool, err error) {
+	p := bytes.TrimRight(payload, " \t\r\n")
+	if !bytes.HasSuffix(p, []byte(`"}`)) {
+		return nil, nil, false, nil
+	}
+	i := bytes.LastIndex(p, sigMember)
+	if i < 0 {
+		return nil, nil, false, nil
+	}
+	enc := p[i+len(sigMember) : len(p)-2]
+	if bytes.IndexByte(enc, '"') >= 0 {
+		return nil, nil, false, nil // "sig" is not the last member
+	}
+	sig = make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
+	n, derr := base64.StdEncoding.Decode(sig, enc)
+	if derr != nil || n != ed25519.SignatureSize {
+		return nil, nil, false, reject(ReasonBadSignature, "sig is not base64 of %d bytes", ed25519.SignatureSize)
+	}
+	signed = make([]byte, 0, i+1)
+	signed = append(signed, p[:i]...)
+	signed = append(signed, '}')
+	return signed, sig[:n], true, nil
+}
+
+// Verify checks a signed payload against the vehicle's public key.
+func Verify(payload []byte, pub ed25519.PublicKey) error {
+	signed, sig, ok, err := SplitSignature(payload)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return reject(ReasonUnsigned, "no sig member")
+	}
+	if len(pub) != ed25519.PublicKeySize || !ed25519.Verify(pub, signed, sig) {
+		return reject(ReasonSignatureFailed, "signature does not verify")
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+// Package wire is the MQTT wire format v1 of the trenzinho monitor (BRIEF §4.1): the only place
+// that encodes, decodes and validates telemetry batches, status messages and quarantine records.
+//
+// Fields that are not known are omitted, never zero-filled: optional numbers are pointers and
+// optional strings are empty. Numbers keep the precision of their source.
+package wire
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Version is the wire format version carried in every batch as "v".
+const Version = 1
+
+// Limits of one batch payload.
+const (
+	MaxPayloadBytes = 256 << 10 // 256 KiB
+	MaxReadings     = 600
+	// MaxFuture is how far ahead of its receipt a device time may be.
+	MaxFuture = 24 * time.Hour
+	// QuarantineCut is how much of a rejected payload is kept in a quarantine record.
+	QuarantineCut = 64 << 10
+)
+
+// Clock says where a batch's device times came from.
+type Clock string
+
+// Clock values.
+const (
+	ClockGPS    Clock = "gps"
+	ClockRTC    Clock = "rtc"
+	ClockSystem Clock = "system" // never evidence
+)
+
+// Valid reports whether c is one of the known clocks.
+func (c Clock) Valid() bool { return c == ClockGPS || c == ClockRTC || c == ClockSystem }
+
+// Fix is the quality of a GPS position.
+type Fix string
+
+// Fix values.
+const (
+	FixNone      Fix = "none"
+	Fix2D        Fix = "2d"
+	Fix3D        Fix = "3d"
+	FixDGPS      Fix = "dgps"
+	FixRTK       Fix = "rtk"
+	FixEstimated Fix = "estimated" // dead reckoning: never evidence
+)
+
+// Valid reports whether f is one of the known fix values.
+func (f Fix) Valid() bool {
+	switch f {
+	case FixNone, Fix2D, Fix3D, FixDGPS, FixRTK, FixEstimated:
+		return true
+	}
+	return false
+}
+
+// Batch is one telemetry message: the readings a vehicle collected since its previous batch.
+type Batch struct {
+	V       int       `json:"v"`
+	Vehicle string    `json:"vehicle"`
+	Epoch   string    `json:"epoch"`
+	Seq     uint64    `json:"seq"`
+	SentAt  Time      `json:"sent_at"`
+	Clock   Clock     `json:"clock"`
+	GPS     []GPS     `json:"gps,omitempty"`
+	Tacho   []Tacho   `json:"tacho,omitempty"`
+	Sound   []Sound   `json:"sound,omitempty"`
+	Service []Service `json:"service,omitempty"`
+	Kid     string    `json:"kid,omitempty"`
+	// Sig is the base64 ed25519 signature over the batch serialised without it. It is never
+	// produced by json.Marshal of a Batch: Encode appends it (see Sign and SplitSignature).
+	Sig string `json:"sig,omitempty"`
+}
+
+// Readings returns how many readings the batch carries.
+func (b *Batch) Readings() int { return len(b.GPS) + len(b.Tacho) + len(b.Sound) + len(b.Service) }
+
+// GPS is one position epoch.
+type GPS struct {
+	T         Time     `json:"t"`
+	Lat       float64  `json:"lat"`
+	Lon       float64  `json:"lon"`
+	SpeedKmh  *float64 `json:"speed_kmh,omitempty"`
+	CourseDeg *float64 `json:"course_deg,omitempty"`
+	HDOP      *float64 `json:"hdop,omitempty"`
+	Sats      *int     `json:"sats,omitempty"`
+	Fix       Fix      `json:"fix,omitempty"`
+	// AltM is the altitude above mean sea level in metres (additive to §4.1).
+	AltM *float64 `json:"alt_m,omitempty"`
+}
+
+// Tacho is one tachograph D8 reading.
+type Tacho struct {
+	T          Time     `json:"t"`
+	SpeedKmh   *float64 `json:"speed_kmh,omitempty"`
+	OdometerKm *float64 `json:"odometer_km,omitempty"`
+	Card       string   `json:"card,omitempty"`
+}
+
+// Sound is one sound-level aggregate, normally over one second.
+type Sound struct {
+	T       Time     `json:"t"`
+	LAeqDB  *float64 `json:"laeq_db,omitempty"`
+	LAmaxDB *float64 `json:"lamax_db,omitempty"`
+	DurS    *float64 `json:"dur_s,omitempty"`
+}
+
+// Service is a change of the driver's service switch.
+type Service struct {
+	T  Time `json:"t"`
+	On bool `json:"on"`
+}
+
+// Status is the retained status message of a bridge.
+type Status struct {
+	Online       bool              `json:"online"`
+	Version      string            `json:"version,omitempty"`
+	Epoch        string            `json:"epoch,omitempty"`
+	Seq          uint64            `json:"seq,omitempty"`
+	SpoolDepth   *int64            `json:"spool_depth,omitempty"`
+	SpoolEvicted *int64            `json:"spool_evicted,omitempty"`
+	Devices      map[string]string `json:"devices,omitempty"`
+	T            *Time             `json:"t,omitempty"`
+}
+
+// Device states reported in Status.Devices.
+const (
+	DeviceOK      = "ok"
+	DeviceNoFix   = "no_fix"
+	DeviceMissing = "missing"
+)
+
+// Quarantine is the record ingest publishes and stores for a rejected payload.
+type Quarantine struct {
+	Reason     Reason `json:"reason"`
+	Detail     string `json:"detail,omitempty"`
+	Topic      string `json:"topic"`
+	ReceivedAt Time   `json:"received_at"`
+	PayloadB64 string `json:"payload_b64"`
+	Truncated  bool   `json:"truncated,omitempty"`
+}
+
+// Topics.
+const (
+	topicPrefix = "trenzinho/v1/"
+	// TelemetryWildcard subscribes to every vehicle's telemetry.
+	TelemetryWildcard = topicPrefix + "+/telemetry"
+	// StatusWildcard subscribes to every vehicle's status.
+	StatusWildcard = topicPrefix + "+/status"
+)
+
+var (
+	vehicleRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	epochRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+)
+
+// ValidVehicle reports whether id is a valid vehicle id.
+func ValidVehicle(id string) bool { return vehicleRE.MatchString(id) }
+
+// TelemetryTopic is the topic a vehicle publishes its batches to.
+func TelemetryTopic(vehicle string) string { return topicPrefix + vehicle + "/telemetry" }
+
+// StatusTopic is the topic of a vehicle's retained status.
+func StatusTopic(vehicle string) string { return topicPrefix + vehicle + "/status" }
+
+// EpisodesTopic is the topic the monitor publishes a vehicle's episodes to.
+func EpisodesTopic(vehicle string) string { return topicPrefix + vehicle + "/episodes" }
+
+// QuarantineTopic is the topic ingest publishes rejected payloads of a vehicle to.
+func QuarantineTopic(vehicle string) string { return topicPrefix + "_quarantine/" + vehicle }
+
+// VehicleFromTopic returns the vehicle id of a telemetry or status topic and its kind
+// ("telemetry" or "status").
+func VehicleFromTopic(topic string) (vehicle, kind string, err error) {
+	rest, ok := strings.CutPrefix(topic, topicPrefix)
+	if !ok {
+		return "", "", fmt.Errorf("topic %q: not under %s", topic, topicPrefix)
+	}
+	vehicle, kind, ok = strings.Cut(rest, "/")
+	if !ok || strings.Contains(kind, "/") || !ValidVehicle(vehicle) {
+		return "", "", fmt.Errorf("topic %q: want %s{vehicle}/{kind}", topic, topicPrefix)
+	}
+	return vehicle, kind, nil
+}
