@@ -19,6 +19,7 @@ require (
 	github.com/paulmach/orb v0.14.0 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/rickar/cal/v2 v2.1.13 // indirect
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/simonvetter/modbus v1.6.4 // indirect
 	github.com/tarm/serial v0.0.0-20180830185346-98f6abe2eb07 // indirect

@@ -1,0 +1,440 @@
+// Package profile is the legal profile of a municipality (BRIEF §4.4): every number, article and
+// period the rules apply, as data. A profile is a YAML file validated on load with errors that
+// name the key; the Piúma profile is built in, so the monitor runs without a file.
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // America/Sao_Paulo on machines without zoneinfo
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/trenzinho/trenzinho/monitor/profiles"
+)
+
+// Piuma returns the built-in profile of Piúma-ES (Lei 2.277/2018).
+func Piuma() *Profile {
+	p, err := Parse(PiumaYAML(), "piuma.yaml (built in)")
+	if err != nil {
+		panic("profile: built-in piuma.yaml is invalid: " + err.Error())
+	}
+	return p
+}
+
+// PiumaYAML returns the text of the built-in profile.
+func PiumaYAML() []byte {
+	b, err := profiles.Files.ReadFile("piuma.yaml")
+	if err != nil {
+		panic("profile: built-in piuma.yaml missing: " + err.Error())
+	}
+	return b
+}
+
+// Profile is one municipality's legal profile.
+type Profile struct {
+	ID           string `yaml:"id"`
+	Municipality string `yaml:"municipality"`
+	State        string `yaml:"state"`
+	FiscalOrgan  string `yaml:"fiscal_organ"`
+	Law          Law    `yaml:"law"`
+	TimeZone     string `yaml:"timezone"`
+	Version      string `yaml:"version"`
+
+	Holidays   Holidays   `yaml:"holidays"`
+	FiscalUnit FiscalUnit `yaml:"fiscal_unit"`
+
+	Speed          Speed          `yaml:"speed"`
+	ServiceHours   ServiceHours   `yaml:"service_hours"`
+	InService      InService      `yaml:"in_service"`
+	Sensitive      Sensitive      `yaml:"sensitive"`
+	Boarding       Boarding       `yaml:"boarding"`
+	Noise          Noise          `yaml:"noise"`
+	Route          Route          `yaml:"route"`
+	Parked         Parked         `yaml:"parked"`
+	TelemetryFault TelemetryFault `yaml:"telemetry_fault"`
+	Evidence       EvidencePolicy `yaml:"evidence"`
+	GapTimeoutS    float64        `yaml:"gap_timeout_s"`
+
+	Rules      map[string]Rule `yaml:"rules"`
+	Recidivism Recidivism      `yaml:"recidivism"`
+	Suspension Suspension      `yaml:"suspension"`
+	Cassacao   Cassacao        `yaml:"cassacao"`
+	Defence    Defence         `yaml:"defence"`
+
+	SignaturesRequired bool `yaml:"signatures_required"`
+
+	loc *time.Location
+}
+
+// Law names the law the profile enforces.
+type Law struct {
+	Name    string `yaml:"name"`
+	InForce bool   `yaml:"in_force"`
+	Note    string `yaml:"note"`
+}
+
+// Holidays are the dates the profile treats as holidays: fixed days of the year, days relative
+// to Easter (computed with rickar/cal), and single dates.
+type Holidays struct {
+	Fixed  []FixedHoliday  `yaml:"fixed"`
+	Easter []EasterHoliday `yaml:"easter"`
+	Dates  []DateHoliday   `yaml:"dates"`
+}
+
+// FixedHoliday is a holiday on the same day every year ("MM-DD").
+type FixedHoliday struct {
+	Day   string `yaml:"day"`
+	Name  string `yaml:"name"`
+	Scope string `yaml:"scope"` // national, state, municipal
+	Since int    `yaml:"since"` // first year it applies (0: always)
+}
+
+// EasterHoliday is a holiday a number of days from Easter Sunday.
+type EasterHoliday struct {
+	Offset int    `yaml:"offset"`
+	Name   string `yaml:"name"`
+	Scope  string `yaml:"scope"`
+}
+
+// DateHoliday is a holiday on one date ("YYYY-MM-DD").
+type DateHoliday struct {
+	Date  string `yaml:"date"`
+	Name  string `yaml:"name"`
+	Scope string `yaml:"scope"`
+}
+
+// FiscalUnit is the municipal fiscal unit and its value in reais by date (Art. 44).
+type FiscalUnit struct {
+	Name   string      `yaml:"name"`
+	Values []UnitValue `yaml:"values"`
+}
+
+// UnitValue is the value of the fiscal unit from a date on.
+type UnitValue struct {
+	From string `yaml:"from"`
+	BRL  string `yaml:"brl"` // decimal string, e.g. "4.5123": money is never a float
+	Note string `yaml:"note"`
+}
+
+// Speed are the speed rule's parameters.
+type Speed struct {
+	LimitKmh     float64 `yaml:"limit_kmh"`
+	ToleranceKmh float64 `yaml:"tolerance_kmh"`
+	ConfirmS     float64 `yaml:"confirm_s"`
+	ClearS       float64 `yaml:"clear_s"`
+}
+
+// ServiceHours are the hours the service may run (Art. 29) and the grace for going to and from
+// the garage.
+type ServiceHours struct {
+	Start  string  `yaml:"start"`
+	End    string  `yaml:"end"`
+	GraceM float64 `yaml:"grace_min"`
+	// ConfirmS is how long a vehicle must be in service outside the hours before an episode opens.
+	ConfirmS float64 `yaml:"confirm_s"`
+}
+
+// InService says what "in service" means.
+type InService struct {
+	// MovingKmh is the speed above which a vehicle is moving.
+	MovingKmh float64 `yaml:"moving_kmh"`
+	// OutsideGarageMoving: outside the licensee's garage and moving is in service.
+	OutsideGarageMoving bool `yaml:"outside_garage_moving"`
+	// AtBoardingPoint: stopped at a boarding point is in service.
+	AtBoardingPoint bool `yaml:"at_boarding_point"`
+	// ServiceInputOverrides: the bridge's service switch, when present, decides.
+	ServiceInputOverrides bool `yaml:"service_input_overrides"`
+}
+
+// Sensitive are the sensitive-zone rule's parameters (Art. 28).
+type Sensitive struct {
+	Categories     []string `yaml:"categories"`
+	RadiusM        float64  `yaml:"radius_m"`
+	EmissionDB     float64  `yaml:"emission_threshold_db"`
+	EmissionWindow float64  `yaml:"emission_window_s"`
+	ConfirmS       float64  `yaml:"confirm_s"`
+	ClearS         float64  `yaml:"clear_s"`
+}
+
+// Boarding are the boarding-sound rule's parameters.
+type Boarding struct {
+	StoppedKmh float64 `yaml:"stopped_kmh"`
+	DwellS     float64 `yaml:"dwell_s"`
+}
+
+// Noise are the NBR 10151 noise-limit parameters.
+type Noise struct {
+	Standard        string          `yaml:"standard"`
+	WindowS         float64         `yaml:"window_s"`
+	R1M             float64         `yaml:"r1_m"`
+	R2M             float64         `yaml:"r2_m"`
+	ToleranceDB     float64         `yaml:"meter_tolerance_db"`
+	ConfirmS        float64         `yaml:"confirm_s"`
+	DefaultArea     string          `yaml:"default_area"`
+	DayStart        string          `yaml:"day_start"`
+	NightStart      string          `yaml:"night_start"`
+	RestDayNightEnd string          `yaml:"rest_day_night_end"`
+	Areas           map[string]Area `yaml:"areas"`
+}
+
+// Area is an area type with its day and night limits in dB(A).
+type Area struct {
+	Name  string  `yaml:"name"`
+	Day   float64 `yaml:"day"`
+	Night float64 `yaml:"night"`
+}
+
+// Route are the route-deviation parameters.
+type Route struct {
+	CorridorM float64 `yaml:"corridor_m"`
+	ConfirmS  float64 `yaml:"confirm_s"`
+}
+
+// Parked are the parked-on-public-road parameters.
+type Parked struct {
+	MinMinutes float64 `yaml:"min_minutes"`
+	StoppedKmh float64 `yaml:"stopped_kmh"`
+}
+
+// TelemetryFault are the tachograph-fault parameters.
+type TelemetryFault struct {
+	TachoSilentS   float64 `yaml:"tacho_silent_s"`
+	GPSMinKmh      float64 `yaml:"gps_min_kmh"`
+	MaxDisagreeKmh float64 `yaml:"max_disagree_kmh"`
+	RequestDisc    bool    `yaml:"request_disc"`
+}
+
+// EvidencePolicy says which GPS samples may be evidence.
+type EvidencePolicy struct {
+	MaxHDOP float64 `yaml:"max_hdop"`
+	// MaxGPSTachoDiffKmh: a GPS speed further than this from the tachograph's at the same time
+	// is not evidence.
+	MaxGPSTachoDiffKmh float64 `yaml:"max_gps_tacho_diff_kmh"`
+	// MaxImpliedDiffKmh: a GPS speed further than this from the speed implied by the distance
+	// and time to the previous fix is not evidence.
+	MaxImpliedDiffKmh float64 `yaml:"max_implied_diff_kmh"`
+}
+
+// Rule is the legal mapping of a rule: the article it enforces and the penalty that fines it.
+type Rule struct {
+	Article    string  `yaml:"article"`
+	Penalty    string  `yaml:"penalty"`
+	Text       string  `yaml:"text"`
+	FineUFMP   float64 `yaml:"fine"`
+	Infraction bool    `yaml:"infraction"`
+	Notice     string  `yaml:"notice"`
+}
+
+// Recidivism are the Art. 48 settings.
+type Recidivism struct {
+	Basis  string  `yaml:"basis"` // confirmed | issued
+	Same   string  `yaml:"same"`  // article | any
+	Factor float64 `yaml:"factor"`
+}
+
+// Suspension are the Art. 52 settings.
+type Suspension struct {
+	MinDays int `yaml:"min_days"`
+	MaxDays int `yaml:"max_days"`
+}
+
+// Cassacao are the Art. 53 III settings.
+type Cassacao struct {
+	WithinMonths int `yaml:"within_months"`
+	MoreThan     int `yaml:"suspensions_more_than"`
+}
+
+// Defence are the Art. 55 settings.
+type Defence struct {
+	Days                  int  `yaml:"days"`
+	ExcludeReceiptDay     bool `yaml:"exclude_receipt_day"`
+	NextBusinessDay       bool `yaml:"next_business_day"`
+	EditalFromPublication bool `yaml:"edital_from_publication"`
+}
+
+// Load reads and validates a profile file.
+func Load(path string) (*Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	return Parse(b, path)
+}
+
+// Parse decodes and validates a profile. Unknown keys are errors.
+func Parse(b []byte, name string) (*Profile, error) {
+	var p Profile
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", name, err)
+	}
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", name, err)
+	}
+	return &p, nil
+}
+
+// RuleIDs lists the rules of BRIEF §2 that a profile must map.
+var RuleIDs = []string{"speed", "hours", "sensitive_zone_sound", "boarding_sound", "noise_limit",
+	"route_deviation", "parked_public_road", "telemetry_fault"}
+
+func (p *Profile) validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, a...)))
+	}
+	req := func(key, v string) {
+		if strings.TrimSpace(v) == "" {
+			bad(key, "required")
+		}
+	}
+	pos := func(key string, v float64) {
+		if !(v > 0) {
+			bad(key, "must be > 0, got %v", v)
+		}
+	}
+	nonneg := func(key string, v float64) {
+		if v < 0 {
+			bad(key, "must be ≥ 0, got %v", v)
+		}
+	}
+	clock := func(key, v string) {
+		if _, err := ParseClock(v); err != nil {
+			bad(key, "%v", err)
+		}
+	}
+	req("id", p.ID)
+	req("municipality", p.Municipality)
+	req("law.name", p.Law.Name)
+	loc, err := time.LoadLocation(p.TimeZone)
+	if err != nil || p.TimeZone == "" {
+		bad("timezone", "unknown time zone %q", p.TimeZone)
+	} else {
+		p.loc = loc
+	}
+	for i, h := range p.Holidays.Fixed {
+		if _, err := time.Parse("01-02", h.Day); err != nil {
+			bad(fmt.Sprintf("holidays.fixed[%d].day", i), "want MM-DD, got %q", h.Day)
+		}
+	}
+	for i, h := range p.Holidays.Dates {
+		if _, err := time.Parse(time.DateOnly, h.Date); err != nil {
+			bad(fmt.Sprintf("holidays.dates[%d].date", i), "want YYYY-MM-DD, got %q", h.Date)
+		}
+	}
+	req("fiscal_unit.name", p.FiscalUnit.Name)
+	for i, v := range p.FiscalUnit.Values {
+		if _, err := time.Parse(time.DateOnly, v.From); err != nil {
+			bad(fmt.Sprintf("fiscal_unit.values[%d].from", i), "want YYYY-MM-DD, got %q", v.From)
+		}
+		if f, err := strconv.ParseFloat(v.BRL, 64); err != nil || f <= 0 {
+			bad(fmt.Sprintf("fiscal_unit.values[%d].brl", i), "want a positive decimal, got %q", v.BRL)
+		}
+	}
+	pos("speed.limit_kmh", p.Speed.LimitKmh)
+	nonneg("speed.tolerance_kmh", p.Speed.ToleranceKmh)
+	nonneg("speed.confirm_s", p.Speed.ConfirmS)
+	nonneg("speed.clear_s", p.Speed.ClearS)
+	clock("service_hours.start", p.ServiceHours.Start)
+	clock("service_hours.end", p.ServiceHours.End)
+	nonneg("service_hours.grace_min", p.ServiceHours.GraceM)
+	nonneg("service_hours.confirm_s", p.ServiceHours.ConfirmS)
+	pos("in_service.moving_kmh", p.InService.MovingKmh)
+	pos("sensitive.radius_m", p.Sensitive.RadiusM)
+	pos("sensitive.emission_threshold_db", p.Sensitive.EmissionDB)
+	pos("sensitive.emission_window_s", p.Sensitive.EmissionWindow)
+	for i, c := range p.Sensitive.Categories {
+		if !slices.Contains([]string{"hospital", "health", "school", "library", "public_office", "church"}, c) {
+			bad(fmt.Sprintf("sensitive.categories[%d]", i), "unknown category %q", c)
+		}
+	}
+	pos("boarding.stopped_kmh", p.Boarding.StoppedKmh)
+	pos("boarding.dwell_s", p.Boarding.DwellS)
+	pos("noise.window_s", p.Noise.WindowS)
+	pos("noise.r1_m", p.Noise.R1M)
+	pos("noise.r2_m", p.Noise.R2M)
+	nonneg("noise.meter_tolerance_db", p.Noise.ToleranceDB)
+	clock("noise.day_start", p.Noise.DayStart)
+	clock("noise.night_start", p.Noise.NightStart)
+	if p.Noise.RestDayNightEnd != "" {
+		clock("noise.rest_day_night_end", p.Noise.RestDayNightEnd)
+	}
+	if len(p.Noise.Areas) == 0 {
+		bad("noise.areas", "at least one area type")
+	}
+	for id, a := range p.Noise.Areas {
+		pos("noise.areas."+id+".day", a.Day)
+		pos("noise.areas."+id+".night", a.Night)
+	}
+	if _, ok := p.Noise.Areas[p.Noise.DefaultArea]; !ok {
+		bad("noise.default_area", "%q is not one of noise.areas", p.Noise.DefaultArea)
+	}
+	pos("route.corridor_m", p.Route.CorridorM)
+	nonneg("route.confirm_s", p.Route.ConfirmS)
+	pos("parked.min_minutes", p.Parked.MinMinutes)
+	pos("telemetry_fault.tacho_silent_s", p.TelemetryFault.TachoSilentS)
+	pos("evidence.max_hdop", p.Evidence.MaxHDOP)
+	pos("evidence.max_gps_tacho_diff_kmh", p.Evidence.MaxGPSTachoDiffKmh)
+	pos("evidence.max_implied_diff_kmh", p.Evidence.MaxImpliedDiffKmh)
+	pos("gap_timeout_s", p.GapTimeoutS)
+	for _, id := range RuleIDs {
+		r, ok := p.Rules[id]
+		if !ok {
+			bad("rules."+id, "missing")
+			continue
+		}
+		req("rules."+id+".article", r.Article)
+		req("rules."+id+".penalty", r.Penalty)
+		nonneg("rules."+id+".fine", r.FineUFMP)
+	}
+	if b := p.Recidivism.Basis; b != "confirmed" && b != "issued" {
+		bad("recidivism.basis", "want confirmed or issued, got %q", b)
+	}
+	if s := p.Recidivism.Same; s != "article" && s != "any" {
+		bad("recidivism.same", "want article or any, got %q", s)
+	}
+	if p.Suspension.MinDays <= 0 || p.Suspension.MaxDays < p.Suspension.MinDays {
+		bad("suspension", "want 0 < min_days ≤ max_days, got %d–%d", p.Suspension.MinDays, p.Suspension.MaxDays)
+	}
+	if p.Defence.Days <= 0 {
+		bad("defence.days", "must be > 0")
+	}
+	return errors.Join(errs...)
+}
+
+// Location is the profile's time zone.
+func (p *Profile) Location() *time.Location { return p.loc }
+
+// Clock is a time of day in minutes since midnight.
+type Clock int
+
+// ParseClock parses "HH:MM" (00:00–24:00).
+func ParseClock(s string) (Clock, error) {
+	h, m, ok := strings.Cut(s, ":")
+	if !ok || len(h) != 2 || len(m) != 2 {
+		return 0, fmt.Errorf("want HH:MM, got %q", s)
+	}
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if err1 != nil || err2 != nil || hh < 0 || hh > 24 || mm < 0 || mm > 59 || (hh == 24 && mm != 0) {
+		return 0, fmt.Errorf("want HH:MM, got %q", s)
+	}
+	return Clock(hh*60 + mm), nil
+}
+
+// MustClock parses a clock validated on load.
+func MustClock(s string) Clock {
+	c, err := ParseClock(s)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}

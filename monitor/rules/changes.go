@@ -1,0 +1,120 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// EventKind says what happened to an episode or a vehicle.
+type EventKind string
+
+// Event kinds.
+const (
+	EventOpen     EventKind = "open"
+	EventUpdate   EventKind = "update"
+	EventClose    EventKind = "close"
+	EventReopen   EventKind = "reopen"
+	EventNewEpoch EventKind = "new_epoch"
+)
+
+// Event is something a person or another program should hear about: an episode opened,
+// closed or reopened, or a vehicle started a new sequence epoch. Updates are not events.
+type Event struct {
+	Kind    EventKind `json:"kind"`
+	Vehicle string    `json:"vehicle"`
+	Epoch   string    `json:"epoch,omitempty"`
+	Episode *Episode  `json:"episode,omitempty"`
+}
+
+type pendingChanges struct {
+	episodes map[string]*Episode
+	evidence map[string][]Evidence
+	events   []Event
+	dirty    map[string]bool
+}
+
+func newPendingChanges() pendingChanges {
+	return pendingChanges{episodes: map[string]*Episode{}, evidence: map[string][]Evidence{}, dirty: map[string]bool{}}
+}
+
+func (v *Vehicle) open(ep *Episode, evidence []Evidence) {
+	v.Episodes[ep.ID] = ep
+	v.changed(ep, nil, EventOpen)
+	v.pending.evidence[ep.ID] = append(v.pending.evidence[ep.ID], evidence...)
+	ep.Evidence += len(evidence)
+}
+
+func (v *Vehicle) changed(ep *Episode, ev *Evidence, kind EventKind) {
+	c := v.pending
+	c.episodes[ep.ID] = ep
+	c.dirty[v.ID] = true
+	if ev != nil {
+		c.evidence[ep.ID] = append(c.evidence[ep.ID], *ev)
+		ep.Evidence++
+	}
+	if kind != EventUpdate {
+		cp := *ep
+		c.events = append(c.events, Event{Kind: kind, Vehicle: v.ID, Episode: &cp})
+	}
+}
+
+// Changes is what the engine changed since the last Drain: to be persisted in one transaction
+// before the batches that caused them are acknowledged.
+type Changes struct {
+	Episodes []Episode
+	Evidence map[string][]Evidence // by episode id
+	Events   []Event
+	// Snapshots of the vehicles that changed, for Restore.
+	Snapshots map[string][]byte
+}
+
+// Empty reports whether nothing changed.
+func (c *Changes) Empty() bool {
+	return len(c.Episodes) == 0 && len(c.Events) == 0 && len(c.Snapshots) == 0
+}
+
+// Drain returns the changes since the last call and forgets the episodes no detector can change
+// any more.
+func (e *Engine) Drain() (Changes, error) {
+	p := &e.changes
+	out := Changes{Evidence: p.evidence, Events: p.events, Snapshots: map[string][]byte{}}
+	for _, ep := range p.episodes {
+		out.Episodes = append(out.Episodes, *ep)
+	}
+	for id := range p.dirty {
+		v := e.vehicles[id]
+		if v == nil {
+			continue
+		}
+		v.forgetSettled()
+		b, err := json.Marshal(v)
+		if err != nil {
+			return Changes{}, fmt.Errorf("rules: snapshot vehicle %s: %w", id, err)
+		}
+		out.Snapshots[id] = b
+	}
+	e.changes = newPendingChanges()
+	for _, v := range e.vehicles {
+		v.pending = &e.changes
+	}
+	return out, nil
+}
+
+// forgetSettled drops closed episodes that no detector refers to.
+func (v *Vehicle) forgetSettled() {
+	for id, ep := range v.Episodes {
+		if ep.End == nil {
+			continue
+		}
+		referenced := false
+		for _, d := range v.Detectors {
+			if d.EpisodeID == id {
+				referenced = true
+				break
+			}
+		}
+		if !referenced {
+			delete(v.Episodes, id)
+		}
+	}
+}

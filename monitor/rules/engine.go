@@ -1,0 +1,383 @@
+// Package rules is the monitor's judgement: the rules of the law (BRIEF §2) applied to each
+// vehicle's readings in device-time order, producing episodes. Each rule lives in its own file
+// (speed.go, hours.go, …) and takes every number it applies from the legal profile.
+//
+// The Engine is not safe for concurrent use: one goroutine applies batches, ticks the receive
+// clock and drains the changes, which the caller persists before acknowledging the batches.
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Places answers the geographic questions the rules ask. It may be nil: rules that need it are
+// then not evaluated.
+type Places interface {
+	// InGarage reports whether p is inside a garage of the licensee; known is false when the
+	// licensee has no garage on file.
+	InGarage(lat, lon float64, licensee string) (in, known bool)
+	// AtBoardingPoint reports whether p is within a boarding point's radius.
+	AtBoardingPoint(lat, lon float64) bool
+}
+
+// Engine applies the rules to every vehicle.
+type Engine struct {
+	profile  *profile.Profile
+	places   Places
+	rules    []rule
+	vehicles map[string]*Vehicle
+	changes  pendingChanges
+}
+
+// rule is one rule of the law.
+type rule interface {
+	id() string
+	// observe judges one reading of a vehicle, in device-time order.
+	observe(e *Engine, v *Vehicle, r *reading)
+}
+
+// reading is one reading of a batch, in the order the rules see them.
+type reading struct {
+	T       time.Time
+	Epoch   string
+	Seq     uint64
+	GPS     *wire.GPS
+	Tacho   *wire.Tacho
+	Sound   *wire.Sound
+	Service *wire.Service
+	// Evidence: the GPS sample passed the evidence checks (fix, HDOP, implied speed, tachograph).
+	Evidence bool
+}
+
+// New returns an engine for a profile. places may be nil.
+func New(p *profile.Profile, places Places) *Engine {
+	return &Engine{
+		profile:  p,
+		places:   places,
+		rules:    []rule{speedRule{}, hoursRule{}},
+		vehicles: map[string]*Vehicle{},
+		changes:  newPendingChanges(),
+	}
+}
+
+// Result says what Apply did with a batch.
+type Result struct {
+	Duplicate bool
+	NewEpoch  bool
+	Judged    int // readings judged
+	Skipped   int // readings not judged (out of order, or not evidence)
+}
+
+// Vehicle returns the state of a vehicle, creating it when unknown.
+func (e *Engine) vehicle(id string) *Vehicle {
+	v := e.vehicles[id]
+	if v == nil {
+		v = &Vehicle{ID: id}
+		e.attach(v)
+		e.vehicles[id] = v
+	}
+	return v
+}
+
+func (e *Engine) attach(v *Vehicle) {
+	v.eng = e
+	v.pending = &e.changes
+	if v.Cursors == nil {
+		v.Cursors = map[string]*Cursor{}
+	}
+	if v.Detectors == nil {
+		v.Detectors = map[string]*detector{}
+	}
+	if v.Episodes == nil {
+		v.Episodes = map[string]*Episode{}
+	}
+}
+
+// Apply judges one decoded batch received at receivedAt (the receive clock).
+func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
+	v := e.vehicle(b.Vehicle)
+	var res Result
+	c := v.Cursors[b.Epoch]
+	if c == nil {
+		c = &Cursor{Next: 1}
+		v.Cursors[b.Epoch] = c
+	}
+	if c.mark(b.Seq) {
+		v.Duplicates++
+		e.changes.dirty[v.ID] = true
+		res.Duplicate = true
+		return res
+	}
+	e.changes.dirty[v.ID] = true
+	if receivedAt.After(v.LastSeen) {
+		v.LastSeen = receivedAt
+	}
+	if v.Epoch != b.Epoch {
+		if v.Epoch != "" {
+			res.NewEpoch = true
+			e.changes.events = append(e.changes.events, Event{Kind: EventNewEpoch, Vehicle: v.ID, Epoch: b.Epoch})
+		}
+		v.Epoch = b.Epoch
+		e.pruneCursors(v)
+	}
+	rs := readings(b)
+	for i := range rs {
+		r := &rs[i]
+		if !e.accept(v, r, b.Clock) {
+			res.Skipped++
+			continue
+		}
+		res.Judged++
+		for _, rl := range e.rules {
+			rl.observe(e, v, r)
+		}
+		if r.T.After(v.LastT) {
+			v.LastT = r.T
+		}
+	}
+	return res
+}
+
+// pruneCursors keeps the cursors of the current epoch and the few before it.
+func (e *Engine) pruneCursors(v *Vehicle) {
+	const keep = 8
+	if len(v.Cursors) <= keep {
+		return
+	}
+	for ep := range v.Cursors {
+		if ep != v.Epoch && len(v.Cursors) > keep {
+			delete(v.Cursors, ep)
+		}
+	}
+}
+
+// readings flattens a batch into one time-ordered list (stable: tachograph, GPS, sound, service
+// at equal times).
+func readings(b *wire.Batch) []reading {
+	rs := make([]reading, 0, b.Readings())
+	for i := range b.Tacho {
+		rs = append(rs, reading{T: b.Tacho[i].T.Time, Tacho: &b.Tacho[i]})
+	}
+	for i := range b.GPS {
+		rs = append(rs, reading{T: b.GPS[i].T.Time, GPS: &b.GPS[i]})
+	}
+	for i := range b.Sound {
+		rs = append(rs, reading{T: b.Sound[i].T.Time, Sound: &b.Sound[i]})
+	}
+	for i := range b.Service {
+		rs = append(rs, reading{T: b.Service[i].T.Time, Service: &b.Service[i]})
+	}
+	for i := range rs {
+		rs[i].Epoch, rs[i].Seq = b.Epoch, b.Seq
+	}
+	slices.SortStableFunc(rs, func(a, b reading) int { return a.T.Compare(b.T) })
+	return rs
+}
+
+// accept updates the vehicle's instrument state with a reading and reports whether the rules
+// should judge it. Readings older than the newest of their kind (replays from another epoch,
+// reordering) and readings timed by the system clock are not judged.
+func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
+	evidence := clock != wire.ClockSystem
+	switch {
+	case r.Tacho != nil:
+		if !r.T.After(v.TachoT) {
+			v.OutOfOrder++
+			return false
+		}
+		if !evidence {
+			v.NotEvidence++
+			return false
+		}
+		v.TachoT = r.T
+		v.TachoKmh = r.Tacho.SpeedKmh
+	case r.GPS != nil:
+		if v.LastGPS != nil && !r.T.After(v.LastGPS.T) {
+			v.OutOfOrder++
+			return false
+		}
+		g := r.GPS
+		f := &Fix{T: r.T, Lat: g.Lat, Lon: g.Lon, SpeedKmh: g.SpeedKmh, Course: g.CourseDeg}
+		v.LastGPS = f
+		if !evidence {
+			v.NotEvidence++
+			return false
+		}
+		r.Evidence = e.gpsEvidence(v, g)
+		if r.Evidence {
+			v.Fix = f
+		} else {
+			v.NotEvidence++
+		}
+	case r.Sound != nil:
+		if !r.T.After(v.SoundT) {
+			v.OutOfOrder++
+			return false
+		}
+		v.SoundT = r.T
+		v.LAeqDB = r.Sound.LAeqDB
+		if !evidence {
+			v.NotEvidence++
+			return false
+		}
+	case r.Service != nil:
+		on := r.Service.On
+		v.ServiceOn = &on
+	}
+	return true
+}
+
+// gpsEvidence applies the evidence checks of BRIEF §2 to a GPS sample: a fix of known good
+// quality, an HDOP within the profile's bound, a speed consistent with the distance and time
+// from the previous accepted fix and with the tachograph.
+func (e *Engine) gpsEvidence(v *Vehicle, g *wire.GPS) bool {
+	p := e.profile.Evidence
+	switch g.Fix {
+	case wire.FixNone, wire.FixEstimated:
+		return false
+	}
+	if g.HDOP != nil && *g.HDOP > p.MaxHDOP {
+		return false
+	}
+	t := g.T.Time
+	if g.SpeedKmh != nil && v.tachoPresent(t) && abs(*g.SpeedKmh-*v.TachoKmh) > p.MaxGPSTachoDiffKmh {
+		return false
+	}
+	if prev := v.Fix; prev != nil {
+		dt := t.Sub(prev.T).Seconds()
+		if dt > 0 && dt <= 10 {
+			implied := haversine(prev.Lat, prev.Lon, g.Lat, g.Lon) / dt * 3.6
+			var reported float64
+			if g.SpeedKmh != nil {
+				reported = *g.SpeedKmh
+			}
+			if prev.SpeedKmh != nil {
+				reported = (reported + *prev.SpeedKmh) / 2
+			}
+			if abs(implied-reported) > p.MaxImpliedDiffKmh {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Tick applies the receive clock: the open episodes of a vehicle that sent nothing for the
+// profile's gap timeout close as interrupted.
+func (e *Engine) Tick(now time.Time) {
+	gap := time.Duration(e.profile.GapTimeoutS * float64(time.Second))
+	for _, v := range e.vehicles {
+		if v.LastSeen.IsZero() || now.Sub(v.LastSeen) < gap {
+			continue
+		}
+		for _, d := range v.Detectors {
+			if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil {
+				d.interrupt(v)
+				e.changes.dirty[v.ID] = true
+			}
+		}
+	}
+}
+
+// newEpisode starts an episode of a rule with the profile's legal mapping.
+func (e *Engine) newEpisode(v *Vehicle, rule string, start time.Time, unit string, limit, tolerance float64, source string) *Episode {
+	m := e.profile.Rules[rule]
+	return &Episode{
+		ID:           EpisodeID(v.ID, rule, start),
+		Vehicle:      v.ID,
+		Rule:         rule,
+		Article:      m.Article,
+		Penalty:      m.Penalty,
+		Start:        newTime(start),
+		Unit:         unit,
+		Limit:        limit,
+		Tolerance:    tolerance,
+		Source:       source,
+		Epoch:        v.Epoch,
+		Unregistered: v.Licensee == "",
+	}
+}
+
+// EpisodeID is deterministic, so that a replay or a restart finds the same episode.
+func EpisodeID(vehicle, rule string, start time.Time) string {
+	return fmt.Sprintf("%s.%s.%s", vehicle, rule, start.UTC().Format("20060102T150405.000Z"))
+}
+
+// Restore loads a vehicle snapshot taken by Drain.
+func (e *Engine) Restore(snapshot []byte) error {
+	var v Vehicle
+	if err := json.Unmarshal(snapshot, &v); err != nil {
+		return fmt.Errorf("rules: restore vehicle: %w", err)
+	}
+	e.attach(&v)
+	e.vehicles[v.ID] = &v
+	return nil
+}
+
+// SetStatus records a vehicle's retained status message (receive clock only).
+func (e *Engine) SetStatus(vehicle string, s *wire.Status, receivedAt time.Time) {
+	v := e.vehicle(vehicle)
+	v.Status = s
+	e.changes.dirty[v.ID] = true
+}
+
+// Vehicles calls fn for every vehicle; fn must not keep v.
+func (e *Engine) Vehicles(fn func(v *Vehicle)) {
+	for _, v := range e.vehicles {
+		fn(v)
+	}
+}
+
+// OpenEpisodeIDs lists the vehicle's open episodes.
+func (v *Vehicle) OpenEpisodeIDs() []string {
+	var ids []string
+	for id, ep := range v.Episodes {
+		if ep.End == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// InService reports whether the vehicle is in service at t per the profile (BRIEF §2): the
+// driver's service switch when wired and the profile lets it decide; otherwise outside its
+// licensee's garage and moving, or stopped at a boarding point. With no garage on file for the
+// licensee, moving is in service (a vehicle cannot move far inside a garage).
+func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
+	p := e.profile.InService
+	if v.ServiceOn != nil && p.ServiceInputOverrides {
+		return *v.ServiceOn, true
+	}
+	kmh, _, ok := v.SpeedAt(t)
+	if !ok {
+		return false, false
+	}
+	lat, lon, havePos := v.position(t)
+	moving := kmh >= p.MovingKmh
+	if moving && p.OutsideGarageMoving {
+		if e.places != nil && havePos {
+			if in, known := e.places.InGarage(lat, lon, v.Licensee); known && in {
+				return false, true
+			}
+		}
+		return true, true
+	}
+	if !moving && p.AtBoardingPoint && e.places != nil && havePos && e.places.AtBoardingPoint(lat, lon) {
+		return true, true
+	}
+	return false, true
+}

@@ -1,0 +1,57 @@
+package rules
+
+import (
+	"time"
+)
+
+// speedRule flags speed above the limit in service (Lei 2.277/2018 Art. 23; fined by Art. 46, X).
+//
+// The tachograph is the legal instrument (Art. 22 III, 23): while its output is fresh, its speed
+// is judged and GPS speed is not. Without a tachograph, GPS speed is judged, but only samples that
+// passed the evidence checks (Engine.gpsEvidence): a fix that is not estimated, an HDOP within
+// the profile's bound, and a speed consistent with the distance and time from the previous
+// accepted fix. The condition is speed > limit + tolerance, strictly; it must hold for confirm_s
+// and the episode closes after clear_s at or below it.
+type speedRule struct{}
+
+func (speedRule) id() string { return "speed" }
+
+// speedMaxGap is the longest silence of the speed source that does not break a run.
+const speedMaxGap = 5 * time.Second
+
+func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
+	p := e.profile.Speed
+	var kmh float64
+	var source string
+	switch {
+	case r.Tacho != nil && r.Tacho.SpeedKmh != nil:
+		kmh, source = *r.Tacho.SpeedKmh, "tacho"
+	case r.GPS != nil && r.GPS.SpeedKmh != nil && !v.tachoPresent(r.T):
+		if !r.Evidence {
+			return
+		}
+		kmh, source = *r.GPS.SpeedKmh, "gps"
+	default:
+		return
+	}
+	threshold := p.LimitKmh + p.ToleranceKmh
+	lat, lon, _ := v.position(r.T)
+	ev := &Evidence{Kind: source, Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: kmh, Unit: "km/h"}
+	if r.GPS != nil {
+		ev.Lat, ev.Lon = ptr(r.GPS.Lat), ptr(r.GPS.Lon)
+	} else if lat != 0 || lon != 0 {
+		ev.Lat, ev.Lon = ptr(lat), ptr(lon)
+	}
+	d := v.detector("speed")
+	d.step(v, "speed", params{
+		Confirm:    seconds(p.ConfirmS),
+		Clear:      seconds(p.ClearS),
+		MaxGap:     speedMaxGap,
+		MaxPending: 4096,
+	}, sample{T: r.T, Cond: kmh > threshold, Value: kmh, Lat: lat, Lon: lon, Evidence: ev},
+		func(start time.Time) *Episode {
+			return e.newEpisode(v, "speed", start, "km/h", p.LimitKmh, p.ToleranceKmh, source)
+		})
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
