@@ -4,6 +4,8 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
@@ -133,4 +135,44 @@ func (b *Binder) BindInflux(i *Influx) {
 	b.String(&i.Token, "TRENZINHO_INFLUX_TOKEN", "", "InfluxDB token (1.8: user:password)")
 	b.String(&i.Org, "TRENZINHO_INFLUX_ORG", "trenzinho", "InfluxDB organisation (ignored by 1.8)")
 	b.String(&i.Bucket, "TRENZINHO_INFLUX_BUCKET", "trenzinho", "InfluxDB bucket (1.8: db or db/rp)")
+}
+
+// TLSConfig returns the TLS settings for the broker, or nil when none are configured.
+func (m MQTT) TLSConfig() (*tls.Config, error) {
+	if m.CAFile == "" && m.CertFile == "" {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if m.CAFile != "" {
+		pem, err := os.ReadFile(m.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("config: MQTT CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("config: MQTT CA %s: no certificate", m.CAFile)
+		}
+		c.RootCAs = pool
+	}
+	if m.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(m.CertFile, m.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("config: MQTT client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// Float binds a floating-point setting.
+func (b *Binder) Float(p *float64, env string, def float64, text string) {
+	if v, ok := b.lookup(env); ok {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			b.errs = append(b.errs, fmt.Errorf("%s=%q: not a number", env, v))
+		} else {
+			def = x
+		}
+	}
+	b.FS.Float64Var(p, FlagName(env), def, usage(env, text))
 }

@@ -24,7 +24,7 @@ type Episode struct {
 	Tolerance    float64    `json:"tolerance,omitempty"`
 	Lat          float64    `json:"lat"`
 	Lon          float64    `json:"lon"`
-	PeakAt       wire.Time  `json:"peak_at"`
+	PeakAt       wire.Time  `json:"peak_at,omitzero"`
 	Site         *Site      `json:"site"`
 	Area         *string    `json:"area"`
 	Source       string     `json:"source,omitempty"` // instrument that measured: "tacho", "gps", "slm", "clock"

@@ -1,0 +1,366 @@
+// Package api is the monitor's HTTP API (BRIEF §4.3): sessions, the fleet, the episodes, user
+// management and the live event stream, plus /healthz, /metrics and the dashboard's static files.
+//
+// Everything under /api/v1/ answers JSON; an error is {"error":"message"} with a message a person
+// can read in the dashboard (pt-BR) and a proper status. Every route requires a session cookie or
+// an "Authorization: Bearer <token>" header, except GET /healthz, GET /metrics,
+// POST /api/v1/login, GET /api/v1/session and the static files.
+//
+// The server depends on small interfaces defined here (Users, AuditLog, Episodes, Fleet);
+// *store.DB implements the first three.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Users authenticates people and manages their accounts and sessions.
+type Users interface {
+	CheckPassword(ctx context.Context, name, password string) (*store.User, error)
+	CreateSession(ctx context.Context, userID int64, ttl time.Duration) (token string, err error)
+	SessionUser(ctx context.Context, token string) (*store.User, error)
+	DeleteSession(ctx context.Context, token string) error
+
+	ListUsers(ctx context.Context) ([]store.User, error)
+	UserByName(ctx context.Context, name string) (*store.User, error)
+	CreateUser(ctx context.Context, name, password string, role store.Role) (*store.User, error)
+	SetRole(ctx context.Context, name string, role store.Role) error
+	SetPassword(ctx context.Context, name, password string) error
+	SetDisabled(ctx context.Context, name string, disabled bool) error
+}
+
+// AuditLog records who did what.
+type AuditLog interface {
+	Audit(ctx context.Context, e store.AuditEntry) error
+	ListAudit(ctx context.Context, f store.AuditFilter, limit int, cursor string) ([]store.AuditEntry, string, error)
+}
+
+// Episodes reads the stored episodes.
+type Episodes interface {
+	Episodes(ctx context.Context, f store.EpisodeFilter, limit int, cursor string) ([]rules.Episode, string, error)
+	Episode(ctx context.Context, id string) (*rules.Episode, error)
+}
+
+// Fleet tells the live state of the vehicles.
+type Fleet interface {
+	Vehicles(ctx context.Context) ([]Vehicle, error)
+}
+
+// Vehicle is the live state of one vehicle as GET /api/v1/vehicles shows it. What is not known is
+// omitted.
+type Vehicle struct {
+	ID           string            `json:"id"`
+	Licensee     string            `json:"licensee,omitempty"`
+	Online       *bool             `json:"online,omitempty"`
+	LastSeen     wire.Time         `json:"last_seen,omitzero"`
+	Lat          *float64          `json:"lat,omitempty"`
+	Lon          *float64          `json:"lon,omitempty"`
+	SpeedKmh     *float64          `json:"speed_kmh,omitempty"`
+	LAeqDB       *float64          `json:"laeq_db,omitempty"`
+	InService    *bool             `json:"in_service,omitempty"`
+	Devices      map[string]string `json:"devices,omitempty"` // as in the bridge's status: gps, tacho, slm
+	SpoolDepth   *int64            `json:"spool_depth,omitempty"`
+	OpenEpisodes []string          `json:"open_episodes"` // ids; [] when none
+}
+
+// Config is what a Server needs. Users, Audit and Episodes are required.
+type Config struct {
+	Logger   *slog.Logger // default: discard
+	Users    Users
+	Audit    AuditLog
+	Episodes Episodes
+	Fleet    Fleet                       // nil: no vehicles known
+	Health   func(context.Context) error // nil: always healthy
+	Hub      *Hub                        // nil: New makes one; see Server.Hub
+	// Registry serves GET /metrics and receives the API's own metrics. Default: a new, empty
+	// registry (never the global one).
+	Registry *prometheus.Registry
+	// Static serves everything outside /api/, /healthz and /metrics without authentication:
+	// the dashboard and its login page. Nil: 404.
+	Static http.Handler
+	// SessionTTL is how long a session lasts from login. Default 12 h.
+	SessionTTL time.Duration
+	// SecureCookie marks the session cookie Secure even on plain HTTP requests, for a server
+	// behind a TLS-terminating proxy. Requests that arrive over TLS always get Secure.
+	SecureCookie bool
+	// StreamKeepAlive is the interval of the stream's keep-alive comments. Default 15 s.
+	StreamKeepAlive time.Duration
+}
+
+// Limits.
+const (
+	maxBodyBytes      = 64 << 10
+	defaultSessionTTL = 12 * time.Hour
+	defaultKeepAlive  = 15 * time.Second
+	// loginConcurrency bounds the password hashes computed at once: each takes about 19 MiB.
+	loginConcurrency = 4
+)
+
+// Server is the HTTP API.
+type Server struct {
+	log        *slog.Logger
+	users      Users
+	audit      AuditLog
+	episodes   Episodes
+	fleet      Fleet
+	health     func(context.Context) error
+	hub        *Hub
+	sessionTTL time.Duration
+	secure     bool
+	keepAlive  time.Duration
+
+	metrics    *metrics
+	throttle   *throttle
+	loginSlots chan struct{}
+	api        *http.ServeMux // the /api/ routes
+	handler    http.Handler
+}
+
+// New returns a server. It panics if a required dependency is missing.
+func New(cfg Config) *Server {
+	if cfg.Users == nil || cfg.Audit == nil || cfg.Episodes == nil {
+		panic("api: Config.Users, Config.Audit and Config.Episodes are required")
+	}
+	s := &Server{
+		log:        cfg.Logger,
+		users:      cfg.Users,
+		audit:      cfg.Audit,
+		episodes:   cfg.Episodes,
+		fleet:      cfg.Fleet,
+		health:     cfg.Health,
+		hub:        cfg.Hub,
+		sessionTTL: cfg.SessionTTL,
+		secure:     cfg.SecureCookie,
+		keepAlive:  cfg.StreamKeepAlive,
+		throttle:   newThrottle(loginFailures, loginWindow, time.Now),
+		loginSlots: make(chan struct{}, loginConcurrency),
+		api:        http.NewServeMux(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.hub == nil {
+		s.hub = NewHub(HubConfig{Logger: s.log})
+	}
+	if s.sessionTTL <= 0 {
+		s.sessionTTL = defaultSessionTTL
+	}
+	if s.keepAlive <= 0 {
+		s.keepAlive = defaultKeepAlive
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	s.metrics = newMetrics(reg, s.hub)
+
+	// The API.
+	a := s.api
+	a.HandleFunc("POST /api/v1/login", s.handleLogin)
+	a.HandleFunc("GET /api/v1/session", s.handleSession)
+	a.Handle("POST /api/v1/logout", s.requireRole(store.RoleViewer, s.handleLogout))
+	a.Handle("GET /api/v1/vehicles", s.requireRole(store.RoleViewer, s.handleVehicles))
+	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
+	a.Handle("GET /api/v1/episodes/{id}", s.requireRole(store.RoleViewer, s.handleEpisode))
+	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
+	a.Handle("GET /api/v1/users", s.requireRole(store.RoleAdmin, s.handleListUsers))
+	a.Handle("POST /api/v1/users", s.requireRole(store.RoleAdmin, s.handleCreateUser))
+	a.Handle("PATCH /api/v1/users/{name}", s.requireRole(store.RoleAdmin, s.handlePatchUser))
+	a.Handle("GET /api/v1/audit", s.requireRole(store.RoleAdmin, s.handleListAudit))
+
+	// Around it.
+	root := http.NewServeMux()
+	root.HandleFunc("GET /healthz", s.handleHealth)
+	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	root.HandleFunc("/api/", s.serveAPI)
+	if cfg.Static != nil {
+		root.Handle("/", cfg.Static)
+	}
+
+	// Browsers send Origin / Sec-Fetch-Site: refuse state-changing requests from other sites
+	// (CSRF), cookie or not. Clients that are not browsers send neither and pass.
+	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, http.StatusForbidden, "requisição de outra origem recusada")
+	}))
+	s.handler = s.metrics.instrument(securityHeaders(csrf.Handler(root)))
+	return s
+}
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Hub is the event hub the stream serves; the monitor publishes to it.
+func (s *Server) Hub() *Hub { return s.hub }
+
+// serveAPI dispatches to the API routes, answering an unknown path or method in JSON.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.api.Handler(r)
+	if pattern != "" {
+		s.api.ServeHTTP(w, r) // not h: ServeHTTP also sets the path values
+		return
+	}
+	// The mux's own answer (404, 405 with Allow, or a redirect to the clean path): find out
+	// which without letting it write.
+	probe := &headerOnly{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	switch probe.status {
+	case http.StatusNotFound:
+		s.writeError(w, r, http.StatusNotFound, "recurso não encontrado")
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		s.writeError(w, r, http.StatusMethodNotAllowed, "método não permitido")
+	default:
+		h.ServeHTTP(w, r)
+	}
+}
+
+// headerOnly records a handler's status and headers and discards its body.
+type headerOnly struct {
+	header http.Header
+	status int
+}
+
+func (h *headerOnly) Header() http.Header { return h.header }
+func (h *headerOnly) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	return len(b), nil
+}
+func (h *headerOnly) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+
+// securityHeaders sets the headers every response carries.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// handleHealth serves GET /healthz. It does not say what failed (it needs no session); the
+// log does.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if s.health != nil {
+		if err := s.health(r.Context()); err != nil {
+			s.log.Warn("health check failed", "err", err)
+			s.writeJSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			return
+		}
+	}
+	s.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// writeJSON answers v as JSON with status.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.internalError(w, r, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n')) // an error means the client went away
+}
+
+// writeError answers {"error": msg} with status.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="trenzinho"`)
+	}
+	s.writeJSON(w, r, status, map[string]string{"error": msg})
+}
+
+// internalError logs err and answers 500 without its details.
+func (s *Server) internalError(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	s.writeError(w, r, http.StatusInternalServerError, "erro interno do servidor")
+}
+
+// decodeBody decodes the JSON request body into v, refusing unknown fields, trailing data and
+// bodies over maxBodyBytes. On error it has answered the request.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, err2 := dec.Token(); err2 != io.EOF {
+			err = errors.New("trailing data")
+		}
+	}
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			s.writeError(w, r, http.StatusRequestEntityTooLarge, "corpo da requisição grande demais")
+			return false
+		}
+		s.writeError(w, r, http.StatusBadRequest, "corpo da requisição inválido: "+jsonProblem(err))
+		return false
+	}
+	return true
+}
+
+// jsonProblem describes a decoding error briefly, without echoing the body.
+func jsonProblem(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "vazio"
+	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
+		return "JSON malformado"
+	case errors.As(err, &typ):
+		return fmt.Sprintf("tipo errado no campo %q", typ.Field)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return "campo desconhecido " + strings.TrimPrefix(err.Error(), "json: unknown field ")
+	}
+	return "JSON inválido"
+}
+
+// remoteIP is the client's address as the audit log records it.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// list is the shape of every list answer.
+type list[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+func newList[T any](items []T, next string) list[T] {
+	if items == nil {
+		items = []T{}
+	}
+	return list[T]{Items: items, NextCursor: next}
+}

@@ -1,0 +1,272 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/store"
+)
+
+// SessionCookie is the name of the session cookie.
+const SessionCookie = "trenzinho_session"
+
+// Login throttling: after loginFailures failed logins from one address within loginWindow,
+// further attempts from it are refused until the window ends.
+const (
+	loginFailures = 10
+	loginWindow   = 15 * time.Minute
+)
+
+// sessionUser is a user as the session and login answers show them.
+type sessionUser struct {
+	Name string     `json:"name"`
+	Role store.Role `json:"role"`
+}
+
+type loginRequest struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
+}
+
+type loginResponse struct {
+	Token string      `json:"token"`
+	User  sessionUser `json:"user"`
+}
+
+type sessionResponse struct {
+	Authenticated bool         `json:"authenticated"`
+	User          *sessionUser `json:"user,omitempty"`
+}
+
+// handleLogin serves POST /api/v1/login: it checks the password, starts a session, sets its
+// cookie and returns its token for clients that use the Authorization header. Every attempt is
+// audited.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	var req loginRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	if req.User == "" || req.Password == "" {
+		s.writeError(w, r, http.StatusBadRequest, "usuário e senha são obrigatórios")
+		return
+	}
+	ip := remoteIP(r)
+	if !s.throttle.allowed(ip) {
+		s.metrics.logins.WithLabelValues("throttled").Inc()
+		w.Header().Set("Retry-After", "900")
+		s.writeError(w, r, http.StatusTooManyRequests, "muitas tentativas de login; tente novamente mais tarde")
+		return
+	}
+
+	// Hash a bounded number of passwords at once: each costs memory.
+	select {
+	case s.loginSlots <- struct{}{}:
+	case <-r.Context().Done():
+		return
+	}
+	u, err := s.users.CheckPassword(r.Context(), req.User, req.Password)
+	<-s.loginSlots
+
+	name := req.User // as typed: the audit shows what was tried, cut to a sane length
+	if r := []rune(name); len(r) > 64 {
+		name = string(r[:64])
+	}
+	if errors.Is(err, store.ErrInvalidCredentials) {
+		s.throttle.fail(ip)
+		s.metrics.logins.WithLabelValues("failed").Inc()
+		s.record(r, store.AuditEntry{Action: "login_failed", Object: "user:" + name})
+		s.writeError(w, r, http.StatusUnauthorized, "usuário ou senha inválidos")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	token, err := s.users.CreateSession(r.Context(), u.ID, s.sessionTTL)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	s.throttle.reset(ip)
+	s.metrics.logins.WithLabelValues("ok").Inc()
+	s.record(r, store.AuditEntry{User: u.Name, Action: "login", Object: "user:" + u.Name})
+	http.SetCookie(w, s.sessionCookie(r, token, s.sessionTTL))
+	s.writeJSON(w, r, http.StatusOK, loginResponse{Token: token, User: sessionUser{u.Name, u.Role}})
+}
+
+// handleLogout serves POST /api/v1/logout: it ends the session the request came with.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	u := userFrom(r.Context())
+	if err := s.users.DeleteSession(r.Context(), requestToken(r)); err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	s.record(r, store.AuditEntry{User: u.Name, Action: "logout", Object: "user:" + u.Name})
+	http.SetCookie(w, s.sessionCookie(r, "", -1))
+	s.writeJSON(w, r, http.StatusOK, sessionResponse{Authenticated: false})
+}
+
+// handleSession serves GET /api/v1/session: who is signed in, if anyone. It always answers 200,
+// so that the dashboard can ask instead of provoking a 401.
+func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
+	u, err := s.authenticate(r)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	if u == nil {
+		s.writeJSON(w, r, http.StatusOK, sessionResponse{Authenticated: false})
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, sessionResponse{Authenticated: true, User: &sessionUser{u.Name, u.Role}})
+}
+
+// sessionCookie is the cookie that carries token for ttl; a negative ttl deletes it.
+func (s *Server) sessionCookie(r *http.Request, token string, ttl time.Duration) *http.Cookie {
+	c := &http.Cookie{
+		Name:     SessionCookie,
+		Value:    token,
+		Path:     "/",
+		HttpOnly: true,
+		SameSite: http.SameSiteLaxMode,
+		Secure:   s.secure || r.TLS != nil,
+	}
+	if ttl < 0 {
+		c.MaxAge = -1
+	} else {
+		c.MaxAge = int(ttl / time.Second)
+	}
+	return c
+}
+
+// requestToken is the session token of r: the Bearer token of its Authorization header, else
+// its session cookie's value, else "".
+func requestToken(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return ""
+		}
+		return strings.TrimSpace(token)
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// authenticate returns the user of r's session, or nil when r has no valid session.
+func (s *Server) authenticate(r *http.Request) (*store.User, error) {
+	token := requestToken(r)
+	if token == "" {
+		return nil, nil
+	}
+	u, err := s.users.SessionUser(r.Context(), token)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return u, err
+}
+
+type userKey struct{}
+
+// userFrom is the signed-in user of a request that passed requireRole.
+func userFrom(ctx context.Context) *store.User {
+	u, _ := ctx.Value(userKey{}).(*store.User)
+	return u
+}
+
+// requireRole lets a request through to h only with a session whose user has at least the role
+// min: 401 without a valid session, 403 with too small a role.
+func (s *Server) requireRole(min store.Role, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, err := s.authenticate(r)
+		if err != nil {
+			s.internalError(w, r, err)
+			return
+		}
+		if u == nil {
+			s.writeError(w, r, http.StatusUnauthorized, "não autenticado")
+			return
+		}
+		if !u.Role.AtLeast(min) {
+			s.writeError(w, r, http.StatusForbidden, "permissão insuficiente")
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
+	})
+}
+
+// record appends e to the audit log with the request's time and address. A failure is logged:
+// the action it records has happened already.
+func (s *Server) record(r *http.Request, e store.AuditEntry) {
+	e.RemoteAddr = remoteIP(r)
+	if err := s.audit.Audit(r.Context(), e); err != nil {
+		s.log.Error("audit failed", "action", e.Action, "object", e.Object, "user", e.User, "err", err)
+	}
+}
+
+// throttle counts failed logins per client address.
+type throttle struct {
+	max    int
+	window time.Duration
+	now    func() time.Time
+
+	mu    sync.Mutex
+	fails map[string]*failures
+}
+
+type failures struct {
+	n     int
+	since time.Time
+}
+
+func newThrottle(max int, window time.Duration, now func() time.Time) *throttle {
+	return &throttle{max: max, window: window, now: now, fails: map[string]*failures{}}
+}
+
+// allowed reports whether key may try to log in.
+func (t *throttle) allowed(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.fails[key]
+	if !ok {
+		return true
+	}
+	if t.now().Sub(f.since) >= t.window {
+		delete(t.fails, key)
+		return true
+	}
+	return f.n < t.max
+}
+
+// fail counts a failed login of key.
+func (t *throttle) fail(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	if len(t.fails) >= 10000 {
+		for k, f := range t.fails {
+			if now.Sub(f.since) >= t.window {
+				delete(t.fails, k)
+			}
+		}
+	}
+	f, ok := t.fails[key]
+	if !ok || now.Sub(f.since) >= t.window {
+		f = &failures{since: now}
+		t.fails[key] = f
+	}
+	f.n++
+}
+
+// reset forgets the failures of key after a successful login.
+func (t *throttle) reset(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.fails, key)
+}

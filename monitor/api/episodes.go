@@ -1,0 +1,135 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// handleVehicles serves GET /api/v1/vehicles.
+func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
+	var vs []Vehicle
+	if s.fleet != nil {
+		var err error
+		if vs, err = s.fleet.Vehicles(r.Context()); err != nil {
+			s.internalError(w, r, err)
+			return
+		}
+	}
+	for i := range vs {
+		if vs[i].OpenEpisodes == nil {
+			vs[i].OpenEpisodes = []string{}
+		}
+	}
+	s.writeJSON(w, r, http.StatusOK, newList(vs, ""))
+}
+
+// ruleRE is what a rule id looks like (BRIEF §2).
+var ruleRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// handleEpisodes serves GET /api/v1/episodes?vehicle=&rule=&from=&to=&open=&limit=&cursor=.
+func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var f store.EpisodeFilter
+	if f.Vehicle = q.Get("vehicle"); f.Vehicle != "" && !wire.ValidVehicle(f.Vehicle) {
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro vehicle inválido")
+		return
+	}
+	if f.Rule = q.Get("rule"); f.Rule != "" && !ruleRE.MatchString(f.Rule) {
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro rule inválido")
+		return
+	}
+	var ok bool
+	if f.From, ok = s.timeParam(w, r, q, "from"); !ok {
+		return
+	}
+	if f.To, ok = s.timeParam(w, r, q, "to"); !ok {
+		return
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		s.writeError(w, r, http.StatusBadRequest, "from deve ser anterior a to")
+		return
+	}
+	if v := q.Get("open"); v != "" {
+		open, err := strconv.ParseBool(v)
+		if err != nil {
+			s.writeError(w, r, http.StatusBadRequest, "parâmetro open inválido: use true ou false")
+			return
+		}
+		f.Open = &open
+	}
+	limit, ok := s.limitParam(w, r, q)
+	if !ok {
+		return
+	}
+	eps, next, err := s.episodes.Episodes(r.Context(), f, limit, q.Get("cursor"))
+	if errors.Is(err, store.ErrBadCursor) {
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, newList(eps, next))
+}
+
+// handleEpisode serves GET /api/v1/episodes/{id}: the episode with its readings.
+func (s *Server) handleEpisode(w http.ResponseWriter, r *http.Request) {
+	e, err := s.episodes.Episode(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		s.writeError(w, r, http.StatusNotFound, "episódio não encontrado")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	// readings is always present here, [] when none: rules.Episode omits it when empty.
+	type withReadings struct {
+		*rules.Episode
+		Readings []rules.Evidence `json:"readings"`
+	}
+	out := withReadings{Episode: e, Readings: e.Readings}
+	if out.Readings == nil {
+		out.Readings = []rules.Evidence{}
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+}
+
+// timeParam parses the RFC 3339 time of query parameter name (any offset, any precision); it
+// answers 400 and reports false when the value is not one.
+func (s *Server) timeParam(w http.ResponseWriter, r *http.Request, q url.Values, name string) (time.Time, bool) {
+	v := q.Get(name)
+	if v == "" {
+		return time.Time{}, true
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro "+name+" inválido: use RFC 3339, como 2026-11-29T15:00:00Z")
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// limitParam parses the limit query parameter: default store.DefaultLimit, at most
+// store.MaxLimit (a larger one is cut), at least 1.
+func (s *Server) limitParam(w http.ResponseWriter, r *http.Request, q url.Values) (int, bool) {
+	v := q.Get("limit")
+	if v == "" {
+		return store.DefaultLimit, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro limit inválido: use um inteiro de 1 a "+strconv.Itoa(store.MaxLimit))
+		return 0, false
+	}
+	return min(n, store.MaxLimit), true
+}

@@ -1,0 +1,207 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Event names of the stream (BRIEF §4.3).
+const (
+	EventPosition = "position"
+	EventEpisode  = "episode"
+	EventStatus   = "status"
+	EventDraft    = "draft"
+)
+
+// HubConfig configures a Hub. Zero fields take the defaults.
+type HubConfig struct {
+	// Buffer is how many events may wait for one client; a client that falls further behind
+	// is dropped (its browser reconnects and reloads). Default 256.
+	Buffer int
+	// MaxClients bounds the open streams; more are refused with 503. Default 1000.
+	MaxClients int
+	Logger     *slog.Logger
+}
+
+// A Hub broadcasts events to the Server-Sent Events streams. Publish never waits for a client:
+// each client has a bounded buffer, and one that lets it fill is dropped.
+type Hub struct {
+	buffer     int
+	maxClients int
+	log        *slog.Logger
+
+	mu      sync.Mutex
+	clients map[*subscriber]struct{}
+	closed  bool
+
+	dropped atomic.Uint64
+}
+
+// A subscriber is one open stream.
+type subscriber struct {
+	frames chan []byte
+	// gone is closed when the hub drops the subscriber (it fell behind, or the hub closed).
+	gone chan struct{}
+}
+
+// NewHub returns a hub with no clients.
+func NewHub(cfg HubConfig) *Hub {
+	h := &Hub{buffer: cfg.Buffer, maxClients: cfg.MaxClients, log: cfg.Logger, clients: map[*subscriber]struct{}{}}
+	if h.buffer <= 0 {
+		h.buffer = 256
+	}
+	if h.maxClients <= 0 {
+		h.maxClients = 1000
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h
+}
+
+// Publish sends the event with data encoded as JSON to every client. It does not block: a
+// client whose buffer is full is dropped instead.
+func (h *Hub) Publish(event string, data any) {
+	if event == "" || strings.ContainsAny(event, "\r\n:") {
+		h.log.Error("stream: invalid event name", "event", event)
+		return
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		h.log.Error("stream: cannot encode event", "event", event, "err", err)
+		return
+	}
+	// json.Marshal escapes line breaks inside strings, so the data fits on one "data:" line.
+	frame := make([]byte, 0, len(event)+len(b)+16)
+	frame = append(frame, "event: "...)
+	frame = append(frame, event...)
+	frame = append(frame, "\ndata: "...)
+	frame = append(frame, b...)
+	frame = append(frame, "\n\n"...)
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.clients {
+		select {
+		case s.frames <- frame:
+		default:
+			h.dropLocked(s)
+			h.dropped.Add(1)
+			h.log.Warn("stream: client too slow, dropped", "event", event)
+		}
+	}
+}
+
+// Clients is the number of open streams.
+func (h *Hub) Clients() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// Dropped is how many clients were dropped for falling behind.
+func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
+
+// Close ends every stream and refuses new ones, so that http.Server.Shutdown does not wait for
+// them.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for s := range h.clients {
+		h.dropLocked(s)
+	}
+}
+
+var (
+	errHubClosed = errors.New("stream closed")
+	errHubFull   = errors.New("too many streams")
+)
+
+func (h *Hub) subscribe() (*subscriber, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errHubClosed
+	}
+	if len(h.clients) >= h.maxClients {
+		return nil, errHubFull
+	}
+	s := &subscriber{frames: make(chan []byte, h.buffer), gone: make(chan struct{})}
+	h.clients[s] = struct{}{}
+	return s, nil
+}
+
+func (h *Hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.clients[s]; ok {
+		h.dropLocked(s)
+	}
+}
+
+func (h *Hub) dropLocked(s *subscriber) {
+	delete(h.clients, s)
+	close(s.gone)
+}
+
+// streamWriteTimeout bounds each write to a stream, so that a client that stops reading does not
+// hold its handler forever.
+const streamWriteTimeout = 30 * time.Second
+
+// handleStream serves GET /api/v1/stream: the hub's events as Server-Sent Events, with a comment
+// every keep-alive interval so that proxies and browsers keep the connection open.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	sub, err := s.hub.subscribe()
+	if err != nil {
+		s.writeError(w, r, http.StatusServiceUnavailable, "transmissão indisponível no momento")
+		return
+	}
+	defer s.hub.unsubscribe(sub)
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+
+	// write sends b and flushes it, within the write timeout.
+	write := func(b []byte) bool {
+		if err := rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return false
+		}
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	// The first comment tells the client that it is subscribed.
+	if !write([]byte("retry: 3000\n: connected\n\n")) {
+		return
+	}
+	keepAlive := time.NewTicker(s.keepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sub.gone:
+			return
+		case frame := <-sub.frames:
+			if !write(frame) {
+				return
+			}
+		case <-keepAlive.C:
+			if !write([]byte(": keep-alive\n\n")) {
+				return
+			}
+		}
+	}
+}

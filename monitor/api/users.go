@@ -1,0 +1,205 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// userJSON is a user as the users routes show them.
+type userJSON struct {
+	Name      string     `json:"name"`
+	Role      store.Role `json:"role"`
+	CreatedAt wire.Time  `json:"created_at,omitzero"`
+	Disabled  bool       `json:"disabled"`
+}
+
+func toUserJSON(u *store.User) userJSON {
+	return userJSON{Name: u.Name, Role: u.Role, CreatedAt: wire.NewTime(u.CreatedAt), Disabled: u.Disabled}
+}
+
+// handleListUsers serves GET /api/v1/users (admin).
+func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
+	users, err := s.users.ListUsers(r.Context())
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	items := make([]userJSON, len(users))
+	for i := range users {
+		items[i] = toUserJSON(&users[i])
+	}
+	s.writeJSON(w, r, http.StatusOK, newList(items, ""))
+}
+
+type createUserRequest struct {
+	Name     string     `json:"name"`
+	Password string     `json:"password"`
+	Role     store.Role `json:"role"`
+}
+
+// handleCreateUser serves POST /api/v1/users (admin) {"name","password","role"}.
+func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
+	var req createUserRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	u, err := s.users.CreateUser(r.Context(), req.Name, req.Password, req.Role)
+	if err != nil {
+		s.userError(w, r, err)
+		return
+	}
+	out := toUserJSON(u)
+	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "user.create", Object: "user:" + u.Name,
+		After: mustJSON(out)})
+	s.writeJSON(w, r, http.StatusCreated, out)
+}
+
+type patchUserRequest struct {
+	Role     *store.Role `json:"role"`
+	Password *string     `json:"password"`
+	Disabled *bool       `json:"disabled"`
+}
+
+// handlePatchUser serves PATCH /api/v1/users/{name} (admin) {"role"?, "password"?, "disabled"?}.
+// A new password or disabling the account ends the user's sessions.
+func (s *Server) handlePatchUser(w http.ResponseWriter, r *http.Request) {
+	var req patchUserRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	if req.Role == nil && req.Password == nil && req.Disabled == nil {
+		s.writeError(w, r, http.StatusBadRequest, "nada a alterar: informe role, password ou disabled")
+		return
+	}
+	// Refuse what the store would refuse before changing anything, so that a request is not
+	// applied in part.
+	if req.Role != nil && !req.Role.Valid() {
+		s.userError(w, r, store.ErrInvalidRole)
+		return
+	}
+	if req.Password != nil {
+		if n := utf8.RuneCountInString(*req.Password); n < store.MinPasswordLen || n > store.MaxPasswordLen {
+			s.userError(w, r, store.ErrWeakPassword)
+			return
+		}
+	}
+	ctx := r.Context()
+	before, err := s.users.UserByName(ctx, r.PathValue("name"))
+	if err != nil {
+		s.userError(w, r, err)
+		return
+	}
+	name := before.Name
+	if req.Role != nil && *req.Role != before.Role {
+		if err := s.users.SetRole(ctx, name, *req.Role); err != nil {
+			s.userError(w, r, err)
+			return
+		}
+	}
+	if req.Disabled != nil && *req.Disabled != before.Disabled {
+		if err := s.users.SetDisabled(ctx, name, *req.Disabled); err != nil {
+			s.userError(w, r, err)
+			return
+		}
+	}
+	if req.Password != nil {
+		if err := s.users.SetPassword(ctx, name, *req.Password); err != nil {
+			s.userError(w, r, err)
+			return
+		}
+	}
+	after, err := s.users.UserByName(ctx, name)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	out := toUserJSON(after)
+	// The audit log says that the password changed, never what it is.
+	auditAfter := struct {
+		userJSON
+		PasswordChanged bool `json:"password_changed,omitempty"`
+	}{out, req.Password != nil}
+	s.record(r, store.AuditEntry{User: userFrom(ctx).Name, Action: "user.update", Object: "user:" + name,
+		Before: mustJSON(toUserJSON(before)), After: mustJSON(auditAfter)})
+	s.writeJSON(w, r, http.StatusOK, out)
+}
+
+// userError answers an error of the users store.
+func (s *Server) userError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		s.writeError(w, r, http.StatusNotFound, "usuário não encontrado")
+	case errors.Is(err, store.ErrExists):
+		s.writeError(w, r, http.StatusConflict, "já existe um usuário com esse nome")
+	case errors.Is(err, store.ErrInvalidName):
+		s.writeError(w, r, http.StatusBadRequest, "nome de usuário inválido: use de 1 a 64 letras, dígitos e . _ @ -")
+	case errors.Is(err, store.ErrInvalidRole):
+		s.writeError(w, r, http.StatusBadRequest, "papel inválido: use viewer, fiscal, supervisor ou admin")
+	case errors.Is(err, store.ErrWeakPassword):
+		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("a senha deve ter de %d a %d caracteres", store.MinPasswordLen, store.MaxPasswordLen))
+	case errors.Is(err, store.ErrLastAdmin):
+		s.writeError(w, r, http.StatusConflict, "não é possível rebaixar ou desativar o último administrador ativo")
+	default:
+		s.internalError(w, r, err)
+	}
+}
+
+// auditJSON is an audit entry as GET /api/v1/audit shows it.
+type auditJSON struct {
+	ID         int64           `json:"id"`
+	Time       wire.Time       `json:"time"`
+	User       string          `json:"user,omitempty"`
+	Action     string          `json:"action"`
+	Object     string          `json:"object,omitempty"`
+	Before     json.RawMessage `json:"before,omitempty"`
+	After      json.RawMessage `json:"after,omitempty"`
+	RemoteAddr string          `json:"remote_addr,omitempty"`
+}
+
+// handleListAudit serves GET /api/v1/audit?user=&action=&object=&from=&to=&limit=&cursor=
+// (admin), newest first.
+func (s *Server) handleListAudit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.AuditFilter{User: q.Get("user"), Action: q.Get("action"), Object: q.Get("object")}
+	var ok bool
+	if f.From, ok = s.timeParam(w, r, q, "from"); !ok {
+		return
+	}
+	if f.To, ok = s.timeParam(w, r, q, "to"); !ok {
+		return
+	}
+	limit, ok := s.limitParam(w, r, q)
+	if !ok {
+		return
+	}
+	entries, next, err := s.audit.ListAudit(r.Context(), f, limit, q.Get("cursor"))
+	if errors.Is(err, store.ErrBadCursor) {
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	items := make([]auditJSON, len(entries))
+	for i, e := range entries {
+		items[i] = auditJSON{ID: e.ID, Time: wire.NewTime(e.Time), User: e.User, Action: e.Action, Object: e.Object,
+			Before: e.Before, After: e.After, RemoteAddr: e.RemoteAddr}
+	}
+	s.writeJSON(w, r, http.StatusOK, newList(items, next))
+}
+
+// mustJSON encodes v, which is one of this package's plain structs and cannot fail to encode.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("api: encode %T: %v", v, err))
+	}
+	return b
+}

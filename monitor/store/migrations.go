@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// A migration is one step of the schema: the SQL that brings a database from version-1 to
+// version.
+type migration struct {
+	version int
+	sql     string
+}
+
+// migrations is the schema's history, applied in order by Open. Each step runs in its own
+// transaction together with its row in schema_migrations, so a database is always at one of
+// these versions.
+//
+// The lead and later issues APPEND steps here with the next version number. Never edit, reorder
+// or remove a step once it has been committed: databases in the field have applied it and will
+// not run it again. To change a table, add a step that alters it (or creates a new table, copies
+// and renames, as https://www.sqlite.org/lang_altertable.html describes).
+var migrations = []migration{
+	{1, `
+CREATE TABLE users (
+	id            INTEGER PRIMARY KEY,
+	name          TEXT    NOT NULL UNIQUE COLLATE NOCASE,
+	password_hash TEXT    NOT NULL,
+	role          TEXT    NOT NULL CHECK (role IN ('viewer', 'fiscal', 'supervisor', 'admin')),
+	created_at    INTEGER NOT NULL,
+	disabled      INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1))
+) STRICT;
+
+-- A session is known by the SHA-256 of its token; the token itself is never stored.
+CREATE TABLE sessions (
+	token_hash BLOB    PRIMARY KEY,
+	user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	created_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	last_seen  INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX sessions_user ON sessions (user_id);
+CREATE INDEX sessions_expires ON sessions (expires_at);
+
+-- The audit log names users by name, not id: it outlives accounts.
+CREATE TABLE audit (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	time        INTEGER NOT NULL,
+	user        TEXT    NOT NULL,
+	action      TEXT    NOT NULL,
+	object      TEXT    NOT NULL,
+	before      TEXT CHECK (before IS NULL OR json_valid(before)),
+	after       TEXT CHECK (after IS NULL OR json_valid(after)),
+	remote_addr TEXT    NOT NULL
+) STRICT;
+CREATE INDEX audit_user ON audit (user, id);
+CREATE INDEX audit_action ON audit (action, id);
+CREATE INDEX audit_object ON audit (object, id);
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN
+	SELECT RAISE(ABORT, 'the audit log is append-only');
+END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN
+	SELECT RAISE(ABORT, 'the audit log is append-only');
+END;
+
+-- doc is the episode's whole JSON (rules.Episode without its readings); the other columns
+-- index it.
+CREATE TABLE episodes (
+	id         TEXT    PRIMARY KEY,
+	vehicle    TEXT    NOT NULL,
+	rule       TEXT    NOT NULL,
+	start_at   INTEGER NOT NULL,
+	end_at     INTEGER,
+	open       INTEGER NOT NULL CHECK (open IN (0, 1)),
+	doc        TEXT    NOT NULL CHECK (json_valid(doc)),
+	updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX episodes_start ON episodes (start_at DESC, id);
+CREATE INDEX episodes_vehicle ON episodes (vehicle, start_at DESC, id);
+CREATE INDEX episodes_rule ON episodes (rule, start_at DESC, id);
+CREATE INDEX episodes_open ON episodes (start_at DESC, id) WHERE open = 1;
+
+-- One row per reading that proves an episode; the key makes a replayed reading a no-op.
+CREATE TABLE evidence (
+	episode_id TEXT    NOT NULL REFERENCES episodes (id) ON DELETE CASCADE,
+	kind       TEXT    NOT NULL,
+	epoch      TEXT    NOT NULL,
+	seq        INTEGER NOT NULL,
+	t          INTEGER NOT NULL,
+	value      REAL    NOT NULL,
+	unit       TEXT    NOT NULL,
+	lat        REAL,
+	lon        REAL,
+	PRIMARY KEY (episode_id, kind, epoch, seq, t)
+) STRICT, WITHOUT ROWID;
+`},
+}
+
+// migrate applies the steps of migrations the database has not recorded yet.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.db.ExecContext(ctx, `
+CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	applied_at INTEGER NOT NULL
+) STRICT`); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	current, err := db.schemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if latest := migrations[len(migrations)-1].version; current > latest {
+		return fmt.Errorf("store: database schema version %d is newer than this program's (%d)", current, latest)
+	}
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
+		err := db.inTx(ctx, func(tx *sql.Tx) error {
+			// Another process may have applied the step since we looked: the IMMEDIATE
+			// transaction holds the write lock, so look again inside it.
+			var done int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.version).Scan(&done); err != nil {
+				return err
+			}
+			if done > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.version, millis(db.now()))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migration %d: %w", m.version, err)
+		}
+	}
+	return nil
+}
+
+// schemaVersion is the highest migration the database has applied, 0 for a new one.
+func (db *DB) schemaVersion(ctx context.Context) (int, error) {
+	var v int
+	if err := db.db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,187 @@
+// Package store is the monitor's SQLite database: users and their sessions, the append-only audit
+// log, and the rule episodes with their evidence (BRIEF §3, §5).
+//
+// The database is one file opened through the pure-Go driver modernc.org/sqlite, in WAL mode so
+// that readers never wait for the writer, with a busy timeout so that concurrent writers queue
+// instead of failing, and with foreign keys enforced. Its schema is versioned in the code (see
+// migrations.go) and brought up to date by Open.
+//
+// Times are stored as INTEGER milliseconds since the Unix epoch in UTC, the precision of the wire
+// format, so that they sort and compare as numbers.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Errors returned by the store. Callers test them with errors.Is.
+var (
+	ErrNotFound           = errors.New("store: not found")
+	ErrExists             = errors.New("store: already exists")
+	ErrInvalidCredentials = errors.New("store: invalid user name or password")
+	ErrInvalidRole        = errors.New("store: invalid role")
+	ErrWeakPassword       = errors.New("store: password too short or too long")
+	ErrInvalidName        = errors.New("store: invalid user name")
+	ErrLastAdmin          = errors.New("store: the last active admin cannot be demoted or disabled")
+	ErrNoAdmin            = errors.New("store: no admin account exists and none was given")
+	ErrBadCursor          = errors.New("store: invalid cursor")
+)
+
+// Page sizes of the list methods: a limit ≤ 0 means DefaultLimit, and a larger one than MaxLimit
+// is cut to MaxLimit.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// busyTimeout is how long a statement waits for another connection's write lock before it fails
+// with SQLITE_BUSY.
+const busyTimeout = 10 * time.Second
+
+// DB is the monitor's database. It is safe for concurrent use.
+type DB struct {
+	db   *sql.DB
+	path string
+	// now is the clock; tests replace it.
+	now func() time.Time
+}
+
+// Open opens (creating it if needed) the database file at path and applies the schema
+// migrations it has not seen yet.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("store: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	// SQLite would only say "unable to open database file".
+	if _, err := os.Stat(filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("store: database directory: %w", err)
+	}
+	sqldb, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	db := &DB{db: sqldb, path: abs, now: time.Now}
+	if err := sqldb.PingContext(ctx); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		sqldb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// dsn is the driver's connection string for the database file at the absolute path abs. Every
+// connection of the pool gets the same pragmas. Transactions begin IMMEDIATE: each one of this
+// package writes, and taking the write lock up front lets the busy timeout apply instead of a
+// deferred transaction failing with SQLITE_BUSY when it upgrades its read lock.
+func dsn(abs string) string {
+	u := url.URL{Path: abs}
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "1")
+	q.Set("_txlock", "immediate")
+	// The "file:" form hands the escaped path to SQLite as a URI, so that a '?' or '#' in a
+	// file name is not taken for the start of the parameters.
+	return "file:" + u.EscapedPath() + "?" + q.Encode()
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	if err := db.db.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+// Path is the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Ping checks that the database answers; the health check uses it.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Backup writes a consistent copy of the database to destPath while the database stays in use
+// (SQLite's VACUUM INTO). The copy is compacted and has no WAL file of its own. destPath must not
+// exist yet.
+func (db *DB) Backup(ctx context.Context, destPath string) error {
+	abs, err := filepath.Abs(destPath)
+	if err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return fmt.Errorf("store: backup: %s: %w", abs, os.ErrExist)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if _, err := db.db.ExecContext(ctx, `VACUUM INTO ?`, abs); err != nil {
+		return fmt.Errorf("store: backup to %s: %w", abs, err)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, committing when it returns nil and rolling back otherwise.
+func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// millis is t as stored: milliseconds since the Unix epoch.
+func millis(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMillis is the UTC time of a stored millisecond count.
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// clampLimit applies DefaultLimit and MaxLimit.
+func clampLimit(limit int) int {
+	switch {
+	case limit <= 0:
+		return DefaultLimit
+	case limit > MaxLimit:
+		return MaxLimit
+	}
+	return limit
+}
+
+// encodeCursor makes the opaque cursor of a page's last key.
+func encodeCursor(key string) string { return base64.RawURLEncoding.EncodeToString([]byte(key)) }
+
+// decodeCursor reverses encodeCursor.
+func decodeCursor(cursor string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) == 0 {
+		return "", ErrBadCursor
+	}
+	return string(b), nil
+}

@@ -1,0 +1,379 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestUsers(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+
+	u, err := db.CreateUser(ctx, "maria", "senha-secreta", RoleFiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.ID == 0 || u.Name != "maria" || u.Role != RoleFiscal || u.Disabled || u.CreatedAt.IsZero() {
+		t.Errorf("created %+v", u)
+	}
+	if _, err := db.CreateUser(ctx, "MARIA", "outra-senha", RoleViewer); !errors.Is(err, ErrExists) {
+		t.Errorf("same name in other case: %v, want ErrExists", err)
+	}
+	for _, c := range []struct {
+		name, password string
+		role           Role
+		want           error
+	}{
+		{"", "senha-secreta", RoleViewer, ErrInvalidName},
+		{"a b", "senha-secreta", RoleViewer, ErrInvalidName},
+		{"-x", "senha-secreta", RoleViewer, ErrInvalidName},
+		{strings.Repeat("a", 65), "senha-secreta", RoleViewer, ErrInvalidName},
+		{"joao", "senha-secreta", "root", ErrInvalidRole},
+		{"joao", "curta", RoleViewer, ErrWeakPassword},
+		{"joao", strings.Repeat("x", MaxPasswordLen+1), RoleViewer, ErrWeakPassword},
+	} {
+		if _, err := db.CreateUser(ctx, c.name, c.password, c.role); !errors.Is(err, c.want) {
+			t.Errorf("CreateUser(%q, %q, %q) = %v, want %v", c.name, c.password, c.role, err, c.want)
+		}
+	}
+
+	got, err := db.UserByName(ctx, "Maria")
+	if err != nil || got.ID != u.ID {
+		t.Errorf("UserByName(Maria) = %+v, %v", got, err)
+	}
+	if _, err := db.UserByName(ctx, "ninguem"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown user: %v, want ErrNotFound", err)
+	}
+
+	if got, err := db.CheckPassword(ctx, "maria", "senha-secreta"); err != nil || got.ID != u.ID {
+		t.Errorf("right password: %+v, %v", got, err)
+	}
+	for _, c := range [][2]string{{"maria", "senha-errada"}, {"ninguem", "senha-secreta"}, {"maria", ""}} {
+		if _, err := db.CheckPassword(ctx, c[0], c[1]); !errors.Is(err, ErrInvalidCredentials) {
+			t.Errorf("CheckPassword(%q, %q) = %v, want ErrInvalidCredentials", c[0], c[1], err)
+		}
+	}
+
+	if err := db.SetRole(ctx, "maria", RoleSupervisor); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetRole(ctx, "maria", "chefe"); !errors.Is(err, ErrInvalidRole) {
+		t.Errorf("invalid role: %v", err)
+	}
+	if err := db.SetRole(ctx, "ninguem", RoleViewer); !errors.Is(err, ErrNotFound) {
+		t.Errorf("role of unknown user: %v", err)
+	}
+	if got, _ := db.UserByName(ctx, "maria"); got.Role != RoleSupervisor {
+		t.Errorf("role %q after SetRole", got.Role)
+	}
+
+	if err := db.SetPassword(ctx, "maria", "nova-senha-123"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CheckPassword(ctx, "maria", "senha-secreta"); !errors.Is(err, ErrInvalidCredentials) {
+		t.Errorf("old password still works: %v", err)
+	}
+	if _, err := db.CheckPassword(ctx, "maria", "nova-senha-123"); err != nil {
+		t.Errorf("new password: %v", err)
+	}
+	if err := db.SetPassword(ctx, "maria", "curta"); !errors.Is(err, ErrWeakPassword) {
+		t.Errorf("short password: %v", err)
+	}
+
+	if err := db.SetDisabled(ctx, "maria", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CheckPassword(ctx, "maria", "nova-senha-123"); !errors.Is(err, ErrInvalidCredentials) {
+		t.Errorf("disabled user signs in: %v", err)
+	}
+	if err := db.SetDisabled(ctx, "maria", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CheckPassword(ctx, "maria", "nova-senha-123"); err != nil {
+		t.Errorf("re-enabled user: %v", err)
+	}
+
+	if _, err := db.CreateUser(ctx, "ana", "senha-da-ana", RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	users, err := db.ListUsers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(users) != 2 || users[0].Name != "ana" || users[1].Name != "maria" {
+		t.Errorf("ListUsers = %+v", users)
+	}
+}
+
+func TestEnsureAdminAndLastAdmin(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+
+	if _, err := db.EnsureAdmin(ctx, "", ""); !errors.Is(err, ErrNoAdmin) {
+		t.Fatalf("no admin, no account given: %v, want ErrNoAdmin", err)
+	}
+	if _, err := db.EnsureAdmin(ctx, "admin", "curta"); !errors.Is(err, ErrWeakPassword) {
+		t.Errorf("weak admin password: %v", err)
+	}
+	created, err := db.EnsureAdmin(ctx, "admin", "admin-senha-forte")
+	if err != nil || !created {
+		t.Fatalf("EnsureAdmin = %v, %v", created, err)
+	}
+	// Later starts change nothing, whatever the environment says.
+	created, err = db.EnsureAdmin(ctx, "admin", "outra-senha-forte")
+	if err != nil || created {
+		t.Errorf("second EnsureAdmin = %v, %v", created, err)
+	}
+	if _, err := db.CheckPassword(ctx, "admin", "admin-senha-forte"); err != nil {
+		t.Errorf("the first password must stay: %v", err)
+	}
+	if created, err := db.EnsureAdmin(ctx, "", ""); err != nil || created {
+		t.Errorf("EnsureAdmin with an admin and no account = %v, %v", created, err)
+	}
+
+	if err := db.SetRole(ctx, "admin", RoleViewer); !errors.Is(err, ErrLastAdmin) {
+		t.Errorf("demote last admin: %v, want ErrLastAdmin", err)
+	}
+	if err := db.SetDisabled(ctx, "admin", true); !errors.Is(err, ErrLastAdmin) {
+		t.Errorf("disable last admin: %v, want ErrLastAdmin", err)
+	}
+	if _, err := db.CreateUser(ctx, "chefe", "senha-do-chefe", RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetDisabled(ctx, "admin", true); err != nil {
+		t.Errorf("disable one of two admins: %v", err)
+	}
+	if err := db.SetRole(ctx, "chefe", RoleFiscal); !errors.Is(err, ErrLastAdmin) {
+		t.Errorf("demote the last enabled admin: %v, want ErrLastAdmin", err)
+	}
+}
+
+func TestEnsureAdminNameTaken(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	if _, err := db.CreateUser(ctx, "admin", "senha-qualquer", RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EnsureAdmin(ctx, "admin", "admin-senha-forte"); !errors.Is(err, ErrExists) {
+		t.Errorf("EnsureAdmin over a viewer: %v, want ErrExists", err)
+	}
+	if u, _ := db.UserByName(ctx, "admin"); u.Role != RoleViewer {
+		t.Errorf("the viewer became %q", u.Role)
+	}
+}
+
+func TestRoles(t *testing.T) {
+	order := []Role{RoleViewer, RoleFiscal, RoleSupervisor, RoleAdmin}
+	for i, r := range order {
+		for j, min := range order {
+			if got := r.AtLeast(min); got != (i >= j) {
+				t.Errorf("%s.AtLeast(%s) = %v", r, min, got)
+			}
+		}
+	}
+	if Role("").AtLeast(RoleViewer) || Role("root").AtLeast(RoleViewer) {
+		t.Error("an invalid role includes viewer")
+	}
+}
+
+func TestPasswordRehash(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	saved := currentParams
+	t.Cleanup(func() { currentParams = saved })
+	currentParams = argonParams{memory: 1024, time: 1, threads: 1, keyLen: 32}
+	if _, err := db.CreateUser(ctx, "maria", "senha-secreta", RoleFiscal); err != nil {
+		t.Fatal(err)
+	}
+	currentParams = saved
+	if _, err := db.CheckPassword(ctx, "maria", "senha-secreta"); err != nil {
+		t.Fatal(err)
+	}
+	_, hash, err := db.userAndHash(ctx, "maria")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(hash, "$m=19456,t=2,p=1$") {
+		t.Errorf("hash not upgraded at login: %s", hash)
+	}
+	if _, err := db.CheckPassword(ctx, "maria", "senha-secreta"); err != nil {
+		t.Errorf("password after rehash: %v", err)
+	}
+}
+
+func TestSessions(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+	fakeClock(db, &now)
+
+	u, err := db.CreateUser(ctx, "maria", "senha-secreta", RoleFiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := db.CreateSession(ctx, u.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(token) != 43 {
+		t.Errorf("token %q: want 43 characters of base64url", token)
+	}
+	got, err := db.SessionUser(ctx, token)
+	if err != nil || got.ID != u.ID || got.Role != RoleFiscal {
+		t.Fatalf("SessionUser = %+v, %v", got, err)
+	}
+
+	// The database keeps no trace of the token itself.
+	var stored []byte
+	if err := db.db.QueryRowContext(ctx, `SELECT token_hash FROM sessions`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(stored, []byte(token)) || len(stored) != 32 {
+		t.Errorf("stored %x for token %q; want its SHA-256", stored, token)
+	}
+
+	for _, bad := range []string{"", "x", token[:42] + "A", strings.ToUpper(token)} {
+		if bad == token {
+			continue
+		}
+		if _, err := db.SessionUser(ctx, bad); !errors.Is(err, ErrNotFound) {
+			t.Errorf("SessionUser(%q) = %v, want ErrNotFound", bad, err)
+		}
+	}
+
+	// last_seen follows use, at most once a minute.
+	now = now.Add(2 * time.Minute)
+	if _, err := db.SessionUser(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	var lastSeen int64
+	if err := db.db.QueryRowContext(ctx, `SELECT last_seen FROM sessions`).Scan(&lastSeen); err != nil {
+		t.Fatal(err)
+	}
+	if lastSeen != millis(now) {
+		t.Errorf("last_seen %v, want %v", fromMillis(lastSeen), now)
+	}
+
+	// Expiry.
+	now = now.Add(time.Hour)
+	if _, err := db.SessionUser(ctx, token); !errors.Is(err, ErrNotFound) {
+		t.Errorf("expired session: %v, want ErrNotFound", err)
+	}
+	// A new session sweeps the expired ones.
+	token2, err := db.CreateSession(ctx, u.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.db.QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("%d sessions stored, want 1 (the expired one swept)", n)
+	}
+
+	if err := db.DeleteSession(ctx, token2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SessionUser(ctx, token2); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleted session: %v", err)
+	}
+	if err := db.DeleteSession(ctx, token2); err != nil {
+		t.Errorf("deleting twice: %v", err)
+	}
+
+	// Disabling a user and changing a password end the sessions.
+	t3, _ := db.CreateSession(ctx, u.ID, time.Hour)
+	if err := db.SetPassword(ctx, "maria", "nova-senha-123"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SessionUser(ctx, t3); !errors.Is(err, ErrNotFound) {
+		t.Errorf("session after password change: %v", err)
+	}
+	t4, _ := db.CreateSession(ctx, u.ID, time.Hour)
+	if err := db.SetDisabled(ctx, "maria", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SessionUser(ctx, t4); !errors.Is(err, ErrNotFound) {
+		t.Errorf("session of disabled user: %v", err)
+	}
+	if _, err := db.CreateSession(ctx, u.ID, 0); err == nil {
+		t.Error("CreateSession with ttl 0")
+	}
+}
+
+func TestAudit(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+	fakeClock(db, &now)
+
+	for i := range 25 {
+		e := AuditEntry{User: "admin", Action: "user.update", Object: "user:maria", RemoteAddr: "192.0.2.1:5000",
+			Before: json.RawMessage(`{"role":"viewer"}`), After: json.RawMessage(`{"role":"fiscal"}`)}
+		if i%5 == 0 {
+			e = AuditEntry{Action: "login_failed", Object: "user:x", RemoteAddr: "192.0.2.9:1"}
+		}
+		if err := db.Audit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+	}
+	if err := db.Audit(ctx, AuditEntry{Action: "x", After: json.RawMessage(`{bad`)}); err == nil {
+		t.Error("invalid JSON accepted")
+	}
+
+	// Append-only.
+	if _, err := db.db.ExecContext(ctx, `UPDATE audit SET user = 'mallory'`); err == nil {
+		t.Error("audit row updated")
+	}
+	if _, err := db.db.ExecContext(ctx, `DELETE FROM audit`); err == nil {
+		t.Error("audit row deleted")
+	}
+
+	var all []AuditEntry
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("pagination does not end")
+		}
+		items, next, err := db.ListAudit(ctx, AuditFilter{}, 10, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, items...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if len(all) != 25 {
+		t.Fatalf("%d entries over the pages, want 25", len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].ID >= all[i-1].ID {
+			t.Fatalf("not newest first at %d", i)
+		}
+	}
+	last := all[0]
+	if last.User != "admin" || string(last.After) != `{"role":"fiscal"}` || last.RemoteAddr != "192.0.2.1:5000" ||
+		!last.Time.Equal(now.Add(-time.Second)) {
+		t.Errorf("newest entry %+v", last)
+	}
+
+	failed, _, err := db.ListAudit(ctx, AuditFilter{Action: "login_failed"}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 5 || failed[0].Before != nil {
+		t.Errorf("%d failed logins, want 5 (%+v)", len(failed), failed)
+	}
+	if _, _, err := db.ListAudit(ctx, AuditFilter{}, 10, "!!"); !errors.Is(err, ErrBadCursor) {
+		t.Errorf("bad cursor: %v", err)
+	}
+}
