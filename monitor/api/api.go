@@ -71,12 +71,14 @@ type Vehicle struct {
 	LastSeen     wire.Time         `json:"last_seen,omitzero"`
 	Lat          *float64          `json:"lat,omitempty"`
 	Lon          *float64          `json:"lon,omitempty"`
+	CourseDeg    *float64          `json:"course_deg,omitempty"`
 	SpeedKmh     *float64          `json:"speed_kmh,omitempty"`
 	LAeqDB       *float64          `json:"laeq_db,omitempty"`
 	InService    *bool             `json:"in_service,omitempty"`
 	Devices      map[string]string `json:"devices,omitempty"` // as in the bridge's status: gps, tacho, slm
 	SpoolDepth   *int64            `json:"spool_depth,omitempty"`
-	OpenEpisodes []string          `json:"open_episodes"` // ids; [] when none
+	OpenEpisodes []string          `json:"open_episodes"`   // ids; [] when none
+	Epoch        string            `json:"epoch,omitempty"` // the bridge's sequence epoch
 }
 
 // Config is what a Server needs. Users, Audit and Episodes are required.

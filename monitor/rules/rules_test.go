@@ -119,14 +119,14 @@ var noon = time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC) // 12:00 in Piúma, a 
 
 func TestSpeed(t *testing.T) {
 	cases := []struct {
-		name    string
-		tacho   bool
-		speeds  []float64
-		want    int
-		peak    float64
-		startS  int // seconds from the trip start
-		durS    float64
-		closed  string
+		name   string
+		tacho  bool
+		speeds []float64
+		want   int
+		peak   float64
+		startS int // seconds from the trip start
+		durS   float64
+		closed string
 	}{
 		{name: "45 km/h for 30 s", tacho: true, speeds: concat(repeat(20, 10), repeat(45, 30), repeat(20, 20)), want: 1, peak: 45, startS: 10, durS: 30, closed: ClosedCleared},
 		{name: "25 km/h", tacho: true, speeds: repeat(25, 60), want: 0},

@@ -29,28 +29,45 @@ type EpisodeFilter struct {
 // the readings of newEvidence it does not have yet: a reading is known by (kind, epoch, seq, t),
 // so a replayed batch adds nothing. e.Readings is not stored; pass the readings in newEvidence.
 func (db *DB) UpsertEpisode(ctx context.Context, e *rules.Episode, newEvidence []rules.Evidence) error {
+	doc, err := episodeDoc(e, newEvidence)
+	if err != nil {
+		return err
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error { return db.upsertEpisode(ctx, tx, e, doc, newEvidence) })
+	if err != nil {
+		return fmt.Errorf("store: upsert episode %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// episodeDoc checks an episode and its new evidence and returns the JSON document stored.
+func episodeDoc(e *rules.Episode, newEvidence []rules.Evidence) (string, error) {
 	if e.ID == "" || e.Vehicle == "" || e.Rule == "" || e.Start.IsZero() {
-		return fmt.Errorf("store: upsert episode %q: id, vehicle, rule and start are required", e.ID)
+		return "", fmt.Errorf("store: upsert episode %q: id, vehicle, rule and start are required", e.ID)
+	}
+	for i, r := range newEvidence {
+		if r.Seq > math.MaxInt64 {
+			return "", fmt.Errorf("store: upsert episode %s: evidence %d: seq %d out of range", e.ID, i, r.Seq)
+		}
+		if r.T.IsZero() || r.Kind == "" {
+			return "", fmt.Errorf("store: upsert episode %s: evidence %d: kind and t are required", e.ID, i)
+		}
 	}
 	doc := *e
 	doc.Readings = nil
 	b, err := json.Marshal(&doc)
 	if err != nil {
-		return fmt.Errorf("store: upsert episode %s: %w", e.ID, err)
+		return "", fmt.Errorf("store: upsert episode %s: %w", e.ID, err)
 	}
+	return string(b), nil
+}
+
+func (db *DB) upsertEpisode(ctx context.Context, tx *sql.Tx, e *rules.Episode, doc string, newEvidence []rules.Evidence) error {
 	var end sql.NullInt64
 	if e.End != nil {
 		end = sql.NullInt64{Int64: millis(e.End.Time), Valid: true}
 	}
-	for i, r := range newEvidence {
-		if r.Seq > math.MaxInt64 {
-			return fmt.Errorf("store: upsert episode %s: evidence %d: seq %d out of range", e.ID, i, r.Seq)
-		}
-		if r.T.IsZero() || r.Kind == "" {
-			return fmt.Errorf("store: upsert episode %s: evidence %d: kind and t are required", e.ID, i)
-		}
-	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
+	{
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO episodes (id, vehicle, rule, start_at, end_at, open, doc, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -58,7 +75,7 @@ ON CONFLICT (id) DO UPDATE SET
 	vehicle = excluded.vehicle, rule = excluded.rule, start_at = excluded.start_at,
 	end_at = excluded.end_at, open = excluded.open, doc = excluded.doc,
 	updated_at = excluded.updated_at`,
-			e.ID, e.Vehicle, e.Rule, millis(e.Start.Time), end, e.Open(), string(b), millis(db.now()))
+			e.ID, e.Vehicle, e.Rule, millis(e.Start.Time), end, e.Open(), doc, millis(db.now()))
 		if err != nil || len(newEvidence) == 0 {
 			return err
 		}
@@ -77,11 +94,7 @@ ON CONFLICT DO NOTHING`)
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("store: upsert episode %s: %w", e.ID, err)
 	}
-	return nil
 }
 
 // Episode returns the episode id with its readings in time order, or ErrNotFound.

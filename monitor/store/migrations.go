@@ -97,6 +97,15 @@ CREATE TABLE evidence (
 	PRIMARY KEY (episode_id, kind, epoch, seq, t)
 ) STRICT, WITHOUT ROWID;
 `},
+	{2, `
+-- The rules engine's state per vehicle (cursors of judged batches, detectors, open episodes),
+-- committed in the same transaction as the episodes it produced.
+CREATE TABLE vehicle_state (
+	vehicle    TEXT    PRIMARY KEY,
+	snapshot   TEXT    NOT NULL,
+	updated_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

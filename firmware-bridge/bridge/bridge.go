@@ -1,0 +1,428 @@
+// Package bridge is the firmware bridge's run loop: it reads the vehicle's instruments over
+// serial, groups their readings into batches of the wire format every interval, writes each batch
+// to the crash-safe spool before anything else, and publishes the spool in order over MQTT at
+// QoS 1, deleting a batch only once the broker acknowledged it.
+//
+// What a power cut can cost: the readings not yet in a batch (at most one batch interval, 5 s by
+// default). Every batch in the spool survives and is published after the power returns.
+package bridge
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trenzinho/trenzinho/config"
+	"github.com/trenzinho/trenzinho/firmware-bridge/spool"
+	"github.com/trenzinho/trenzinho/firmware-bridge/tacho"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Config configures a bridge.
+type Config struct {
+	Vehicle  string
+	StateDir string
+	Version  string
+
+	GPS   *Device // nil: not fitted
+	Tacho *Device
+	SLM   *Device
+
+	// BatchInterval is how often a batch is closed (5 s by default); a batch is closed sooner
+	// when it reaches MaxReadings.
+	BatchInterval time.Duration
+	MaxReadings   int
+	// SpoolMaxBytes bounds the spool (512 MiB by default); the oldest batches are evicted.
+	SpoolMaxBytes int64
+	// RTC says the system clock is kept by a real-time clock when no GPS time is known.
+	RTC bool
+
+	MQTT config.MQTT
+	// Key signs every batch when set; Kid names it.
+	Key ed25519.PrivateKey
+	Kid string
+	// InFlight bounds the batches published and not yet acknowledged (16 by default).
+	InFlight int
+	// StatusEvery is how often the retained status is refreshed (30 s by default).
+	StatusEvery time.Duration
+
+	Logger *slog.Logger
+}
+
+// Bridge runs one vehicle's bridge.
+type Bridge struct {
+	cfg   Config
+	log   *slog.Logger
+	spool *spool.Spool
+	devs  deviceState
+
+	readings chan reading
+	clock    clockState
+
+	client   mqtt.Client
+	statusMu sync.Mutex
+	statusCh chan struct{}
+
+	published atomic.Int64
+	acked     atomic.Int64
+}
+
+// Open prepares a bridge: it opens (or creates) the state directory and its spool.
+func Open(cfg Config) (*Bridge, error) {
+	if !wire.ValidVehicle(cfg.Vehicle) {
+		return nil, fmt.Errorf("bridge: vehicle id %q: want [A-Za-z0-9_-]{1,32}", cfg.Vehicle)
+	}
+	if cfg.StateDir == "" {
+		return nil, errors.New("bridge: state directory required")
+	}
+	if cfg.BatchInterval <= 0 {
+		cfg.BatchInterval = 5 * time.Second
+	}
+	if cfg.MaxReadings <= 0 || cfg.MaxReadings > wire.MaxReadings {
+		cfg.MaxReadings = wire.MaxReadings
+	}
+	if cfg.InFlight <= 0 {
+		cfg.InFlight = 16
+	}
+	if cfg.StatusEvery <= 0 {
+		cfg.StatusEvery = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	sp, err := spool.Open(cfg.StateDir, spool.Options{MaxBytes: cfg.SpoolMaxBytes, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("bridge: %w", err)
+	}
+	b := &Bridge{
+		cfg:      cfg,
+		log:      cfg.Logger.With("vehicle", cfg.Vehicle),
+		spool:    sp,
+		devs:     deviceState{states: map[string]string{}},
+		readings: make(chan reading, 4096),
+		statusCh: make(chan struct{}, 1),
+	}
+	for name, d := range map[string]*Device{"gps": cfg.GPS, "tacho": cfg.Tacho, "slm": cfg.SLM} {
+		if d != nil {
+			b.devs.set(name, wire.DeviceMissing)
+		}
+	}
+	return b, nil
+}
+
+// Epoch is the bridge's sequence epoch.
+func (b *Bridge) Epoch() string { return b.spool.Epoch() }
+
+// Run reads, batches and publishes until ctx is cancelled. On cancellation it closes the open
+// batch, writes it to the spool, gives the publisher a moment to flush, and closes the spool.
+func (b *Bridge) Run(ctx context.Context) error {
+	defer b.spool.Close()
+	devCtx, stopDevices := context.WithCancel(ctx)
+	defer stopDevices()
+	var wg sync.WaitGroup
+	start := func(name string, d *Device, read func(context.Context, io.ReadWriter, *Device) error) {
+		if d == nil {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.portLoop(devCtx, name, d, read)
+		}()
+	}
+	start("gps", b.cfg.GPS, b.readGPS)
+	start("tacho", b.cfg.Tacho, b.readTacho)
+	if d := b.cfg.SLM; d != nil && d.Protocol == "modbus-rtu" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			modbusLoop(devCtx, b.log, d, &b.clock, b.readings, &b.devs, b.onDeviceChange)
+		}()
+	} else {
+		start("slm", d, b.readSLM)
+	}
+
+	pubCtx, stopPublisher := context.WithCancel(context.Background())
+	defer stopPublisher()
+	pubDone := make(chan error, 1)
+	go func() { pubDone <- b.publish(pubCtx) }()
+
+	err := b.batch(ctx)
+	stopDevices()
+	wg.Wait()
+	// Let the publisher send what is spooled for a short while; what it cannot send stays in
+	// the spool for the next start.
+	deadline := time.Now().Add(3 * time.Second)
+	for b.spool.Depth() > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopPublisher()
+	<-pubDone
+	return err
+}
+
+func (b *Bridge) onDeviceChange() {
+	select {
+	case b.statusCh <- struct{}{}:
+	default:
+	}
+}
+
+func (b *Bridge) portLoop(ctx context.Context, name string, d *Device, read func(context.Context, io.ReadWriter, *Device) error) {
+	portLoop(ctx, b.log, name, d.Port, &b.devs, b.onDeviceChange, func(rw io.ReadWriter) error {
+		return read(ctx, rw, d)
+	})
+}
+
+func (b *Bridge) readSLM(ctx context.Context, rw io.ReadWriter, d *Device) error {
+	if d.Protocol != "pce322a" && d.Protocol != "" {
+		return fmt.Errorf("sound-level meter protocol %q: want pce322a or modbus-rtu", d.Protocol)
+	}
+	return readPCE(ctx, rw, d, &b.clock, b.readings, &b.devs, b.onDeviceChange)
+}
+
+func (b *Bridge) readGPS(ctx context.Context, r io.ReadWriter, _ *Device) error {
+	return readGPS(ctx, r, b.readings, &b.devs, b.onDeviceChange)
+}
+
+func (b *Bridge) readTacho(ctx context.Context, r io.ReadWriter, d *Device) error {
+	layout, err := tacho.ParseLayout(d.Protocol)
+	if err != nil {
+		return err
+	}
+	return readTacho(ctx, r, layout, b.readings, &b.devs, b.onDeviceChange)
+}
+
+// batch collects readings into batches and appends them to the spool.
+func (b *Bridge) batch(ctx context.Context) error {
+	tick := time.NewTicker(b.cfg.BatchInterval)
+	defer tick.Stop()
+	var cur wire.Batch
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		cur.Clock = b.clock.source(b.cfg.RTC)
+		cur.Vehicle, cur.Epoch, cur.V, cur.Kid = b.cfg.Vehicle, b.spool.Epoch(), wire.Version, b.cfg.Kid
+		_, err := b.spool.Append(func(seq uint64) ([]byte, error) {
+			cur.Seq = seq
+			cur.SentAt = wire.NewTime(b.clock.now())
+			return wire.Encode(&cur, b.cfg.Key)
+		})
+		if err != nil {
+			return fmt.Errorf("bridge: spool batch: %w", err)
+		}
+		cur, n = wire.Batch{}, 0
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			// Drain what the devices already handed over, then close the open batch.
+			for {
+				select {
+				case r := <-b.readings:
+					b.add(&cur, r)
+					n++
+					if n >= b.cfg.MaxReadings {
+						if err := flush(); err != nil {
+							return err
+						}
+					}
+					continue
+				default:
+				}
+				break
+			}
+			return flush()
+		case r := <-b.readings:
+			b.add(&cur, r)
+			n++
+			if n >= b.cfg.MaxReadings {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		case <-tick.C:
+			if err := flush(); err != nil {
+				b.log.Error("batch not spooled", "err", err)
+			}
+		}
+	}
+}
+
+func (b *Bridge) add(cur *wire.Batch, r reading) {
+	switch {
+	case r.GPS != nil:
+		b.clock.observeGPS(r.GPS.T.Time, r.received)
+		cur.GPS = append(cur.GPS, *r.GPS)
+	case r.Tacho != nil:
+		if r.needsTime {
+			r.Tacho.T = wire.NewTime(b.clock.at(r.received))
+		}
+		cur.Tacho = append(cur.Tacho, *r.Tacho)
+	case r.Sound != nil:
+		if r.needsTime {
+			r.Sound.T = wire.NewTime(b.clock.at(r.received))
+		}
+		cur.Sound = append(cur.Sound, *r.Sound)
+	}
+}
+
+// publish sends the spool in order and acknowledges each batch once the broker acknowledged it.
+func (b *Bridge) publish(ctx context.Context) error {
+	b.client = mqtt.NewClient(b.mqttOptions())
+	for {
+		tok := b.client.Connect()
+		tok.Wait()
+		if tok.Error() == nil {
+			break
+		}
+		b.log.Warn("broker unreachable; spooling", "err", tok.Error())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Second):
+		}
+	}
+	defer func() {
+		b.publishStatus(false)
+		b.client.Disconnect(500)
+	}()
+	go b.statusLoop(ctx)
+
+	type inflight struct {
+		seq uint64
+		tok mqtt.Token
+	}
+	var window []inflight
+	var sent uint64 // highest seq handed to paho in this connection run
+	topic := wire.TelemetryTopic(b.cfg.Vehicle)
+	for ctx.Err() == nil {
+		if !b.client.IsConnectionOpen() {
+			window, sent = nil, 0 // replay everything unacknowledged once reconnected
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		if len(window) < b.cfg.InFlight {
+			recs, err := b.spool.Pending(sent, b.cfg.InFlight-len(window))
+			if err != nil {
+				return fmt.Errorf("bridge: read spool: %w", err)
+			}
+			for _, r := range recs {
+				window = append(window, inflight{r.Seq, b.client.Publish(topic, 1, false, r.Payload)})
+				sent = r.Seq
+				b.published.Add(1)
+			}
+		}
+		if len(window) == 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-b.spool.Notify():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		head := window[0]
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-head.tok.Done():
+		case <-time.After(30 * time.Second):
+			b.log.Warn("no PUBACK in 30 s; republishing from the oldest unacknowledged batch", "seq", head.seq)
+			window, sent = nil, 0
+			continue
+		}
+		if err := head.tok.Error(); err != nil {
+			b.log.Warn("publish failed; will replay", "seq", head.seq, "err", err)
+			window, sent = nil, 0
+			continue
+		}
+		window = window[1:]
+		if err := b.spool.Ack(head.seq); err != nil {
+			return fmt.Errorf("bridge: ack %d in spool: %w", head.seq, err)
+		}
+		b.acked.Add(1)
+	}
+	return nil
+}
+
+func (b *Bridge) mqttOptions() *mqtt.ClientOptions {
+	o := mqtt.NewClientOptions().
+		AddBroker(b.cfg.MQTT.URL).
+		SetClientID("bridge-" + b.cfg.Vehicle).
+		SetUsername(b.cfg.MQTT.User).
+		SetPassword(b.cfg.MQTT.Password).
+		SetCleanSession(true).
+		SetAutoReconnect(true).
+		SetConnectRetry(false).
+		SetMaxReconnectInterval(30 * time.Second).
+		SetKeepAlive(30 * time.Second).
+		SetWriteTimeout(10 * time.Second).
+		SetOrderMatters(false)
+	will, _ := json.Marshal(wire.Status{Online: false})
+	o.SetBinaryWill(wire.StatusTopic(b.cfg.Vehicle), will, 1, true)
+	o.SetOnConnectHandler(func(mqtt.Client) {
+		b.log.Info("connected to the broker", "url", b.cfg.MQTT.URL)
+		b.onDeviceChange()
+	})
+	o.SetConnectionLostHandler(func(_ mqtt.Client, err error) {
+		b.log.Warn("connection to the broker lost", "err", err)
+	})
+	if tlsCfg, err := b.cfg.MQTT.TLSConfig(); err != nil {
+		b.log.Error("TLS configuration", "err", err)
+	} else if tlsCfg != nil {
+		o.SetTLSConfig(tlsCfg)
+	}
+	return o
+}
+
+func (b *Bridge) statusLoop(ctx context.Context) {
+	t := time.NewTicker(b.cfg.StatusEvery)
+	defer t.Stop()
+	for {
+		b.publishStatus(true)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-b.statusCh:
+		}
+	}
+}
+
+// Status returns the bridge's status message.
+func (b *Bridge) Status(online bool) wire.Status {
+	st := b.spool.Stats()
+	depth, evicted := int64(st.Depth), int64(st.Evicted)
+	now := wire.NewTime(time.Now())
+	return wire.Status{
+		Online: online, Version: b.cfg.Version, Epoch: st.Epoch, Seq: st.LastSeq,
+		SpoolDepth: &depth, SpoolEvicted: &evicted, Devices: b.devs.snapshot(), T: &now,
+	}
+}
+
+func (b *Bridge) publishStatus(online bool) {
+	if b.client == nil || !b.client.IsConnectionOpen() {
+		return
+	}
+	b.statusMu.Lock()
+	defer b.statusMu.Unlock()
+	p, _ := json.Marshal(b.Status(online))
+	b.client.Publish(wire.StatusTopic(b.cfg.Vehicle), 1, true, p).WaitTimeout(5 * time.Second)
+}

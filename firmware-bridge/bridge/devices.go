@@ -1,0 +1,253 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/trenzinho/trenzinho/firmware-bridge/gps"
+	"github.com/trenzinho/trenzinho/firmware-bridge/serialport"
+	"github.com/trenzinho/trenzinho/firmware-bridge/slm"
+	"github.com/trenzinho/trenzinho/firmware-bridge/tacho"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Device configures one serial instrument.
+type Device struct {
+	Port serialport.Config
+	// Protocol is the tachograph layout (vdo, stoneridge) or the meter protocol
+	// (pce322a, modbus-rtu); unused for GPS.
+	Protocol string
+	// OffsetDB is the meter's calibration offset, added to every level.
+	OffsetDB float64
+	// Modbus meters: address, holding register and divisor (level = value / divisor).
+	ModbusAddress  int
+	ModbusRegister int
+	ModbusDivisor  float64
+}
+
+// reading is what a device hands to the batcher: exactly one field set.
+type reading struct {
+	GPS   *wire.GPS
+	Tacho *wire.Tacho
+	Sound *wire.Sound
+	// needsTime: the instrument gave no time; the batcher times it by the bridge's clock.
+	needsTime bool
+	received  time.Time
+}
+
+// deviceState is a device's health for the status message.
+type deviceState struct {
+	mu     sync.Mutex
+	states map[string]string
+}
+
+func (d *deviceState) set(name, state string) (changed bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.states[name] == state {
+		return false
+	}
+	d.states[name] = state
+	return true
+}
+
+func (d *deviceState) snapshot() map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]string, len(d.states))
+	for k, v := range d.states {
+		out[k] = v
+	}
+	return out
+}
+
+// portLoop opens a port, hands it to read until read fails, and reopens it with exponential
+// backoff (1 s to 30 s) — a USB adapter unplugged and plugged back in is picked up again
+// without restarting the process.
+func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport.Config, st *deviceState, onChange func(), read func(io.ReadWriter) error) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		p, err := serialport.Open(cfg)
+		if err != nil {
+			if st.set(name, wire.DeviceMissing) {
+				log.Warn("device missing", "device", name, "port", cfg.Path, "err", err)
+				onChange()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 30*time.Second)
+			continue
+		}
+		log.Info("device open", "device", name, "port", cfg.Path, "baud", cfg.Baud)
+		backoff = time.Second
+		stop := context.AfterFunc(ctx, func() { p.Close() })
+		err = read(p)
+		stop()
+		p.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		if st.set(name, wire.DeviceMissing) {
+			onChange()
+		}
+		log.Warn("device lost; reopening", "device", name, "port", cfg.Path, "err", err)
+	}
+}
+
+// readGPS decodes NMEA lines into position epochs.
+func readGPS(ctx context.Context, r io.Reader, out chan<- reading, st *deviceState, onChange func()) error {
+	dec := &gps.Decoder{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 4096)
+	sc.Split(gps.ScanLines)
+	lastFix := time.Time{}
+	for sc.Scan() {
+		now := time.Now()
+		fixes := dec.Line(sc.Bytes())
+		for i := range fixes {
+			lastFix = now
+			if st.set("gps", wire.DeviceOK) {
+				onChange()
+			}
+			select {
+			case out <- reading{GPS: &fixes[i], received: now}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if len(fixes) == 0 && (lastFix.IsZero() || now.Sub(lastFix) > 10*time.Second) {
+			if st.set("gps", wire.DeviceNoFix) {
+				onChange()
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return io.ErrUnexpectedEOF
+}
+
+// readTacho decodes D8 frames.
+func readTacho(ctx context.Context, r io.Reader, layout tacho.Layout, out chan<- reading, st *deviceState, onChange func()) error {
+	dec, err := tacho.NewDecoder(layout)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 1024)
+	for {
+		n, err := r.Read(buf)
+		now := time.Now()
+		for _, rd := range dec.Feed(buf[:n]) {
+			t := rd.Tacho
+			if st.set("tacho", wire.DeviceOK) {
+				onChange()
+			}
+			select {
+			case out <- reading{Tacho: &t, needsTime: !rd.TimeValid, received: now}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+}
+
+// pceStart is what a PCE-322A style meter wants before it streams its frames.
+var pceStart = []byte{0xAC, 0xFF}
+
+// readPCE reads a streaming meter and aggregates its samples to 1 s readings.
+func readPCE(ctx context.Context, rw io.ReadWriter, d *Device, clock *clockState, out chan<- reading, st *deviceState, onChange func()) error {
+	if _, err := rw.Write(pceStart); err != nil {
+		return err
+	}
+	dec := slm.NewPCEDecoder(time.UTC)
+	agg, err := slm.NewAggregator(slm.DefaultRate, d.OffsetDB)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 512)
+	for {
+		n, err := rw.Read(buf)
+		now := clock.at(time.Now())
+		for _, f := range dec.Feed(buf[:n]) {
+			t := now
+			if !f.Time.IsZero() {
+				t = f.Time
+			}
+			if r, ok := agg.Add(slm.Sample{T: t, DB: float64(f.DeciDB) / 10}); ok {
+				if st.set("slm", wire.DeviceOK) {
+					onChange()
+				}
+				select {
+				case out <- reading{Sound: &r, received: now}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+}
+
+// modbusLoop polls a Modbus RTU meter, reopening its port with backoff when it fails.
+// simonvetter/modbus opens the port itself (through goburrow/serial), not through serialport.
+func modbusLoop(ctx context.Context, log *slog.Logger, d *Device, clock *clockState, out chan<- reading, st *deviceState, onChange func()) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		p, err := slm.OpenPoller(slm.ModbusConfig{
+			Device: d.Port.Path, Baud: d.Port.Baud, Parity: d.Port.Parity, StopBits: d.Port.StopBits,
+			Address: uint8(d.ModbusAddress), Register: uint16(d.ModbusRegister), Divisor: d.ModbusDivisor,
+		})
+		if err == nil {
+			var agg *slm.Aggregator
+			agg, err = slm.NewAggregator(slm.DefaultRate, d.OffsetDB)
+			if err == nil {
+				log.Info("device open", "device", "slm", "port", d.Port.Path, "protocol", "modbus-rtu")
+				backoff = time.Second
+				err = p.Run(ctx, clock.now, func(s slm.Sample) {
+					if r, ok := agg.Add(s); ok {
+						if st.set("slm", wire.DeviceOK) {
+							onChange()
+						}
+						select {
+						case out <- reading{Sound: &r, received: time.Now()}:
+						case <-ctx.Done():
+						}
+					}
+				})
+			}
+			p.Close()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if st.set("slm", wire.DeviceMissing) {
+			log.Warn("device missing", "device", "slm", "port", d.Port.Path, "err", err)
+			onChange()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}

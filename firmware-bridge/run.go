@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trenzinho/trenzinho/config"
+	"github.com/trenzinho/trenzinho/firmware-bridge/bridge"
+	"github.com/trenzinho/trenzinho/firmware-bridge/serialport"
+	"github.com/trenzinho/trenzinho/firmware-bridge/tacho"
+)
+
+// deviceFlags are the settings of the three instruments, shared by run and probe.
+type deviceFlags struct {
+	gpsPort, tachoPort, slmPort string
+	gpsBaud, tachoBaud, slmBaud int
+	tachoLayout, slmProtocol    string
+	slmOffsetDB                 float64
+	slmAddress, slmRegister     int
+	slmDivisor                  float64
+}
+
+func (d *deviceFlags) bind(b *config.Binder) {
+	b.String(&d.gpsPort, "TRENZINHO_GPS_PORT", "", "GPS receiver serial port (empty: none)")
+	b.Int(&d.gpsBaud, "TRENZINHO_GPS_BAUD", 9600, "GPS receiver baud rate")
+	b.String(&d.tachoPort, "TRENZINHO_TACHO_PORT", "", "tachograph D8 serial port (empty: none)")
+	b.String(&d.tachoLayout, "TRENZINHO_TACHO_LAYOUT", "vdo", "tachograph D8 layout: vdo or stoneridge")
+	b.Int(&d.tachoBaud, "TRENZINHO_TACHO_BAUD", 0, "tachograph baud rate (0: the layout's, 10400 VDO, 1200 Stoneridge)")
+	b.String(&d.slmPort, "TRENZINHO_SLM_PORT", "", "sound-level meter serial port (empty: none)")
+	b.String(&d.slmProtocol, "TRENZINHO_SLM_PROTOCOL", "pce322a", "sound-level meter protocol: pce322a or modbus-rtu")
+	b.Int(&d.slmBaud, "TRENZINHO_SLM_BAUD", 0, "sound-level meter baud rate (0: the protocol's, 115200 PCE, 4800 Modbus)")
+	b.Float(&d.slmOffsetDB, "TRENZINHO_SLM_OFFSET_DB", 0, "sound-level meter calibration offset, dB")
+	b.Int(&d.slmAddress, "TRENZINHO_SLM_ADDRESS", 1, "Modbus address of the meter")
+	b.Int(&d.slmRegister, "TRENZINHO_SLM_REGISTER", 0, "Modbus holding register of the level")
+	b.Float(&d.slmDivisor, "TRENZINHO_SLM_DIVISOR", 10, "Modbus register value per dB: level = value / divisor")
+}
+
+func (d *deviceFlags) devices() (gps, tch, slmDev *bridge.Device, err error) {
+	if d.gpsPort != "" {
+		gps = &bridge.Device{Port: serialport.Config{Path: d.gpsPort, Baud: d.gpsBaud}}
+	}
+	if d.tachoPort != "" {
+		layout, err := tacho.ParseLayout(d.tachoLayout)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		baud := d.tachoBaud
+		if baud == 0 {
+			baud = layout.Baud()
+		}
+		tch = &bridge.Device{Port: serialport.Config{Path: d.tachoPort, Baud: baud}, Protocol: string(layout)}
+	}
+	if d.slmPort != "" {
+		baud := d.slmBaud
+		if baud == 0 {
+			baud = 115200
+			if d.slmProtocol == "modbus-rtu" {
+				baud = 4800
+			}
+		}
+		slmDev = &bridge.Device{
+			Port: serialport.Config{Path: d.slmPort, Baud: baud}, Protocol: d.slmProtocol,
+			OffsetDB: d.slmOffsetDB, ModbusAddress: d.slmAddress, ModbusRegister: d.slmRegister, ModbusDivisor: d.slmDivisor,
+		}
+	}
+	return gps, tch, slmDev, nil
+}
+
+func cmdRun(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	b := config.NewBinder(fs)
+	var (
+		cfg      bridge.Config
+		dev      deviceFlags
+		keyFile  string
+		spoolMB  int
+		metrics  string
+		logLevel string
+	)
+	b.BindMQTT(&cfg.MQTT)
+	b.String(&cfg.Vehicle, "TRENZINHO_VEHICLE", "", "vehicle id ([A-Za-z0-9_-]{1,32}), required")
+	b.String(&cfg.StateDir, "TRENZINHO_STATE_DIR", "/var/lib/trenzinho-bridge", "state directory: epoch, sequence and spool")
+	dev.bind(b)
+	b.Duration(&cfg.BatchInterval, "TRENZINHO_BATCH_INTERVAL", 5*time.Second, "how often a batch is closed and published")
+	b.Int(&spoolMB, "TRENZINHO_SPOOL_MAX_MB", 512, "spool size bound in MiB; the oldest batches are evicted beyond it")
+	b.String(&keyFile, "TRENZINHO_KEY_FILE", "", "ed25519 private key (PKCS #8 PEM) that signs every batch (empty: unsigned)")
+	b.String(&cfg.Kid, "TRENZINHO_KID", "", "name of the signing key in the registry")
+	b.Bool(&cfg.RTC, "TRENZINHO_RTC", false, "the Pi has a real-time clock (batches without GPS time say clock=rtc)")
+	b.String(&metrics, "TRENZINHO_METRICS_LISTEN", "", "Prometheus metrics address (empty: off)")
+	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	if err := b.Parse(args); err != nil {
+		return err
+	}
+	log := logger(logLevel)
+	cfg.Logger, cfg.Version = log, version
+	cfg.SpoolMaxBytes = int64(spoolMB) << 20
+	var err error
+	if cfg.GPS, cfg.Tacho, cfg.SLM, err = dev.devices(); err != nil {
+		return err
+	}
+	if keyFile != "" {
+		if cfg.Key, err = readKey(keyFile); err != nil {
+			return err
+		}
+		if cfg.Kid == "" {
+			return errors.New("run: --kid is required with --key-file")
+		}
+	}
+	br, err := bridge.Open(cfg)
+	if err != nil {
+		return err
+	}
+	if metrics != "" {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		br.Register(reg)
+		srv := &http.Server{Addr: metrics, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server", "err", err)
+			}
+		}()
+		defer srv.Close()
+	}
+	log.Info("bridge starting", "vehicle", cfg.Vehicle, "epoch", br.Epoch(), "version", version)
+	return br.Run(ctx)
+}
+
+func readKey(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return nil, fmt.Errorf("signing key %s: not PEM", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s: %w", path, err)
+	}
+	ek, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("signing key %s: not ed25519", path)
+	}
+	return ek, nil
+}

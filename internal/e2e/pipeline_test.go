@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+)
+
+// monitorClient talks to a running monitor's API.
+type monitorClient struct {
+	base  string
+	token string
+}
+
+func startMonitor(t *testing.T, bin string, mqttURL string) *monitorClient {
+	t.Helper()
+	port := testenv.FreePort(t)
+	dir := t.TempDir()
+	testenv.StartProcess(t, "monitor", []string{
+		"TRENZINHO_MQTT_URL=" + mqttURL,
+		"TRENZINHO_DB=" + filepath.Join(dir, "monitor.db"),
+		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
+		"TRENZINHO_ADMIN_USER=admin",
+		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
+		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
+	}, filepath.Join(bin, "monitor"))
+	c := &monitorClient{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	if err := testenv.WaitTCP(fmt.Sprintf("127.0.0.1:%d", port), 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"user": "admin", "password": "segredo-de-teste"})
+	resp, err := http.Post(c.base+"/api/v1/login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var lr struct{ Token string }
+	if err := json.NewDecoder(resp.Body).Decode(&lr); err != nil || lr.Token == "" {
+		t.Fatalf("login: %s %v", resp.Status, err)
+	}
+	c.token = lr.Token
+	return c
+}
+
+func (c *monitorClient) get(t *testing.T, path string, out any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", c.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", path, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+func (c *monitorClient) episodes(t *testing.T, query string) []rules.Episode {
+	var page struct{ Items []rules.Episode }
+	c.get(t, "/api/v1/episodes?"+query, &page)
+	return page.Items
+}
+
+// simulation is one `firmware-bridge simulate` process and the device paths it printed.
+type simulation struct {
+	devices map[string]map[string]string // vehicle → gps|tacho|slm → path
+}
+
+func startSimulation(t *testing.T, bin string, args ...string) *simulation {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "firmware-bridge"), append([]string{"simulate", "--dir", dir}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("simulate stderr: %s", stderr.String())
+		}
+	})
+	s := &simulation{devices: map[string]map[string]string{}}
+	sc := bufio.NewScanner(out)
+	want := 1
+	for _, a := range args {
+		if strings.HasPrefix(a, "--vehicles=") {
+			fmt.Sscanf(a, "--vehicles=%d", &want)
+		}
+	}
+	for len(s.devices) < want && sc.Scan() {
+		var line map[string]string
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("simulate printed %q: %v", sc.Text(), err)
+		}
+		s.devices[line["vehicle"]] = line
+	}
+	if len(s.devices) < want {
+		t.Fatalf("simulate printed %d vehicles, want %d: %s", len(s.devices), want, stderr.String())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return s
+}
+
+func startBridge(t *testing.T, bin, mqttURL, vehicle string, dev map[string]string) *testenv.Process {
+	t.Helper()
+	args := []string{filepath.Join(bin, "firmware-bridge"), "run",
+		"--vehicle", vehicle, "--state-dir", filepath.Join(t.TempDir(), "state"),
+		"--gps-port", dev["gps"], "--batch-interval", "1s"}
+	if dev["tacho"] != "" {
+		args = append(args, "--tacho-port", dev["tacho"])
+	}
+	if dev["slm"] != "" {
+		args = append(args, "--slm-port", dev["slm"])
+	}
+	return testenv.StartProcess(t, "bridge-"+vehicle, []string{"TRENZINHO_MQTT_URL=" + mqttURL}, args...)
+}
+
+// TestSpeedEpisodeThroughThePipeline: simulator → pty → bridge → Mosquitto → monitor. A trip
+// that holds 45 km/h for 30 s makes one speed episode; a trip at 25 km/h makes none.
+func TestSpeedEpisodeThroughThePipeline(t *testing.T) {
+	bin := testenv.Build(t)
+	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
+	mon := startMonitor(t, bin, broker.URL())
+
+	// Friday noon in Piúma: in service hours, so only the speed rule can fire.
+	start := "2026-11-27T15:00:00Z"
+	fast := startSimulation(t, bin, "--vehicles=1", "--prefix=FAST", "--scenario=20:15,45:30,20:30", "--duration=75s", "--speed-up=3", "--start="+start)
+	slow := startSimulation(t, bin, "--vehicles=1", "--prefix=SLOW", "--scenario=25:75", "--duration=75s", "--speed-up=3", "--start="+start)
+	startBridge(t, bin, broker.URL(), "FAST-001", fast.devices["FAST-001"])
+	startBridge(t, bin, broker.URL(), "SLOW-001", slow.devices["SLOW-001"])
+
+	deadline := time.Now().Add(3 * time.Minute)
+	var got []rules.Episode
+	for time.Now().Before(deadline) {
+		got = mon.episodes(t, "vehicle=FAST-001&rule=speed")
+		if len(got) == 1 && got[0].End != nil {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if len(got) != 1 || got[0].End == nil {
+		t.Fatalf("FAST-001: %d speed episodes (want 1, closed): %+v", len(got), got)
+	}
+	ep := got[0]
+	wantStart, _ := time.Parse(time.RFC3339, "2026-11-27T15:00:15Z")
+	// The tachograph reports speed in 1/256 km/h: 45 km/h is exact.
+	if ep.Peak != 45 || ep.Source != "tacho" || ep.Article != "Art. 23" {
+		t.Errorf("episode %+v", ep)
+	}
+	if d := ep.Start.Sub(wantStart); d < -time.Second || d > time.Second || ep.DurationS < 29 || ep.DurationS > 31 {
+		t.Errorf("episode from %v for %v s; want from %v for 30 s", ep.Start, ep.DurationS, wantStart)
+	}
+	if slowEps := mon.episodes(t, "vehicle=SLOW-001&rule=speed"); len(slowEps) != 0 {
+		t.Errorf("SLOW-001 at 25 km/h: %d speed episodes", len(slowEps))
+	}
+	var detail rules.Episode
+	mon.get(t, "/api/v1/episodes/"+ep.ID, &detail)
+	if len(detail.Readings) < 30 {
+		t.Errorf("%d readings of evidence for a 30 s episode", len(detail.Readings))
+	}
+	var vehicles struct {
+		Items []struct {
+			ID       string
+			SpeedKmh *float64 `json:"speed_kmh"`
+		}
+	}
+	mon.get(t, "/api/v1/vehicles", &vehicles)
+	if len(vehicles.Items) != 2 {
+		t.Errorf("vehicles: %+v", vehicles.Items)
+	}
+}

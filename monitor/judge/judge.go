@@ -1,0 +1,374 @@
+// Package judge is the monitor's live loop: it consumes telemetry from MQTT, applies the rules
+// engine to each batch in arrival order, commits the resulting episodes and the engine's state in
+// one transaction per group of batches, and only then acknowledges those batches to the broker.
+// A crash at any point therefore loses nothing and judges nothing twice: unacknowledged batches
+// are redelivered and the restored cursors recognise the ones already judged.
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Store persists what the engine changed.
+type Store interface {
+	// Commit writes the episodes, their new evidence and the vehicle snapshots atomically.
+	Commit(ctx context.Context, c *rules.Changes) error
+	// VehicleSnapshots returns every vehicle snapshot committed so far.
+	VehicleSnapshots(ctx context.Context) ([][]byte, error)
+}
+
+// Hub receives live events for the dashboard (Server-Sent Events).
+type Hub interface {
+	Publish(event string, data any)
+}
+
+// Message is one MQTT message the judge must acknowledge once judged and committed.
+type Message interface {
+	Topic() string
+	Payload() []byte
+	Ack()
+}
+
+// Config configures a Judge.
+type Config struct {
+	Engine *rules.Engine
+	Store  Store
+	Hub    Hub // may be nil
+	Logger *slog.Logger
+	// Publish sends an episode event to trenzinho/v1/{vehicle}/episodes; may be nil.
+	Publish func(topic string, payload []byte)
+	// FlushEvery and FlushBatches bound how long and how many batches wait for a commit.
+	FlushEvery   time.Duration
+	FlushBatches int
+	Registry     prometheus.Registerer
+	Now          func() time.Time
+}
+
+// Judge runs the live loop.
+type Judge struct {
+	cfg Config
+	in  chan Message
+	log *slog.Logger
+
+	mu    sync.RWMutex
+	fleet map[string]fleetEntry
+
+	batches   *prometheus.CounterVec
+	rejected  *prometheus.CounterVec
+	commitDur prometheus.Histogram
+	openEpis  prometheus.Gauge
+}
+
+// New returns a Judge. Call Restore before Run.
+func New(cfg Config) *Judge {
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = 200 * time.Millisecond
+	}
+	if cfg.FlushBatches <= 0 {
+		cfg.FlushBatches = 500
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	j := &Judge{
+		cfg:   cfg,
+		in:    make(chan Message, 4*cfg.FlushBatches),
+		log:   cfg.Logger,
+		fleet: map[string]fleetEntry{},
+		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "batches_total",
+			Help: "Telemetry batches received, by outcome (judged, duplicate, rejected).",
+		}, []string{"outcome"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "rejected_total",
+			Help: "Payloads the monitor could not judge, by wire reason.",
+		}, []string{"reason"}),
+		commitDur: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "commit_seconds",
+			Help: "Time to commit a group of judged batches.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}),
+		openEpis: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "open_episodes",
+			Help: "Episodes open now.",
+		}),
+	}
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.openEpis)
+	}
+	return j
+}
+
+// Restore loads the committed vehicle snapshots into the engine.
+func (j *Judge) Restore(ctx context.Context) error {
+	snaps, err := j.cfg.Store.VehicleSnapshots(ctx)
+	if err != nil {
+		return fmt.Errorf("judge: restore: %w", err)
+	}
+	for _, s := range snaps {
+		if err := j.cfg.Engine.Restore(s); err != nil {
+			return err
+		}
+	}
+	j.refreshFleet(nil)
+	return nil
+}
+
+// Handle is the MQTT message handler: it queues the message for the loop (blocking when the
+// loop is behind, which holds back the broker: backpressure, not loss).
+func (j *Judge) Handle(ctx context.Context, m Message) {
+	select {
+	case j.in <- m:
+	case <-ctx.Done():
+	}
+}
+
+// MQTTHandler adapts Handle to paho.
+func (j *Judge) MQTTHandler(ctx context.Context) mqtt.MessageHandler {
+	return func(_ mqtt.Client, m mqtt.Message) { j.Handle(ctx, m) }
+}
+
+// Run judges messages until ctx is cancelled; it commits what it has before returning.
+func (j *Judge) Run(ctx context.Context) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	flush := time.NewTimer(j.cfg.FlushEvery)
+	defer flush.Stop()
+	var pending []Message
+	commit := func() error {
+		if err := j.commit(ctx, pending); err != nil {
+			return err
+		}
+		pending = pending[:0]
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			// Commit with a fresh context: what was judged must not be lost on shutdown.
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return j.commit(cctx, pending)
+		case m := <-j.in:
+			j.judge(m)
+			pending = append(pending, m)
+			if len(pending) >= j.cfg.FlushBatches {
+				if err := commit(); err != nil {
+					return err
+				}
+			}
+		case <-flush.C:
+			flush.Reset(j.cfg.FlushEvery)
+			if err := commit(); err != nil {
+				return err
+			}
+		case now := <-tick.C:
+			j.cfg.Engine.Tick(j.cfg.Now())
+			_ = now
+			if err := commit(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (j *Judge) judge(m Message) {
+	now := j.cfg.Now()
+	topic := m.Topic()
+	vehicle, kind, err := wire.VehicleFromTopic(topic)
+	if err != nil {
+		j.batches.WithLabelValues("rejected").Inc()
+		j.rejected.WithLabelValues(string(wire.ReasonBadTopic)).Inc()
+		return
+	}
+	switch kind {
+	case "status":
+		var s wire.Status
+		if len(m.Payload()) > 64<<10 || json.Unmarshal(m.Payload(), &s) != nil {
+			return
+		}
+		j.cfg.Engine.SetStatus(vehicle, &s, now)
+		return
+	case "telemetry":
+	default:
+		return
+	}
+	b, err := wire.Decode(topic, m.Payload(), now)
+	if err != nil {
+		j.batches.WithLabelValues("rejected").Inc()
+		j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
+		j.log.Debug("batch rejected", "topic", topic, "err", err)
+		return
+	}
+	res := j.cfg.Engine.Apply(b, now)
+	if res.Duplicate {
+		j.batches.WithLabelValues("duplicate").Inc()
+	} else {
+		j.batches.WithLabelValues("judged").Inc()
+	}
+}
+
+// commit persists the engine's changes, then acknowledges the messages that caused them, then
+// tells the world.
+func (j *Judge) commit(ctx context.Context, msgs []Message) error {
+	c, err := j.cfg.Engine.Drain()
+	if err != nil {
+		return err
+	}
+	if !c.Empty() {
+		start := time.Now()
+		for attempt := 0; ; attempt++ {
+			err = j.cfg.Store.Commit(ctx, &c)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil || attempt >= 5 {
+				// Not acknowledged: the broker redelivers after a restart.
+				return fmt.Errorf("judge: commit: %w", errors.Join(err, ctx.Err()))
+			}
+			j.log.Warn("commit failed; retrying", "err", err, "attempt", attempt+1)
+			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		}
+		j.commitDur.Observe(time.Since(start).Seconds())
+	}
+	for _, m := range msgs {
+		m.Ack()
+	}
+	if c.Empty() {
+		return nil
+	}
+	for _, ev := range c.Events {
+		j.announce(ev)
+	}
+	j.refreshFleet(c.Snapshots)
+	return nil
+}
+
+func (j *Judge) announce(ev rules.Event) {
+	switch ev.Kind {
+	case rules.EventNewEpoch:
+		j.log.Info("vehicle started a new sequence epoch", "vehicle", ev.Vehicle, "epoch", ev.Epoch)
+		if j.cfg.Hub != nil {
+			j.cfg.Hub.Publish("status", map[string]string{"vehicle": ev.Vehicle, "event": "new_epoch", "epoch": ev.Epoch})
+		}
+		return
+	}
+	if ev.Episode == nil {
+		return
+	}
+	j.log.Info("episode "+string(ev.Kind), "episode", ev.Episode.ID, "vehicle", ev.Vehicle, "rule", ev.Episode.Rule, "peak", ev.Episode.Peak)
+	if j.cfg.Publish != nil {
+		if b, err := json.Marshal(ev.Episode); err == nil {
+			j.cfg.Publish(wire.EpisodesTopic(ev.Vehicle), b)
+		}
+	}
+	if j.cfg.Hub != nil {
+		j.cfg.Hub.Publish("episode", struct {
+			Event string `json:"event"`
+			*rules.Episode
+		}{string(ev.Kind), ev.Episode})
+	}
+}
+
+// refreshFleet rebuilds the view of the vehicles in ids (all when ids is nil) and pushes their
+// positions to the hub.
+func (j *Judge) refreshFleet(ids map[string][]byte) {
+	now := j.cfg.Now()
+	var views []fleetEntry
+	open := 0
+	j.cfg.Engine.Vehicles(func(v *rules.Vehicle) {
+		open += len(v.OpenEpisodeIDs())
+		if ids != nil {
+			if _, ok := ids[v.ID]; !ok {
+				return
+			}
+		}
+		views = append(views, j.view(v, now))
+	})
+	j.openEpis.Set(float64(open))
+	j.mu.Lock()
+	for _, v := range views {
+		j.fleet[v.ID] = v
+	}
+	j.mu.Unlock()
+	if j.cfg.Hub != nil && ids != nil {
+		for _, v := range views {
+			j.cfg.Hub.Publish("position", v.Vehicle)
+		}
+	}
+}
+
+// onlineWithin is how recent a batch must be for a vehicle to count as online.
+const onlineWithin = 2 * time.Minute
+
+// fleetEntry is a vehicle as the dashboard shows it, and whether its bridge's will message
+// said it went offline.
+type fleetEntry struct {
+	api.Vehicle
+	statusOffline bool
+}
+
+func (j *Judge) view(v *rules.Vehicle, now time.Time) fleetEntry {
+	e := fleetEntry{Vehicle: api.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs()}}
+	vv := &e.Vehicle
+	if vv.OpenEpisodes == nil {
+		vv.OpenEpisodes = []string{}
+	}
+	if !v.LastSeen.IsZero() {
+		vv.LastSeen = wire.NewTime(v.LastSeen)
+	}
+	if f := v.LastGPS; f != nil {
+		vv.Lat, vv.Lon, vv.CourseDeg = &f.Lat, &f.Lon, f.Course
+	}
+	if kmh, _, ok := v.SpeedAt(v.LastT); ok {
+		vv.SpeedKmh = &kmh
+	}
+	vv.LAeqDB = v.LAeqDB
+	if in, known := j.cfg.Engine.InService(v, v.LastT); known {
+		vv.InService = &in
+	}
+	if s := v.Status; s != nil {
+		vv.Devices = s.Devices
+		vv.SpoolDepth = s.SpoolDepth
+		e.statusOffline = !s.Online
+	}
+	e.setOnline(now)
+	return e
+}
+
+// setOnline: a batch within onlineWithin and no will message since.
+func (e *fleetEntry) setOnline(now time.Time) {
+	on := !e.LastSeen.IsZero() && now.Sub(e.LastSeen.Time) < onlineWithin && !e.statusOffline
+	e.Online = &on
+}
+
+// Vehicles returns the fleet as last committed, sorted by id.
+func (j *Judge) Vehicles(context.Context) ([]api.Vehicle, error) {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	now := j.cfg.Now()
+	out := make([]api.Vehicle, 0, len(j.fleet))
+	for _, e := range j.fleet {
+		e.setOnline(now)
+		out = append(out, e.Vehicle)
+	}
+	slices.SortFunc(out, func(a, b api.Vehicle) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/paulmach/orb"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/trenzinho/trenzinho/config"
+	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/judge"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/web"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+type serveConfig struct {
+	mqtt          config.MQTT
+	influx        config.Influx
+	geofences     string
+	profile       string
+	db            string
+	listen        string
+	adminUser     string
+	adminPassword string
+	registry      string
+	clientID      string
+	secureCookie  bool
+	logLevel      string
+}
+
+func cmdServe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	b := config.NewBinder(fs)
+	var c serveConfig
+	b.BindMQTT(&c.mqtt)
+	b.BindInflux(&c.influx)
+	b.String(&c.geofences, "TRENZINHO_GEOFENCES", "", "GeoJSON file or directory of geofences (empty: the Piúma sample set)")
+	b.String(&c.profile, "TRENZINHO_PROFILE", "", "legal profile YAML (empty: the built-in Piúma profile)")
+	b.String(&c.db, "TRENZINHO_DB", "trenzinho-monitor.db", "SQLite database: episodes, users, audit")
+	b.String(&c.listen, "TRENZINHO_LISTEN", "127.0.0.1:8080", "HTTP address of the API and the dashboard")
+	b.String(&c.adminUser, "TRENZINHO_ADMIN_USER", "", "first admin account, created at first start")
+	b.String(&c.adminPassword, "TRENZINHO_ADMIN_PASSWORD", "", "password of the first admin account")
+	b.String(&c.registry, "TRENZINHO_REGISTRY", "", "registry YAML: licensees, vehicles, drivers, devices (optional)")
+	b.String(&c.clientID, "TRENZINHO_MONITOR_CLIENT_ID", "trenzinho-monitor", "MQTT client id (persistent session)")
+	b.Bool(&c.secureCookie, "TRENZINHO_SECURE_COOKIE", false, "mark the session cookie Secure behind a TLS proxy")
+	b.String(&c.logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	if err := b.Parse(args); err != nil {
+		return err
+	}
+	log := logger(c.logLevel)
+	return serve(ctx, c, log)
+}
+
+func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
+	prof := profile.Piuma()
+	if c.profile != "" {
+		var err error
+		if prof, err = profile.Load(c.profile); err != nil {
+			return err
+		}
+	}
+	var set *geofences.Set
+	var err error
+	if c.geofences != "" {
+		set, err = geofences.Load(c.geofences)
+	} else {
+		log.Warn("TRENZINHO_GEOFENCES not set: using the Piúma sample geofences (sample data, not for notices)")
+		set, err = geofences.Sample()
+	}
+	if err != nil {
+		return err
+	}
+	if c.registry != "" {
+		log.Warn("the registry is not read yet; vehicles are judged as not registered", "registry", c.registry)
+	}
+	if dir := filepath.Dir(c.db); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("database directory: %w", err)
+		}
+	}
+	db, err := store.Open(ctx, c.db)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	created, err := db.EnsureAdmin(ctx, c.adminUser, c.adminPassword)
+	switch {
+	case errors.Is(err, store.ErrNoAdmin):
+		return errors.New("no admin account yet: set TRENZINHO_ADMIN_USER and TRENZINHO_ADMIN_PASSWORD for the first start")
+	case err != nil:
+		return err
+	case created:
+		log.Info("admin account created", "user", c.adminUser)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	engine := rules.New(prof, places{set})
+	hub := api.NewHub(api.HubConfig{Logger: log})
+	var client mqtt.Client
+	j := judge.New(judge.Config{
+		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg,
+		Publish: func(topic string, payload []byte) {
+			if client != nil && client.IsConnectionOpen() {
+				client.Publish(topic, 1, false, payload)
+			}
+		},
+	})
+	srv := api.New(api.Config{
+		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Health: db.Ping, Registry: reg,
+		Hub: hub, Static: web.Handler(), SecureCookie: c.secureCookie,
+	})
+	if err := j.Restore(ctx); err != nil {
+		return err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	judgeDone := make(chan error, 1)
+	go func() { judgeDone <- j.Run(runCtx) }()
+
+	client = mqtt.NewClient(monitorMQTTOptions(c, log, j.MQTTHandler(runCtx)))
+	connect := client.Connect()
+	connect.Wait()
+	if err := connect.Error(); err != nil {
+		log.Warn("broker unreachable; retrying in the background", "url", c.mqtt.URL, "err", err)
+	}
+
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- hs.Serve(ln) }()
+	log.Info("monitor listening", "addr", ln.Addr().String(), "profile", prof.ID, "geofences", set.Len(), "version", version)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-judgeDone:
+	case runErr = <-httpDone:
+	}
+	log.Info("shutting down")
+	srv.Hub().Close()
+	shCtx, shCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer shCancel()
+	_ = hs.Shutdown(shCtx)
+	// Stop receiving before the judge commits what it has: unacknowledged messages are
+	// redelivered to the next start.
+	client.Disconnect(250)
+	cancel()
+	if err := <-judgeDone; err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
+		runErr = err
+	}
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	return runErr
+}
+
+func monitorMQTTOptions(c serveConfig, log *slog.Logger, handler mqtt.MessageHandler) *mqtt.ClientOptions {
+	o := mqtt.NewClientOptions().
+		AddBroker(c.mqtt.URL).
+		SetClientID(c.clientID).
+		SetUsername(c.mqtt.User).
+		SetPassword(c.mqtt.Password).
+		SetCleanSession(false).
+		SetAutoAckDisabled(true).
+		SetOrderMatters(true).
+		SetAutoReconnect(true).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(2 * time.Second).
+		SetMaxReconnectInterval(30 * time.Second).
+		SetKeepAlive(30 * time.Second).
+		SetDefaultPublishHandler(handler)
+	o.SetOnConnectHandler(func(cl mqtt.Client) {
+		log.Info("connected to the broker", "url", c.mqtt.URL)
+		tok := cl.SubscribeMultiple(map[string]byte{wire.TelemetryWildcard: 1, wire.StatusWildcard: 1}, handler)
+		if tok.Wait(); tok.Error() != nil {
+			log.Error("subscribe", "err", tok.Error())
+		}
+	})
+	o.SetConnectionLostHandler(func(_ mqtt.Client, err error) {
+		log.Warn("connection to the broker lost", "err", err)
+	})
+	if tlsCfg, err := c.mqtt.TLSConfig(); err != nil {
+		log.Error("TLS configuration", "err", err)
+	} else if tlsCfg != nil {
+		o.SetTLSConfig(tlsCfg)
+	}
+	return o
+}
+
+// places answers the rules' geographic questions from the geofences.
+type places struct{ set *geofences.Set }
+
+func (p places) InGarage(lat, lon float64, licensee string) (in, known bool) {
+	if len(p.set.Garages(licensee)) == 0 {
+		return false, false
+	}
+	return p.set.InGarage(orb.Point{lon, lat}, licensee), true
+}
+
+func (p places) AtBoardingPoint(lat, lon float64) bool {
+	_, ok := p.set.BoardingPointAt(orb.Point{lon, lat})
+	return ok
+}

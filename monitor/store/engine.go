@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/trenzinho/trenzinho/monitor/rules"
+)
+
+// Commit writes what the rules engine changed — episodes, their new evidence, and the snapshots
+// of the vehicles involved — in one transaction, so that the engine restored from the snapshots
+// after a crash agrees exactly with the stored episodes.
+func (db *DB) Commit(ctx context.Context, c *rules.Changes) error {
+	docs := make([]string, len(c.Episodes))
+	for i := range c.Episodes {
+		d, err := episodeDoc(&c.Episodes[i], c.Evidence[c.Episodes[i].ID])
+		if err != nil {
+			return err
+		}
+		docs[i] = d
+	}
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		for i := range c.Episodes {
+			e := &c.Episodes[i]
+			if err := db.upsertEpisode(ctx, tx, e, docs[i], c.Evidence[e.ID]); err != nil {
+				return fmt.Errorf("episode %s: %w", e.ID, err)
+			}
+		}
+		if len(c.Snapshots) == 0 {
+			return nil
+		}
+		stmt, err := tx.PrepareContext(ctx, `
+INSERT INTO vehicle_state (vehicle, snapshot, updated_at) VALUES (?, ?, ?)
+ON CONFLICT (vehicle) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		now := millis(db.now())
+		for v, snap := range c.Snapshots {
+			if _, err := stmt.ExecContext(ctx, v, string(snap), now); err != nil {
+				return fmt.Errorf("vehicle %s: %w", v, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// VehicleSnapshots returns every committed vehicle snapshot.
+func (db *DB) VehicleSnapshots(ctx context.Context) ([][]byte, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT snapshot FROM vehicle_state ORDER BY vehicle`)
+	if err != nil {
+		return nil, fmt.Errorf("store: vehicle snapshots: %w", err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, fmt.Errorf("store: vehicle snapshots: %w", err)
+		}
+		out = append(out, []byte(s))
+	}
+	return out, rows.Err()
+}
