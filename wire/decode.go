@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -87,7 +88,12 @@ const (
 
 // Decode parses and validates a telemetry payload received on topic at receivedAt.
 // topic may be empty when the payload does not come from MQTT (a file, a test); then only
-// the payload's own vehicle is checked. The returned error is always an *Error.
+// the payload's own vehicle is checked. A zero receivedAt skips the future_time check.
+// The returned error is always an *Error, with the reason of the first failed check, in this
+// order: size, topic, UTF-8, JSON (one object; types; numbers that fit a float64; time
+// syntax), signature layout, then the fields (v, vehicle, epoch, seq, clock, reading count,
+// sent_at, each gps, tacho, sound and service reading in order, kid and sig), and last the
+// payload vehicle against the topic. It does not verify the signature: see Verify.
 func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) {
 	if len(payload) > MaxPayloadBytes {
 		return nil, reject(ReasonTooLarge, "%d bytes, limit %d", len(payload), MaxPayloadBytes)
@@ -103,42 +109,126 @@ func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) 
 	if !utf8.Valid(payload) {
 		return nil, reject(ReasonNotUTF8, "payload is not valid UTF-8")
 	}
-	var sig []byte
-	if _, s, ok, err := SplitSignature(payload); err != nil {
-		return nil, err.(*Error)
-	} else if ok {
-		sig = s
+	b, onMissing, jerr := unmarshalBatch(payload)
+	if jerr != nil {
+		return nil, jerr
 	}
-	var b Batch
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	if err := dec.Decode(&b); err != nil {
-		return nil, jsonError(err)
+	if _, _, ok, err := SplitSignature(payload); err != nil {
+		return nil, err
+	} else if b.Sig != "" && !ok {
+		return nil, reject(ReasonBadSignature, "sig must be the last member")
 	}
-	if dec.More() {
-		return nil, reject(ReasonBadJSON, "more than one JSON value")
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, reject(ReasonBadJSON, "trailing data after the object")
-	}
-	if err := b.validate(receivedAt); err != nil {
+	if err := b.validate(receivedAt, onMissing); err != nil {
 		return nil, err
 	}
 	if topicVehicle != "" && b.Vehicle != topicVehicle {
 		return nil, reject(ReasonTopicMismatch, "payload vehicle %q on topic of %q", b.Vehicle, topicVehicle)
 	}
-	if b.Sig != "" && sig == nil {
-		return nil, reject(ReasonBadSignature, "sig must be the last member")
+	return b, nil
+}
+
+// batchIn is a Batch as it is read from JSON: the members that are required but whose Go zero
+// value is a valid reading (gps lat/lon, service on) are read so that absence can be told apart
+// from 0 or false. The outer fields shadow those of the embedded types.
+type batchIn struct {
+	Batch
+	GPS     []gpsIn     `json:"gps"`
+	Service []serviceIn `json:"service"`
+}
+
+type gpsIn struct {
+	GPS
+	Lat presentFloat `json:"lat"`
+	Lon presentFloat `json:"lon"`
+}
+
+type serviceIn struct {
+	Service
+	On *bool `json:"on"`
+}
+
+// presentFloat is a JSON number that remembers whether it was present (null counts as absent).
+type presentFloat struct {
+	v  float64
+	ok bool
+}
+
+func (f *presentFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
 	}
-	return &b, nil
+	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
+		var v float64
+		return json.Unmarshal(b, &v) // a *json.UnmarshalTypeError: bad_json
+	}
+	// The decoder has already checked that b is a JSON number, a subset of ParseFloat's syntax.
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		// As encoding/json reports it for a plain float64, with the field path added: non_finite.
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[float64]()}
+	}
+	f.v, f.ok = v, true
+	return nil
+}
+
+// unmarshalBatch reads exactly one JSON object. Absent lat/lon are returned as NaN (JSON cannot
+// carry NaN, and validate rejects it); onMissing is the index of the first service change
+// without "on", or -1. Empty arrays are returned as nil, so that absent and empty decode alike.
+func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
+	if p := bytes.TrimLeft(payload, " \t\r\n"); len(p) == 0 || p[0] != '{' {
+		return nil, -1, reject(ReasonBadJSON, "payload is not a JSON object")
+	}
+	var in batchIn
+	if err := json.Unmarshal(payload, &in); err != nil {
+		return nil, -1, jsonError(err)
+	}
+	b := in.Batch
+	b.GPS, b.Service = nil, nil
+	if len(in.GPS) > 0 {
+		b.GPS = make([]GPS, len(in.GPS))
+		for i := range in.GPS {
+			g := &in.GPS[i]
+			b.GPS[i] = g.GPS
+			b.GPS[i].Lat, b.GPS[i].Lon = math.NaN(), math.NaN()
+			if g.Lat.ok {
+				b.GPS[i].Lat = g.Lat.v
+			}
+			if g.Lon.ok {
+				b.GPS[i].Lon = g.Lon.v
+			}
+		}
+	}
+	onMissing := -1
+	if len(in.Service) > 0 {
+		b.Service = make([]Service, len(in.Service))
+		for i, s := range in.Service {
+			b.Service[i] = s.Service
+			if s.On == nil {
+				if onMissing < 0 {
+					onMissing = i
+				}
+			} else {
+				b.Service[i].On = *s.On
+			}
+		}
+	}
+	if len(b.Tacho) == 0 {
+		b.Tacho = nil
+	}
+	if len(b.Sound) == 0 {
+		b.Sound = nil
+	}
+	return &b, onMissing, nil
 }
 
 func jsonError(err error) *Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		if strings.HasPrefix(te.Value, "number") && te.Type.Kind() == reflect.Float64 {
-			return reject(ReasonNonFinite, "field %s: %v", te.Field, err)
+		field := jsonPath(te.Field)
+		if strings.HasPrefix(te.Value, "number") && te.Type != nil && te.Type.Kind() == reflect.Float64 {
+			return reject(ReasonNonFinite, "%s: %.40s does not fit a float64", field, te.Value)
 		}
-		return reject(ReasonBadJSON, "field %s: %s where %s expected", te.Field, te.Value, te.Type)
+		return reject(ReasonBadJSON, "%s: %.40s where %s expected", field, te.Value, jsonKind(te.Type))
 	}
 	var tErr *timeError
 	if errors.As(err, &tErr) {
@@ -147,7 +237,51 @@ func jsonError(err error) *Error {
 	return reject(ReasonBadJSON, "%v", err)
 }
 
-func (b *Batch) validate(receivedAt time.Time) *Error {
+// jsonPath turns encoding/json's field path ("gps.GPS.speed_kmh") into member names
+// ("gps.speed_kmh"), dropping the Go names of the embedded structs of batchIn and gpsIn.
+func jsonPath(field string) string {
+	if field == "" {
+		return "payload"
+	}
+	parts := strings.Split(field, ".")
+	out := parts[:0]
+	for _, p := range parts {
+		switch p {
+		case "Batch", "GPS", "Service":
+		default:
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ".")
+}
+
+// jsonKind names the JSON value a Go type takes.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Uint64:
+		return "an integer from 0"
+	case reflect.Float64:
+		return "a number"
+	}
+	return t.String()
+}
+
+// validate checks the decoded batch; onMissing is the index of the first service change whose
+// "on" was absent, or -1.
+func (b *Batch) validate(receivedAt time.Time, onMissing int) *Error {
 	if b.V != Version {
 		return reject(ReasonBadVersion, "v=%d, want %d", b.V, Version)
 	}
@@ -167,20 +301,11 @@ func (b *Batch) validate(receivedAt time.Time) *Error {
 		return reject(ReasonTooManyReadings, "%d readings, limit %d", n, MaxReadings)
 	}
 	limit := receivedAt.Add(MaxFuture)
-	checkT := func(what string, i int, t Time) *Error {
-		if t.IsZero() {
-			return reject(ReasonBadTime, "%s[%d].t missing", what, i)
-		}
-		if !receivedAt.IsZero() && t.After(limit) {
-			return reject(ReasonFutureTime, "%s[%d].t %s is more than %s after receipt %s", what, i, t, MaxFuture, NewTime(receivedAt))
-		}
-		return nil
-	}
-	if err := checkT("sent_at", 0, b.SentAt); err != nil {
+	if err := checkTime("sent_at", -1, b.SentAt, receivedAt, limit); err != nil {
 		return err
 	}
 	for i, g := range b.GPS {
-		if err := checkT("gps", i, g.T); err != nil {
+		if err := checkTime("gps", i, g.T, receivedAt, limit); err != nil {
 			return err
 		}
 		if err := g.validate(i); err != nil {
@@ -188,7 +313,7 @@ func (b *Batch) validate(receivedAt time.Time) *Error {
 		}
 	}
 	for i, r := range b.Tacho {
-		if err := checkT("tacho", i, r.T); err != nil {
+		if err := checkTime("tacho", i, r.T, receivedAt, limit); err != nil {
 			return err
 		}
 		if err := speed("tacho", i, r.SpeedKmh); err != nil {
@@ -202,7 +327,7 @@ func (b *Batch) validate(receivedAt time.Time) *Error {
 		}
 	}
 	for i, s := range b.Sound {
-		if err := checkT("sound", i, s.T); err != nil {
+		if err := checkTime("sound", i, s.T, receivedAt, limit); err != nil {
 			return err
 		}
 		for _, p := range []*float64{s.LAeqDB, s.LAmaxDB} {
@@ -215,8 +340,11 @@ func (b *Batch) validate(receivedAt time.Time) *Error {
 		}
 	}
 	for i, s := range b.Service {
-		if err := checkT("service", i, s.T); err != nil {
+		if err := checkTime("service", i, s.T, receivedAt, limit); err != nil {
 			return err
+		}
+		if i == onMissing {
+			return reject(ReasonBadValue, "service[%d].on missing", i)
 		}
 	}
 	if len(b.Kid) > MaxKidLen {
@@ -228,6 +356,21 @@ func (b *Batch) validate(receivedAt time.Time) *Error {
 	return nil
 }
 
+// checkTime checks a required time; i < 0 for sent_at, else the index of the reading.
+func checkTime(what string, i int, t Time, receivedAt, limit time.Time) *Error {
+	missing := t.IsZero()
+	if !missing && (receivedAt.IsZero() || !t.After(limit)) {
+		return nil
+	}
+	if i >= 0 {
+		what = fmt.Sprintf("%s[%d].t", what, i)
+	}
+	if missing {
+		return reject(ReasonBadTime, "%s missing", what)
+	}
+	return reject(ReasonFutureTime, "%s %s is more than %s after receipt %s", what, t, MaxFuture, NewTime(receivedAt))
+}
+
 func speed(what string, i int, p *float64) *Error {
 	if p != nil && (*p < 0 || *p > MaxSpeedKmh || math.IsNaN(*p)) {
 		return reject(ReasonBadSpeed, "%s[%d].speed_kmh %v outside 0–%v", what, i, *p, MaxSpeedKmh)
@@ -236,6 +379,9 @@ func speed(what string, i int, p *float64) *Error {
 }
 
 func (g *GPS) validate(i int) *Error {
+	if math.IsNaN(g.Lat) || math.IsNaN(g.Lon) {
+		return reject(ReasonBadPosition, "gps[%d]: lat or lon missing", i)
+	}
 	if g.Lat < -90 || g.Lat > 90 || g.Lon < -180 || g.Lon > 180 || (g.Lat == 0 && g.Lon == 0) {
 		return reject(ReasonBadPosition, "gps[%d]: lat %v lon %v", i, g.Lat, g.Lon)
 	}
