@@ -70,6 +70,9 @@ func (d *deviceState) snapshot() map[string]string {
 // backoff (1 s to 30 s) — a USB adapter unplugged and plugged back in is picked up again
 // without restarting the process.
 func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport.Config, st *deviceState, onChange func(), read func(io.ReadWriter) error) {
+	// Reads return after readTimeout without data, so that a silent device neither keeps the
+	// loop from seeing ctx nor holds back the last complete reading.
+	cfg.ReadTimeout = readTimeout
 	backoff := time.Second
 	for ctx.Err() == nil {
 		p, err := serialport.Open(cfg)
@@ -88,9 +91,7 @@ func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport
 		}
 		log.Info("device open", "device", name, "port", cfg.Path, "baud", cfg.Baud)
 		backoff = time.Second
-		stop := context.AfterFunc(ctx, func() { p.Close() })
-		err = read(p)
-		stop()
+		err = read(&idleReader{ctx: ctx, rw: p})
 		p.Close()
 		if ctx.Err() != nil {
 			return
@@ -102,32 +103,77 @@ func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport
 	}
 }
 
-// readGPS decodes NMEA lines into position epochs.
+// readTimeout is how long a serial read waits for data.
+const readTimeout = time.Second
+
+// idleReader turns the port's read timeouts into calls of onIdle and ends reads when ctx is
+// done, so that the readers above it (bufio.Scanner) never see an empty read.
+type idleReader struct {
+	ctx    context.Context
+	rw     io.ReadWriter
+	onIdle func()
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	for {
+		if err := r.ctx.Err(); err != nil {
+			return 0, err
+		}
+		n, err := r.rw.Read(p)
+		if n > 0 || err != nil {
+			return n, err
+		}
+		if r.onIdle != nil {
+			r.onIdle()
+		}
+	}
+}
+
+func (r *idleReader) Write(p []byte) (int, error) { return r.rw.Write(p) }
+
+// readGPS decodes NMEA lines into position epochs. An epoch is complete when the next one
+// starts or, for the last one, when the receiver falls silent for readTimeout.
 func readGPS(ctx context.Context, r io.Reader, out chan<- reading, st *deviceState, onChange func()) error {
 	dec := &gps.Decoder{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 4096)
-	sc.Split(gps.ScanLines)
-	lastFix := time.Time{}
-	for sc.Scan() {
-		now := time.Now()
-		fixes := dec.Line(sc.Bytes())
+	var idle []wire.GPS
+	if ir, ok := r.(*idleReader); ok {
+		ir.onIdle = func() { idle = append(idle, dec.Flush()...) }
+	}
+	send := func(fixes []wire.GPS, now time.Time) error {
 		for i := range fixes {
-			lastFix = now
-			if st.set("gps", wire.DeviceOK) {
-				onChange()
-			}
 			select {
 			case out <- reading{GPS: &fixes[i], received: now}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+		return nil
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 4096)
+	sc.Split(gps.ScanLines)
+	lastFix := time.Time{}
+	for sc.Scan() {
+		now := time.Now()
+		fixes := append(idle, dec.Line(sc.Bytes())...)
+		idle = nil
+		if len(fixes) > 0 {
+			lastFix = now
+			if st.set("gps", wire.DeviceOK) {
+				onChange()
+			}
+		}
+		if err := send(fixes, now); err != nil {
+			return err
+		}
 		if len(fixes) == 0 && (lastFix.IsZero() || now.Sub(lastFix) > 10*time.Second) {
 			if st.set("gps", wire.DeviceNoFix) {
 				onChange()
 			}
 		}
+	}
+	if err := send(append(idle, dec.Flush()...), time.Now()); err != nil {
+		return err
 	}
 	if err := sc.Err(); err != nil {
 		return err
@@ -165,12 +211,9 @@ func readTacho(ctx context.Context, r io.Reader, layout tacho.Layout, out chan<-
 	}
 }
 
-// pceStart is what a PCE-322A style meter wants before it streams its frames.
-var pceStart = []byte{0xAC, 0xFF}
-
 // readPCE reads a streaming meter and aggregates its samples to 1 s readings.
 func readPCE(ctx context.Context, rw io.ReadWriter, d *Device, clock *clockState, out chan<- reading, st *deviceState, onChange func()) error {
-	if _, err := rw.Write(pceStart); err != nil {
+	if err := slm.StartPCE(rw); err != nil {
 		return err
 	}
 	dec := slm.NewPCEDecoder(time.UTC)

@@ -16,8 +16,8 @@
 //
 // The layout comes from public scripts, not from a PCE document, and has not been verified
 // against hardware; it is a table of offsets (the pce… constants in pce.go), so that a field
-// found elsewhere is a one-line fix. The meter starts streaming when sent AC FF; frames come
-// about ten a second, 13 bytes each, with neither length nor checksum:
+// found elsewhere is a one-line fix. The meter starts streaming when sent AC FF; the scripts
+// expect about ten frames a second, 13 bytes each, with neither length nor checksum:
 //
 //	offset  size  field
 //	0       1     7F (start)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/simonvetter/modbus"
 )
 
 func TestModbusCRC(t *testing.T) {
@@ -257,6 +258,15 @@ func TestPollerSerial(t *testing.T) {
 	if st := q.Stats(); st != (PollStats{Errors: 1}) {
 		t.Errorf("stats %+v", st)
 	}
+	// Run gives up after MaxFailures failed polls in a row.
+	q.cfg.MaxFailures, q.cfg.Rate = 3, 100
+	err = q.Run(context.Background(), nil, func(Sample) { t.Error("a sample from a failing meter") })
+	if err == nil || !errors.Is(err, modbus.ErrIllegalDataAddress) {
+		t.Errorf("Run = %v, want illegal data address after 3 failures", err)
+	}
+	if st := q.Stats(); st != (PollStats{Errors: 4}) {
+		t.Errorf("stats %+v", st)
+	}
 }
 
 func TestModbusConfig(t *testing.T) {
@@ -265,7 +275,7 @@ func TestModbusConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := ModbusConfig{Device: "/dev/ttyUSB0", Baud: 4800, Parity: "N", StopBits: 1, Address: 1,
-		Divisor: 10, Rate: 10, Timeout: 300 * time.Millisecond}
+		Divisor: 10, Rate: 10, Timeout: 300 * time.Millisecond, MaxFailures: 50}
 	if c != want {
 		t.Errorf("defaults %+v", c)
 	}

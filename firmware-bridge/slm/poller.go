@@ -31,6 +31,10 @@ type ModbusConfig struct {
 	Rate float64
 	// Timeout bounds one request; default 300 ms.
 	Timeout time.Duration
+	// MaxFailures is how many polls in a row may fail before Run gives up and returns
+	// (the meter is then missing: reopen it later); default 50, five seconds at 10 Hz.
+	// A negative value never gives up.
+	MaxFailures int
 	// Logger receives the Modbus library's messages; they are discarded when nil.
 	Logger *log.Logger
 }
@@ -41,6 +45,7 @@ const (
 	DefaultModbusAddress = 1
 	DefaultDivisor       = 10.0
 	DefaultModbusTimeout = 300 * time.Millisecond
+	DefaultMaxFailures   = 50
 )
 
 // withDefaults returns c with its zero fields set to the defaults, or an error naming the
@@ -69,6 +74,9 @@ func (c ModbusConfig) withDefaults() (ModbusConfig, error) {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultModbusTimeout
+	}
+	if c.MaxFailures == 0 {
+		c.MaxFailures = DefaultMaxFailures
 	}
 	switch {
 	case c.Baud < 0:
@@ -139,29 +147,48 @@ func OpenPoller(cfg ModbusConfig) (*Poller, error) {
 
 // Read polls the meter once and returns its level in dB (before any offset).
 func (p *Poller) Read() (float64, error) {
+	db, err := p.read()
+	if err != nil {
+		return 0, fmt.Errorf("slm: modbus: %s address %d register %d: %w", p.cfg.Device, p.cfg.Address, p.cfg.Register, err)
+	}
+	return db, nil
+}
+
+// read is Read with the library's error unwrapped.
+func (p *Poller) read() (float64, error) {
 	v, err := p.client.ReadRegister(p.cfg.Register, modbus.HOLDING_REGISTER)
 	if err != nil {
 		p.errs.Add(1)
-		return 0, fmt.Errorf("slm: modbus: %s address %d register %d: %w", p.cfg.Device, p.cfg.Address, p.cfg.Register, err)
+		return 0, err
 	}
 	p.polls.Add(1)
 	return float64(v) / p.cfg.Divisor, nil
 }
 
 // Run polls the meter at the configured rate until ctx is done, and passes each level to
-// emit with the time now returned when its poll started. A failed poll is counted and
-// skipped (the aggregate then covers less than a second). Run returns ctx's error.
+// emit with the time now returned when its poll started (time.Now when now is nil). A
+// failed poll is counted and skipped (the aggregate then covers less than a second). Run
+// returns ctx's error, or an error wrapping the last failure when MaxFailures polls in a
+// row have failed.
 func (p *Poller) Run(ctx context.Context, now func() time.Time, emit func(Sample)) error {
+	if now == nil {
+		now = time.Now
+	}
 	tick := time.NewTicker(time.Duration(float64(time.Second) / p.cfg.Rate))
 	defer tick.Stop()
+	failures := 0
 	for ctx.Err() == nil {
 		t := now()
-		if db, err := p.Read(); err == nil {
+		db, err := p.read()
+		if err == nil {
+			failures = 0
 			emit(Sample{T: t, DB: db})
+		} else if failures++; p.cfg.MaxFailures > 0 && failures >= p.cfg.MaxFailures {
+			return fmt.Errorf("slm: modbus: %s address %d register %d: %d polls failed in a row, the last with: %w",
+				p.cfg.Device, p.cfg.Address, p.cfg.Register, failures, err)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
 		case <-tick.C:
 		}
 	}

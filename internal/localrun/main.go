@@ -232,6 +232,7 @@ type supervisor struct {
 	mu     sync.Mutex
 	procs  []*exec.Cmd
 	names  []string
+	done   []chan struct{}
 	failed chan error
 }
 
@@ -251,13 +252,16 @@ func (s *supervisor) start(ctx context.Context, log *slog.Logger, data, name str
 		f.Close()
 		return fmt.Errorf("start %s: %w", name, err)
 	}
+	done := make(chan struct{})
 	s.mu.Lock()
 	s.procs = append(s.procs, cmd)
 	s.names = append(s.names, name)
+	s.done = append(s.done, done)
 	s.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
 		f.Close()
+		close(done)
 		if ctx.Err() == nil {
 			s.failed <- fmt.Errorf("%s exited (%v); see %s", name, err, f.Name())
 		}
@@ -282,10 +286,13 @@ func (s *supervisor) simulate(ctx context.Context, log *slog.Logger, o options) 
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	done := make(chan struct{})
 	s.mu.Lock()
 	s.procs = append(s.procs, cmd)
 	s.names = append(s.names, "simulate")
+	s.done = append(s.done, done)
 	s.mu.Unlock()
+	go func() { cmd.Wait(); close(done) }()
 	sc := bufio.NewScanner(out)
 	var devs []map[string]string
 	for len(devs) < o.vehicles && sc.Scan() {
@@ -309,15 +316,16 @@ func (s *supervisor) simulate(ctx context.Context, log *slog.Logger, o options) 
 func (s *supervisor) stopAll(log *slog.Logger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Signal every process first, then wait: they stop in parallel.
 	for i := len(s.procs) - 1; i >= 0; i-- {
-		p := s.procs[i]
-		_ = syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { p.Process.Wait(); close(done) }()
+		_ = syscall.Kill(-s.procs[i].Process.Pid, syscall.SIGTERM)
+	}
+	for i := len(s.procs) - 1; i >= 0; i-- {
 		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+		case <-s.done[i]:
+		case <-time.After(15 * time.Second):
+			_ = syscall.Kill(-s.procs[i].Process.Pid, syscall.SIGKILL)
+			<-s.done[i]
 		}
 		log.Info("stopped", "process", s.names[i])
 	}

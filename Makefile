@@ -1,0 +1,72 @@
+# The trenzinho monitor. Two commands matter (README.md):
+#   make run    the whole system locally: embedded broker, InfluxDB, simulated fleet, dashboard
+#   make test   vet, staticcheck, unit and integration tests against real Mosquitto and InfluxDB
+# Everything either needs is installed here, into .tools/ (git-ignored), or from Debian.
+
+SHELL        := /bin/bash
+GO           ?= go
+TOOLS        := $(CURDIR)/.tools/bin
+INFLUXD      := $(TOOLS)/influxd
+STATICCHECK  := $(TOOLS)/staticcheck
+INFLUX_VER   := v1.8.3
+STATICCHECK_VER := v0.8.2
+VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS      := -s -w -X main.version=$(VERSION)
+# Debian packages the tests need: the broker, and pdftotext for the PDF tests.
+DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+TEST_TIMEOUT ?= 30m
+
+.PHONY: all build run test check vet staticcheck unit fuzz deps tools clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./firmware-bridge ./ingest ./monitor
+
+$(INFLUXD):
+	@echo "installing InfluxDB $(INFLUX_VER) into .tools/bin (first time only, about 90 s)"
+	GOBIN=$(TOOLS) $(GO) install github.com/influxdata/influxdb/cmd/influxd@$(INFLUX_VER)
+
+$(STATICCHECK):
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VER)
+
+tools: $(INFLUXD) $(STATICCHECK)
+
+# deps installs the Debian packages the tests use when they are missing.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+run: $(INFLUXD) build
+	$(GO) run ./internal/localrun
+
+vet:
+	$(GO) vet ./...
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+unit:
+	CI=$${CI:-1} TRENZINHO_INFLUXD=$(INFLUXD) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+check: vet staticcheck
+
+test: deps tools
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "not gofmt'ed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(MAKE) vet staticcheck unit
+
+# fuzz runs every fuzz target briefly; the corpus lives in testdata/fuzz.
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
+		done; \
+	done
+
+clean:
+	rm -rf bin .data
