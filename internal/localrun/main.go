@@ -66,15 +66,14 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	var sup supervisor
-	defer sup.stopAll(log)
-
-	// 1. The embedded broker.
+	// 1. The embedded broker, closed last so that the bridges can flush on their way out.
 	broker, err := startBroker(o.mqttAddr, log)
 	if err != nil {
 		return err
 	}
 	defer broker.Close()
+	var sup supervisor
+	defer sup.stopAll(log)
 	mqttURL := "tcp://" + o.mqttAddr
 	log.Info("embedded MQTT broker listening", "url", mqttURL)
 
