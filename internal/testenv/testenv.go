@@ -8,7 +8,6 @@ package testenv
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -232,9 +231,6 @@ func lookBinary(t testing.TB, env, name string) string {
 	}
 	return ""
 }
-
-// errNotFound marks a component that is not installed.
-var errNotFound = errors.New("not installed")
 
 func isRoot() bool { return os.Getuid() == 0 }
 
