@@ -13,7 +13,6 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
-	"github.com/paulmach/orb"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -110,7 +109,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	engine := rules.New(prof, places{set})
+	engine := rules.New(prof, set)
 	hub := api.NewHub(api.HubConfig{Logger: log})
 	var client mqtt.Client
 	j := judge.New(judge.Config{
@@ -205,19 +204,4 @@ func monitorMQTTOptions(c serveConfig, log *slog.Logger, handler mqtt.MessageHan
 		o.SetTLSConfig(tlsCfg)
 	}
 	return o
-}
-
-// places answers the rules' geographic questions from the geofences.
-type places struct{ set *geofences.Set }
-
-func (p places) InGarage(lat, lon float64, licensee string) (in, known bool) {
-	if len(p.set.Garages(licensee)) == 0 {
-		return false, false
-	}
-	return p.set.InGarage(orb.Point{lon, lat}, licensee), true
-}
-
-func (p places) AtBoardingPoint(lat, lon float64) bool {
-	_, ok := p.set.BoardingPointAt(orb.Point{lon, lat})
-	return ok
 }

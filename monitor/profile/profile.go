@@ -177,6 +177,7 @@ type Noise struct {
 	R2M             float64         `yaml:"r2_m"`
 	ToleranceDB     float64         `yaml:"meter_tolerance_db"`
 	ConfirmS        float64         `yaml:"confirm_s"`
+	ClearS          float64         `yaml:"clear_s"`
 	DefaultArea     string          `yaml:"default_area"`
 	DayStart        string          `yaml:"day_start"`
 	NightStart      string          `yaml:"night_start"`
@@ -195,6 +196,7 @@ type Area struct {
 type Route struct {
 	CorridorM float64 `yaml:"corridor_m"`
 	ConfirmS  float64 `yaml:"confirm_s"`
+	ClearS    float64 `yaml:"clear_s"`
 }
 
 // Parked are the parked-on-public-road parameters.
@@ -206,6 +208,7 @@ type Parked struct {
 // TelemetryFault are the tachograph-fault parameters.
 type TelemetryFault struct {
 	TachoSilentS   float64 `yaml:"tacho_silent_s"`
+	ConfirmS       float64 `yaml:"confirm_s"`
 	GPSMinKmh      float64 `yaml:"gps_min_kmh"`
 	MaxDisagreeKmh float64 `yaml:"max_disagree_kmh"`
 	RequestDisc    bool    `yaml:"request_disc"`
@@ -379,6 +382,10 @@ func (p *Profile) validate() error {
 	}
 	pos("route.corridor_m", p.Route.CorridorM)
 	nonneg("route.confirm_s", p.Route.ConfirmS)
+	nonneg("route.clear_s", p.Route.ClearS)
+	nonneg("noise.confirm_s", p.Noise.ConfirmS)
+	nonneg("noise.clear_s", p.Noise.ClearS)
+	nonneg("telemetry_fault.confirm_s", p.TelemetryFault.ConfirmS)
 	pos("parked.min_minutes", p.Parked.MinMinutes)
 	pos("telemetry_fault.tacho_silent_s", p.TelemetryFault.TachoSilentS)
 	pos("evidence.max_hdop", p.Evidence.MaxHDOP)

@@ -12,24 +12,17 @@ import (
 	"slices"
 	"time"
 
+	"github.com/paulmach/orb"
+
+	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// Places answers the geographic questions the rules ask. It may be nil: rules that need it are
-// then not evaluated.
-type Places interface {
-	// InGarage reports whether p is inside a garage of the licensee; known is false when the
-	// licensee has no garage on file.
-	InGarage(lat, lon float64, licensee string) (in, known bool)
-	// AtBoardingPoint reports whether p is within a boarding point's radius.
-	AtBoardingPoint(lat, lon float64) bool
-}
-
 // Engine applies the rules to every vehicle.
 type Engine struct {
 	profile  *profile.Profile
-	places   Places
+	places   *geofences.Set // nil: no geofences; the rules that need them are not evaluated
 	rules    []rule
 	vehicles map[string]*Vehicle
 	changes  pendingChanges
@@ -53,14 +46,18 @@ type reading struct {
 	Service *wire.Service
 	// Evidence: the GPS sample passed the evidence checks (fix, HDOP, implied speed, tachograph).
 	Evidence bool
+	// Quality: the GPS sample passed the checks of its own quality (fix, HDOP, implied speed),
+	// whatever the tachograph says — what telemetry_fault compares the tachograph with.
+	Quality bool
 }
 
-// New returns an engine for a profile. places may be nil.
-func New(p *profile.Profile, places Places) *Engine {
+// New returns an engine for a profile and a set of geofences (nil: none).
+func New(p *profile.Profile, places *geofences.Set) *Engine {
 	return &Engine{
-		profile:  p,
-		places:   places,
-		rules:    []rule{speedRule{}, hoursRule{}},
+		profile: p,
+		places:  places,
+		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
+			routeRule{}, parkedRule{}, telemetryRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}
@@ -209,10 +206,13 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 			v.NotEvidence++
 			return false
 		}
-		r.Evidence = e.gpsEvidence(v, g)
-		if r.Evidence {
+		r.Quality, r.Evidence = e.gpsEvidence(v, g)
+		if r.Quality {
+			// A position of good quality is the vehicle's position even when its speed
+			// disagrees with the tachograph (the speed rules then use the tachograph's).
 			v.Fix = f
-		} else {
+		}
+		if !r.Evidence {
 			v.NotEvidence++
 		}
 	case r.Sound != nil:
@@ -226,17 +226,47 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 			v.NotEvidence++
 			return false
 		}
+		e.keepSound(v, r.Sound)
 	case r.Service != nil:
 		on := r.Service.On
 		v.ServiceOn = &on
 	}
+	if r.Tacho != nil || (r.GPS != nil && r.Evidence) {
+		e.trackStop(v, r.T)
+	}
 	return true
 }
 
-// gpsEvidence applies the evidence checks of BRIEF §2 to a GPS sample: a fix of known good
-// quality, an HDOP within the profile's bound, a speed consistent with the distance and time
-// from the previous accepted fix and with the tachograph.
-func (e *Engine) gpsEvidence(v *Vehicle, g *wire.GPS) bool {
+// trackStop keeps StoppedSince: when the vehicle's speed last fell below the profile's
+// stopped speed.
+func (e *Engine) trackStop(v *Vehicle, t time.Time) {
+	kmh, _, ok := v.SpeedAt(t)
+	if !ok {
+		return
+	}
+	if kmh < e.profile.Boarding.StoppedKmh {
+		if v.StoppedSince.IsZero() {
+			v.StoppedSince = t
+		}
+	} else {
+		v.StoppedSince = time.Time{}
+	}
+}
+
+// gpsEvidence applies the evidence checks of BRIEF §2 to a GPS sample: quality is a fix of
+// known good quality, an HDOP within the profile's bound and a speed consistent with the
+// distance and time from the previous accepted fix; evidence is quality and a speed consistent
+// with the tachograph's.
+func (e *Engine) gpsEvidence(v *Vehicle, g *wire.GPS) (quality, evidence bool) {
+	quality = e.gpsQuality(v, g)
+	t := g.T.Time
+	if quality && g.SpeedKmh != nil && v.tachoPresent(t) && abs(*g.SpeedKmh-*v.TachoKmh) > e.profile.Evidence.MaxGPSTachoDiffKmh {
+		return true, false
+	}
+	return quality, quality
+}
+
+func (e *Engine) gpsQuality(v *Vehicle, g *wire.GPS) bool {
 	p := e.profile.Evidence
 	switch g.Fix {
 	case wire.FixNone, wire.FixEstimated:
@@ -246,9 +276,6 @@ func (e *Engine) gpsEvidence(v *Vehicle, g *wire.GPS) bool {
 		return false
 	}
 	t := g.T.Time
-	if g.SpeedKmh != nil && v.tachoPresent(t) && abs(*g.SpeedKmh-*v.TachoKmh) > p.MaxGPSTachoDiffKmh {
-		return false
-	}
 	if prev := v.Fix; prev != nil {
 		dt := t.Sub(prev.T).Seconds()
 		if dt > 0 && dt <= 10 {
@@ -275,15 +302,33 @@ func abs(x float64) float64 {
 	return x
 }
 
+// ticker is a rule that also judges silent vehicles (parked_public_road).
+type ticker interface {
+	tick(e *Engine, v *Vehicle, deviceTime time.Time)
+}
+
 // Tick applies the receive clock: the open episodes of a vehicle that sent nothing for the
-// profile's gap timeout close as interrupted.
+// profile's gap timeout close as interrupted — except those of rules that judge silent vehicles,
+// which are judged at the vehicle's last device time advanced by the silence.
 func (e *Engine) Tick(now time.Time) {
 	gap := time.Duration(e.profile.GapTimeoutS * float64(time.Second))
 	for _, v := range e.vehicles {
 		if v.LastSeen.IsZero() || now.Sub(v.LastSeen) < gap {
 			continue
 		}
-		for _, d := range v.Detectors {
+		tickers := map[string]ticker{}
+		for _, rl := range e.rules {
+			if t, ok := rl.(ticker); ok {
+				tickers[rl.id()] = t
+				if !v.LastT.IsZero() {
+					t.tick(e, v, v.LastT.Add(now.Sub(v.LastSeen)))
+				}
+			}
+		}
+		for id, d := range v.Detectors {
+			if _, ok := tickers[id]; ok {
+				continue
+			}
 			if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil {
 				d.interrupt(v)
 				e.changes.dirty[v.ID] = true
@@ -366,18 +411,32 @@ func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
 	if !ok {
 		return false, false
 	}
-	lat, lon, havePos := v.position(t)
 	moving := kmh >= p.MovingKmh
 	if moving && p.OutsideGarageMoving {
-		if e.places != nil && havePos {
-			if in, known := e.places.InGarage(lat, lon, v.Licensee); known && in {
-				return false, true
-			}
-		}
-		return true, true
+		return !e.inGarage(v, t), true
 	}
-	if !moving && p.AtBoardingPoint && e.places != nil && havePos && e.places.AtBoardingPoint(lat, lon) {
+	if !moving && p.AtBoardingPoint && e.atBoardingPoint(v, t) {
 		return true, true
 	}
 	return false, true
+}
+
+// inGarage reports whether the vehicle's position at t is inside one of its licensee's
+// garages (false when unknown: no position, no licensee, no garage on file).
+func (e *Engine) inGarage(v *Vehicle, t time.Time) bool {
+	lat, lon, ok := v.position(t)
+	if !ok || e.places == nil || v.Licensee == "" {
+		return false
+	}
+	return e.places.InGarage(orb.Point{lon, lat}, v.Licensee)
+}
+
+// atBoardingPoint reports whether the vehicle's position at t is within a boarding point.
+func (e *Engine) atBoardingPoint(v *Vehicle, t time.Time) bool {
+	lat, lon, ok := v.position(t)
+	if !ok || e.places == nil {
+		return false
+	}
+	_, at := e.places.BoardingPointAt(orb.Point{lon, lat})
+	return at
 }

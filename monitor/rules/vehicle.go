@@ -27,6 +27,12 @@ type Vehicle struct {
 	LAeqDB    *float64  `json:"laeq_db,omitempty"`
 	SoundT    time.Time `json:"sound_t,omitzero"`
 	ServiceOn *bool     `json:"service_on,omitempty"` // the bridge's service switch, when wired
+	// Sounds are the recent sound readings, for the rolling L_Aeq windows.
+	Sounds []SoundSample `json:"sounds,omitempty"`
+	// StoppedSince is when the vehicle last came to a stop (zero while moving or unknown).
+	StoppedSince time.Time `json:"stopped_since,omitzero"`
+	// R1M is the distance from the meter to the loudspeaker (registry; 0: the profile's).
+	R1M float64 `json:"r1_m,omitempty"`
 
 	Detectors map[string]*detector `json:"detectors"`
 	// Episodes holds the episodes a detector may still change: open ones, and those closed as
@@ -93,6 +99,13 @@ type Fix struct {
 	Lon      float64   `json:"lon"`
 	SpeedKmh *float64  `json:"speed_kmh,omitempty"`
 	Course   *float64  `json:"course,omitempty"`
+}
+
+// SoundSample is one sound reading kept for the rolling windows.
+type SoundSample struct {
+	T    time.Time `json:"t"`
+	DB   float64   `json:"db"`
+	DurS float64   `json:"dur_s"`
 }
 
 // freshness of an instrument's last value.

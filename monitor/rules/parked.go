@@ -1,0 +1,77 @@
+package rules
+
+import (
+	"time"
+
+	"github.com/paulmach/orb"
+)
+
+// parkedRule flags a vehicle left parked on a public road: stationary for parked.min_minutes
+// (30 min) outside its licensee's garage, outside the days and hours its licensee is authorised
+// to serve (its itineraries; Art. 29's service hours when it has none). Lei 2.277/2018 Art. 13,
+// sole paragraph: the consequence is a recommendation of cassação to the agent, never automatic.
+//
+// The Pi loses power when the engine stops, so a parked vehicle is usually silent: the rule is
+// judged on its readings and, once it has sent nothing for the gap timeout, from its last fix,
+// advancing its device time by the receive clock (Engine.Tick). Not evaluated without
+// geofences, a licensee (the registry) or a garage of the licensee.
+type parkedRule struct{}
+
+func (parkedRule) id() string { return "parked_public_road" }
+
+func (parkedRule) observe(e *Engine, v *Vehicle, r *reading) {
+	if r.Tacho == nil && (r.GPS == nil || !r.Evidence) {
+		return
+	}
+	parkedStep(e, v, r.T, r)
+}
+
+// tick judges a silent vehicle from its last fix at device time t.
+func (parkedRule) tick(e *Engine, v *Vehicle, t time.Time) { parkedStep(e, v, t, nil) }
+
+// parkedMaxGap: silence is what parked vehicles do; it never breaks the run.
+const parkedMaxGap = 30 * 24 * time.Hour
+
+func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
+	if e.places == nil || v.Licensee == "" || v.Fix == nil || len(e.places.Garages(v.Licensee)) == 0 {
+		return
+	}
+	p := e.profile.Parked
+	pt := orb.Point{v.Fix.Lon, v.Fix.Lat}
+	stopped := !v.StoppedSince.IsZero()
+	var minutes float64
+	if stopped {
+		minutes = t.Sub(v.StoppedSince).Minutes()
+	}
+	cond := stopped && minutes >= p.MinMinutes && !e.places.InGarage(pt, v.Licensee) && !e.authorised(v, t)
+	var ev *Evidence
+	if r != nil && r.GPS != nil {
+		ev = &Evidence{Kind: "gps", Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: minutes, Unit: "min", Lat: ptr(r.GPS.Lat), Lon: ptr(r.GPS.Lon)}
+	}
+	d := v.detector("parked_public_road")
+	if ev != nil && d.EpisodeID != "" && d.LastTrue.After(t.Add(-time.Minute)) {
+		ev = nil // one reading a minute is evidence enough of standing still
+	}
+	d.step(v, "parked_public_road", params{Confirm: 0, Clear: time.Minute, MaxGap: parkedMaxGap, MaxPending: 16},
+		sample{T: t, Cond: cond, Value: minutes, Lat: v.Fix.Lat, Lon: v.Fix.Lon, Evidence: ev},
+		func(start time.Time) *Episode {
+			return e.newEpisode(v, "parked_public_road", start, "min", p.MinMinutes, 0, "gps")
+		})
+}
+
+// authorised reports whether the vehicle's licensee may serve at t: an itinerary of the
+// licensee active then, or — when it has none on file — Art. 29's service hours.
+func (e *Engine) authorised(v *Vehicle, t time.Time) bool {
+	local := t.In(e.profile.Location())
+	its := e.places.Itineraries(v.Licensee)
+	if len(its) == 0 {
+		return MinutesOutside(e.profile, t) == 0
+	}
+	_, holiday := e.profile.Holiday(local)
+	for _, it := range its {
+		if it.ActiveAt(local, holiday) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,68 @@
+package rules
+
+import (
+	"math"
+	"time"
+
+	"github.com/paulmach/orb"
+
+	"github.com/trenzinho/trenzinho/geofences"
+)
+
+// routeRule flags a vehicle in service outside the itinerary authorised for that day and time
+// (Lei 2.277/2018 Art. 36 and 38; a preliminary notice, Art. 41 I, and 250 UFMP, Art. 47, on
+// repeat). The itineraries are its licensee's, valid on that date and active at that local time
+// (their days and hours, with the profile's holidays); the condition is "in service and outside
+// the corridor of every such itinerary" — which includes running when no itinerary of the
+// licensee is active. It must hold for route.confirm_s and clears after route.clear_s. The value
+// is the distance to the nearest authorised route (of any schedule), the limit its corridor.
+// Not evaluated without geofences, a licensee (the registry) or any itinerary of the licensee.
+type routeRule struct{}
+
+func (routeRule) id() string { return "route_deviation" }
+
+const routeMaxGap = time.Minute
+
+func (routeRule) observe(e *Engine, v *Vehicle, r *reading) {
+	if r.GPS == nil || !r.Evidence || e.places == nil || v.Licensee == "" {
+		return
+	}
+	all := e.places.Itineraries(v.Licensee)
+	if len(all) == 0 {
+		return
+	}
+	in, known := e.InService(v, r.T)
+	if !known {
+		return
+	}
+	pt := orb.Point{r.GPS.Lon, r.GPS.Lat}
+	local := r.T.In(e.profile.Location())
+	_, holiday := e.profile.Holiday(local)
+	var active []*geofences.Feature
+	for _, it := range all {
+		if it.ActiveAt(local, holiday) {
+			active = append(active, it)
+		}
+	}
+	inside := false
+	if len(active) > 0 {
+		inside, _ = e.places.InCorridor(pt, active)
+	}
+	_, nearest := e.places.InCorridor(pt, all)
+	corridor := e.profile.Route.CorridorM
+	if len(all) > 0 && all[0].CorridorM > 0 {
+		corridor = all[0].CorridorM
+	}
+	if math.IsInf(nearest, 0) {
+		nearest = 0
+	}
+	p := e.profile.Route
+	ev := &Evidence{Kind: "gps", Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: nearest, Unit: "m", Lat: ptr(r.GPS.Lat), Lon: ptr(r.GPS.Lon)}
+	d := v.detector("route_deviation")
+	d.step(v, "route_deviation", params{
+		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: routeMaxGap, MaxPending: 2048,
+	}, sample{T: r.T, Cond: in && !inside, Value: nearest, Lat: r.GPS.Lat, Lon: r.GPS.Lon, Evidence: ev},
+		func(start time.Time) *Episode {
+			return e.newEpisode(v, "route_deviation", start, "m", corridor, 0, "gps")
+		})
+}
