@@ -23,23 +23,40 @@ type monitorClient struct {
 }
 
 func startMonitor(t *testing.T, bin string, mqttURL string) *monitorClient {
+	return startMonitorAt(t, bin, mqttURL, filepath.Join(t.TempDir(), "monitor.db")).client
+}
+
+// runningMonitor is a monitor process and a logged-in client.
+type runningMonitor struct {
+	proc   *testenv.Process
+	client *monitorClient
+	port   int
+}
+
+func startMonitorAt(t *testing.T, bin, mqttURL, db string) *runningMonitor {
 	t.Helper()
 	port := testenv.FreePort(t)
-	dir := t.TempDir()
-	testenv.StartProcess(t, "monitor", []string{
+	m := &runningMonitor{port: port, client: &monitorClient{base: fmt.Sprintf("http://127.0.0.1:%d", port)}}
+	m.proc = testenv.StartProcess(t, "monitor", []string{
 		"TRENZINHO_MQTT_URL=" + mqttURL,
-		"TRENZINHO_DB=" + filepath.Join(dir, "monitor.db"),
+		"TRENZINHO_DB=" + db,
 		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
 		"TRENZINHO_ADMIN_USER=admin",
 		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
 		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
 	}, filepath.Join(bin, "monitor"))
-	c := &monitorClient{base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	if err := testenv.WaitTCP(fmt.Sprintf("127.0.0.1:%d", port), 60*time.Second); err != nil {
+	m.login(t)
+	return m
+}
+
+// login waits for the monitor to listen and logs in.
+func (m *runningMonitor) login(t *testing.T) {
+	t.Helper()
+	if err := testenv.WaitTCP(fmt.Sprintf("127.0.0.1:%d", m.port), 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	body, _ := json.Marshal(map[string]string{"user": "admin", "password": "segredo-de-teste"})
-	resp, err := http.Post(c.base+"/api/v1/login", "application/json", bytes.NewReader(body))
+	resp, err := http.Post(m.client.base+"/api/v1/login", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +65,7 @@ func startMonitor(t *testing.T, bin string, mqttURL string) *monitorClient {
 	if err := json.NewDecoder(resp.Body).Decode(&lr); err != nil || lr.Token == "" {
 		t.Fatalf("login: %s %v", resp.Status, err)
 	}
-	c.token = lr.Token
-	return c
+	m.client.token = lr.Token
 }
 
 func (c *monitorClient) get(t *testing.T, path string, out any) {
