@@ -1,0 +1,226 @@
+package archive
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trenzinho/trenzinho/config"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// MQTTConfig are the broker settings of ingest.
+type MQTTConfig struct {
+	config.MQTT
+	// ClientID names the persistent session; it must be stable per instance and different
+	// between instances.
+	ClientID string
+	// ShareGroup, when set, subscribes to $share/{ShareGroup}/trenzinho/v1/+/telemetry so that
+	// the instances of one group share the messages.
+	ShareGroup string
+	// KeepAlive of the connection (30s).
+	KeepAlive time.Duration
+}
+
+// Filter is the subscription's topic filter.
+func (c MQTTConfig) Filter() string {
+	if c.ShareGroup == "" {
+		return wire.TelemetryWildcard
+	}
+	return "$share/" + c.ShareGroup + "/" + wire.TelemetryWildcard
+}
+
+// quarantineQueue bounds the quarantine records waiting to be published.
+const quarantineQueue = 1024
+
+type outbound struct {
+	topic   string
+	payload []byte
+}
+
+// subscription is the MQTT side of ingest: a persistent session subscribed with QoS 1 and
+// automatic acknowledgement off, and a publisher of quarantine records.
+type subscription struct {
+	cfg    MQTTConfig
+	client mqtt.Client
+	m      *Metrics
+	log    *slog.Logger
+	out    chan outbound
+	done   chan struct{} // closed when the publisher has drained out
+	ctx    context.Context
+}
+
+// newSubscription prepares the client; connect starts it. Every message is passed to handle
+// in the order received, from one goroutine: handle must return quickly.
+func newSubscription(ctx context.Context, cfg MQTTConfig, handle func(Message), m *Metrics, log *slog.Logger) (*subscription, error) {
+	if cfg.ClientID == "" {
+		return nil, errors.New("MQTT client id is empty")
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 30 * time.Second
+	}
+	s := &subscription{cfg: cfg, m: m, log: log, ctx: ctx,
+		out: make(chan outbound, quarantineQueue), done: make(chan struct{})}
+	opts := mqtt.NewClientOptions().
+		AddBroker(cfg.URL).
+		SetClientID(cfg.ClientID).
+		SetUsername(cfg.User).
+		SetPassword(cfg.Password).
+		// A persistent session: the broker keeps the subscription and queues messages while
+		// ingest is away, and redelivers (DUP) what was not acknowledged.
+		SetCleanSession(false).
+		// Acknowledge only once stored (Archiver.Handle and Message.Ack).
+		SetAutoAckDisabled(true).
+		// The handler runs on paho's goroutine in arrival order and only enqueues; with
+		// OrderMatters false paho would start a goroutine per message, unbounded and unordered.
+		SetOrderMatters(true).
+		// The default handler, not a per-subscription route: after a reconnect the broker
+		// redelivers and sends queued messages before Subscribe could register a route, and
+		// paho never acknowledges a message that no handler took, which would hold its
+		// in-flight slot on the broker until the next reconnect.
+		SetDefaultPublishHandler(func(_ mqtt.Client, msg mqtt.Message) { handle(msg) }).
+		SetKeepAlive(cfg.KeepAlive).
+		SetPingTimeout(10 * time.Second).
+		SetConnectTimeout(10 * time.Second).
+		SetWriteTimeout(10 * time.Second).
+		SetAutoReconnect(true).
+		SetConnectRetry(true).
+		SetConnectRetryInterval(2 * time.Second).
+		SetMaxReconnectInterval(10 * time.Second).
+		SetOnConnectHandler(s.onConnect).
+		SetConnectionLostHandler(func(_ mqtt.Client, err error) {
+			m.mqttUp.Set(0)
+			log.Warn("MQTT connection lost; reconnecting (unacknowledged messages will be redelivered)", "error", err)
+		})
+	tlsConfig, err := tlsConfig(cfg.MQTT)
+	if err != nil {
+		return nil, err
+	}
+	if tlsConfig != nil {
+		opts.SetTLSConfig(tlsConfig)
+	}
+	s.client = mqtt.NewClient(opts)
+	return s, nil
+}
+
+func tlsConfig(c config.MQTT) (*tls.Config, error) {
+	if c.CAFile == "" && c.CertFile == "" {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("MQTT CA: %w", err)
+		}
+		t.RootCAs = x509.NewCertPool()
+		if !t.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("MQTT CA %s: no certificate found", c.CAFile)
+		}
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("MQTT client certificate: %w", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+// connect connects (retrying in the background until ctx ends) and starts the publisher.
+func (s *subscription) connect() {
+	tok := s.client.Connect()
+	go s.publishLoop()
+	go func() {
+		t := time.NewTimer(15 * time.Second)
+		defer t.Stop()
+		select {
+		case <-tok.Done():
+			if err := tok.Error(); err != nil {
+				s.log.Error("MQTT connect", "broker", s.cfg.URL, "error", err)
+			}
+		case <-t.C:
+			s.log.Warn("MQTT broker not reachable yet; still trying", "broker", s.cfg.URL)
+		case <-s.ctx.Done():
+		}
+	}()
+}
+
+// onConnect (re)subscribes on every connection; the persistent session keeps the subscription
+// anyway, so a failure here is retried but loses nothing.
+func (s *subscription) onConnect(c mqtt.Client) {
+	filter := s.cfg.Filter()
+	backoff := time.Second
+	for s.ctx.Err() == nil && c.IsConnectionOpen() {
+		tok := c.Subscribe(filter, 1, nil)
+		var err error
+		if tok.WaitTimeout(10 * time.Second) {
+			err = tok.Error()
+			if st, ok := tok.(*mqtt.SubscribeToken); ok && err == nil {
+				if qos, ok := st.Result()[filter]; ok && qos > 2 {
+					err = fmt.Errorf("broker refused the subscription (code %#x)", qos)
+				}
+			}
+		} else {
+			err = errors.New("no SUBACK within 10s")
+		}
+		if err == nil {
+			s.m.mqttUp.Set(1)
+			s.log.Info("MQTT connected and subscribed", "broker", s.cfg.URL, "client_id", s.cfg.ClientID, "filter", filter)
+			return
+		}
+		s.log.Error("MQTT subscribe failed; retrying", "filter", filter, "error", err)
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// publishQuarantine queues a quarantine record for publishing (QoS 1); it drops it, counted,
+// when the queue is full: the record is stored in InfluxDB either way.
+func (s *subscription) publishQuarantine(topic string, payload []byte) {
+	select {
+	case s.out <- outbound{topic, payload}:
+	default:
+		s.m.qPublished.WithLabelValues("dropped").Inc()
+	}
+}
+
+func (s *subscription) publishLoop() {
+	defer close(s.done)
+	for o := range s.out {
+		tok := s.client.Publish(o.topic, 1, false, o.payload)
+		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			s.m.qPublished.WithLabelValues("error").Inc()
+			if err := tok.Error(); err != nil {
+				s.log.Debug("quarantine publish failed", "topic", o.topic, "error", err)
+			}
+			continue
+		}
+		s.m.qPublished.WithLabelValues("ok").Inc()
+	}
+}
+
+// close waits (up to timeout) for the queued quarantine records to be published, then
+// disconnects, letting paho send the last acknowledgements first.
+func (s *subscription) close(timeout time.Duration) {
+	close(s.out)
+	select {
+	case <-s.done:
+	case <-time.After(timeout):
+		s.log.Warn("quarantine records left unpublished at shutdown", "queued", len(s.out))
+	}
+	s.client.Disconnect(250)
+	s.m.mqttUp.Set(0)
+}
