@@ -5,6 +5,7 @@
 //	monitor [serve]                       the server (default)
 //	monitor geofences import-osm IN OUT   convert an OpenStreetMap export to sensitive sites
 //	monitor backup DEST                   online backup of the SQLite database
+//	monitor verify DRAFT.json             check an exported draft offline
 package main
 
 import (
@@ -27,6 +28,7 @@ Usage:
   monitor [serve] [flags]                  run the server (the default)
   monitor geofences import-osm IN OUT      convert an OpenStreetMap GeoJSON export to sensitive sites
   monitor backup [flags] DEST              online backup of the SQLite database to DEST
+  monitor verify [--key HEX] DRAFT.json    check an exported draft (hash, signature) offline
 
 Run "monitor COMMAND --help" for the flags of a command.
 `
@@ -50,6 +52,8 @@ func run(ctx context.Context, args []string) int {
 		err = cmdGeofences(args)
 	case "backup":
 		err = cmdBackup(ctx, args)
+	case "verify":
+		err = cmdVerify(args, os.Stdout)
 	case "help":
 		fmt.Print(usage)
 		return 0
@@ -65,6 +69,8 @@ func run(ctx context.Context, args []string) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errIntegrity):
+		return 1
 	}
 	slog.Error(err.Error())
 	return 1

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +21,7 @@ import (
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/judge"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
@@ -40,6 +43,8 @@ type serveConfig struct {
 	clientID      string
 	secureCookie  bool
 	logLevel      string
+	signingKey    string
+	draftSettle   time.Duration
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -58,6 +63,8 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.clientID, "TRENZINHO_MONITOR_CLIENT_ID", "trenzinho-monitor", "MQTT client id (persistent session)")
 	b.Bool(&c.secureCookie, "TRENZINHO_SECURE_COOKIE", false, "mark the session cookie Secure behind a TLS proxy")
 	b.String(&c.logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
+	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	if err := b.Parse(args); err != nil {
 		return err
 	}
@@ -107,13 +114,34 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		log.Info("admin account created", "user", c.adminUser)
 	}
 
+	keyPath := c.signingKey
+	if keyPath == "" {
+		keyPath = filepath.Join(filepath.Dir(c.db), "monitor-signing.key")
+	}
+	key, createdKey, err := loadOrCreateKey(keyPath)
+	if err != nil {
+		return err
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	log.Info("draft signing key", "path", keyPath, "created", createdKey, "public_key", hex.EncodeToString(pub))
+	profileYAML := profile.PiumaYAML()
+	if c.profile != "" {
+		if profileYAML, err = os.ReadFile(c.profile); err != nil {
+			return err
+		}
+	}
+	drafter := drafts.NewDrafter(drafts.Config{
+		Store: db, Profile: prof, ProfileYAML: profileYAML, Places: set, Key: key,
+		Software: "trenzinho-monitor " + version, Logger: log, Settle: c.draftSettle,
+	})
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	engine := rules.New(prof, set)
 	hub := api.NewHub(api.HubConfig{Logger: log})
 	var client mqtt.Client
 	j := judge.New(judge.Config{
-		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg,
+		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Publish: func(topic string, payload []byte) {
 			if client != nil && client.IsConnectionOpen() {
 				client.Publish(topic, 1, false, payload)
@@ -121,7 +149,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		},
 	})
 	srv := api.New(api.Config{
-		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Health: db.Ping, Registry: reg,
+		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Registry: reg,
 		Hub: hub, Static: web.Handler(), SecureCookie: c.secureCookie,
 	})
 	if err := j.Restore(ctx); err != nil {

@@ -12,6 +12,7 @@ package api
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,7 +88,11 @@ type Config struct {
 	Users    Users
 	Audit    AuditLog
 	Episodes Episodes
-	Fleet    Fleet                       // nil: no vehicles known
+	Fleet    Fleet // nil: no vehicles known
+	// Drafts serves the drafts and their decisions; nil: no draft routes. DraftKey is the
+	// monitor's public key that every draft must be signed with.
+	Drafts   Drafts
+	DraftKey ed25519.PublicKey
 	Health   func(context.Context) error // nil: always healthy
 	Hub      *Hub                        // nil: New makes one; see Server.Hub
 	// Registry serves GET /metrics and receives the API's own metrics. Default: a new, empty
@@ -121,6 +126,8 @@ type Server struct {
 	audit      AuditLog
 	episodes   Episodes
 	fleet      Fleet
+	drafts     Drafts
+	draftKey   ed25519.PublicKey
 	health     func(context.Context) error
 	hub        *Hub
 	sessionTTL time.Duration
@@ -145,6 +152,8 @@ func New(cfg Config) *Server {
 		audit:      cfg.Audit,
 		episodes:   cfg.Episodes,
 		fleet:      cfg.Fleet,
+		drafts:     cfg.Drafts,
+		draftKey:   cfg.DraftKey,
 		health:     cfg.Health,
 		hub:        cfg.Hub,
 		sessionTTL: cfg.SessionTTL,
@@ -181,6 +190,12 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
 	a.Handle("GET /api/v1/episodes/{id}", s.requireRole(store.RoleViewer, s.handleEpisode))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
+	if s.drafts != nil {
+		a.Handle("GET /api/v1/drafts", s.requireRole(store.RoleViewer, s.handleDrafts))
+		a.Handle("GET /api/v1/drafts/{id}", s.requireRole(store.RoleViewer, s.handleDraft))
+		a.Handle("GET /api/v1/drafts/{id}/export", s.requireRole(store.RoleFiscal, s.handleDraftExport))
+		a.Handle("POST /api/v1/drafts/{id}/decision", s.requireRole(store.RoleFiscal, s.handleDecision))
+	}
 	a.Handle("GET /api/v1/users", s.requireRole(store.RoleAdmin, s.handleListUsers))
 	a.Handle("POST /api/v1/users", s.requireRole(store.RoleAdmin, s.handleCreateUser))
 	a.Handle("PATCH /api/v1/users/{name}", s.requireRole(store.RoleAdmin, s.handlePatchUser))

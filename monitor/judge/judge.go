@@ -20,14 +20,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
 // Store persists what the engine changed.
 type Store interface {
-	// Commit writes the episodes, their new evidence and the vehicle snapshots atomically.
-	Commit(ctx context.Context, c *rules.Changes) error
+	// Commit writes the episodes, their new evidence, the vehicle snapshots and the judged
+	// batches verbatim, atomically.
+	Commit(ctx context.Context, c *rules.Changes, batches []store.Batch) error
 	// VehicleSnapshots returns every vehicle snapshot committed so far.
 	VehicleSnapshots(ctx context.Context) ([][]byte, error)
 }
@@ -57,6 +60,13 @@ type Config struct {
 	FlushBatches int
 	Registry     prometheus.Registerer
 	Now          func() time.Time
+	// Drafter makes drafts from closed episodes; nil: no drafts.
+	Drafter *drafts.Drafter
+	// DraftEvery is how often the drafter looks for groups ready to draft (5 s by default).
+	DraftEvery time.Duration
+	// Pruner deletes logged batches older than BatchRetention (48 h by default); may be nil.
+	Pruner         func(ctx context.Context, before time.Time) (int64, error)
+	BatchRetention time.Duration
 }
 
 // Judge runs the live loop.
@@ -64,6 +74,10 @@ type Judge struct {
 	cfg Config
 	in  chan Message
 	log *slog.Logger
+
+	raw       []store.Batch // judged batches waiting for the next commit
+	lastDraft time.Time
+	lastPrune time.Time
 
 	mu    sync.RWMutex
 	fleet map[string]fleetEntry
@@ -87,6 +101,12 @@ func New(cfg Config) *Judge {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.DraftEvery <= 0 {
+		cfg.DraftEvery = 5 * time.Second
+	}
+	if cfg.BatchRetention <= 0 {
+		cfg.BatchRetention = 48 * time.Hour
 	}
 	j := &Judge{
 		cfg:   cfg,
@@ -159,6 +179,28 @@ func (j *Judge) Run(ctx context.Context) error {
 		pending = pending[:0]
 		return nil
 	}
+	housekeeping := func(now time.Time) {
+		if j.cfg.Drafter != nil && now.Sub(j.lastDraft) >= j.cfg.DraftEvery {
+			j.lastDraft = now
+			made, err := j.cfg.Drafter.Run(ctx, now)
+			if err != nil && ctx.Err() == nil {
+				j.log.Error("drafter", "err", err)
+			}
+			for _, m := range made {
+				if j.cfg.Hub != nil {
+					j.cfg.Hub.Publish("draft", m.Draft)
+				}
+			}
+		}
+		if j.cfg.Pruner != nil && now.Sub(j.lastPrune) >= time.Hour {
+			j.lastPrune = now
+			if n, err := j.cfg.Pruner(ctx, now.Add(-j.cfg.BatchRetention)); err != nil {
+				j.log.Error("prune batch log", "err", err)
+			} else if n > 0 {
+				j.log.Info("batch log pruned", "batches", n)
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -179,12 +221,13 @@ func (j *Judge) Run(ctx context.Context) error {
 			if err := commit(); err != nil {
 				return err
 			}
-		case now := <-tick.C:
-			j.cfg.Engine.Tick(j.cfg.Now())
-			_ = now
+		case <-tick.C:
+			now := j.cfg.Now()
+			j.cfg.Engine.Tick(now)
 			if err := commit(); err != nil {
 				return err
 			}
+			housekeeping(now)
 		}
 	}
 }
@@ -220,9 +263,39 @@ func (j *Judge) judge(m Message) {
 	res := j.cfg.Engine.Apply(b, now)
 	if res.Duplicate {
 		j.batches.WithLabelValues("duplicate").Inc()
-	} else {
-		j.batches.WithLabelValues("judged").Inc()
+		return
 	}
+	j.batches.WithLabelValues("judged").Inc()
+	if tmin, tmax, ok := span(b); ok {
+		j.raw = append(j.raw, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now,
+			TMin: tmin, TMax: tmax, Payload: append([]byte(nil), m.Payload()...)})
+	}
+}
+
+// span returns the device times of a batch's first and last readings.
+func span(b *wire.Batch) (tmin, tmax time.Time, ok bool) {
+	see := func(t wire.Time) {
+		if !ok || t.Before(tmin) {
+			tmin = t.Time
+		}
+		if !ok || t.After(tmax) {
+			tmax = t.Time
+		}
+		ok = true
+	}
+	for _, r := range b.GPS {
+		see(r.T)
+	}
+	for _, r := range b.Tacho {
+		see(r.T)
+	}
+	for _, r := range b.Sound {
+		see(r.T)
+	}
+	for _, r := range b.Service {
+		see(r.T)
+	}
+	return tmin, tmax, ok
 }
 
 // commit persists the engine's changes, then acknowledges the messages that caused them, then
@@ -232,10 +305,10 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	if err != nil {
 		return err
 	}
-	if !c.Empty() {
+	if !c.Empty() || len(j.raw) > 0 {
 		start := time.Now()
 		for attempt := 0; ; attempt++ {
-			err = j.cfg.Store.Commit(ctx, &c)
+			err = j.cfg.Store.Commit(ctx, &c, j.raw)
 			if err == nil {
 				break
 			}
@@ -247,6 +320,7 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 		}
 		j.commitDur.Observe(time.Since(start).Seconds())
+		j.raw = j.raw[:0]
 	}
 	for _, m := range msgs {
 		m.Ack()

@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +80,18 @@ type Law struct {
 	Name    string `yaml:"name"`
 	InForce bool   `yaml:"in_force"`
 	Note    string `yaml:"note"`
+	// EnactedOn is the date of the law ("YYYY-MM-DD"), when known (optional).
+	EnactedOn string `yaml:"enacted_on"`
+	// RevokedBy names the law that revoked this one (optional); a revoked law is not in force,
+	// so in_force must then be false.
+	RevokedBy string `yaml:"revoked_by"`
+	// RevokedOn is the date of the revocation ("YYYY-MM-DD"), when known (optional; needs
+	// revoked_by).
+	RevokedOn string `yaml:"revoked_on"`
+	// Placeholders are the profile keys (dotted paths, e.g. "speed" or "noise.r2_m") whose
+	// values this law does not set: the format requires them, so they hold engine defaults, and
+	// nothing fined under this profile may rest on them as law (optional; each must name a key).
+	Placeholders []string `yaml:"placeholders"`
 }
 
 // Holidays are the dates the profile treats as holidays: fixed days of the year, days relative
@@ -183,6 +197,38 @@ type Noise struct {
 	NightStart      string          `yaml:"night_start"`
 	RestDayNightEnd string          `yaml:"rest_day_night_end"`
 	Areas           map[string]Area `yaml:"areas"`
+	// Fines is the law's fine table by dB above the limit, when it has one (optional; Piúma
+	// fines noise_limit by rules.noise_limit.fine instead).
+	Fines []NoiseFine `yaml:"fines"`
+}
+
+// NoiseFine is one row of a fine table by dB above the limit: it applies to an excess E with
+// above_db_from < E ≤ above_db_to (no above_db_to: every excess above above_db_from, "acima
+// de"). A row whose dB range the source text lost says range_lost and has neither bound: its
+// amount is kept and its range is never guessed.
+type NoiseFine struct {
+	AboveDBFrom *float64 `yaml:"above_db_from"`
+	AboveDBTo   *float64 `yaml:"above_db_to"`
+	RangeLost   bool     `yaml:"range_lost"`
+	Amount      float64  `yaml:"amount"`
+	Unit        string   `yaml:"unit"`
+	AsWritten   string   `yaml:"as_written"` // the row as the source text writes it
+	Note        string   `yaml:"note"`
+}
+
+// FineFor returns the row of the fine table whose known dB range holds an excess of excessDB
+// above the limit. It reports false when no row with a known range holds it — a row whose range
+// was lost is never chosen.
+func (n Noise) FineFor(excessDB float64) (NoiseFine, bool) {
+	for _, f := range n.Fines {
+		if f.RangeLost || f.AboveDBFrom == nil {
+			continue
+		}
+		if excessDB > *f.AboveDBFrom && (f.AboveDBTo == nil || excessDB <= *f.AboveDBTo) {
+			return f, true
+		}
+	}
+	return NoiseFine{}, false
 }
 
 // Area is an area type with its day and night limits in dB(A).
@@ -317,6 +363,33 @@ func (p *Profile) validate() error {
 	req("id", p.ID)
 	req("municipality", p.Municipality)
 	req("law.name", p.Law.Name)
+	date := func(key, v string) (time.Time, bool) {
+		if v == "" {
+			return time.Time{}, false
+		}
+		d, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			bad(key, "want YYYY-MM-DD, got %q", v)
+			return time.Time{}, false
+		}
+		return d, true
+	}
+	enacted, haveEnacted := date("law.enacted_on", p.Law.EnactedOn)
+	revoked, haveRevoked := date("law.revoked_on", p.Law.RevokedOn)
+	if p.Law.RevokedOn != "" && strings.TrimSpace(p.Law.RevokedBy) == "" {
+		bad("law.revoked_on", "set without law.revoked_by")
+	}
+	if haveEnacted && haveRevoked && revoked.Before(enacted) {
+		bad("law.revoked_on", "%s is before law.enacted_on %s", p.Law.RevokedOn, p.Law.EnactedOn)
+	}
+	if p.Law.InForce && strings.TrimSpace(p.Law.RevokedBy) != "" {
+		bad("law.in_force", "true, but law.revoked_by says the law was revoked (%s)", p.Law.RevokedBy)
+	}
+	for i, k := range p.Law.Placeholders {
+		if !hasKey(reflect.ValueOf(p).Elem(), k) {
+			bad(fmt.Sprintf("law.placeholders[%d]", i), "%q is not a key of this profile", k)
+		}
+	}
 	loc, err := time.LoadLocation(p.TimeZone)
 	if err != nil || p.TimeZone == "" {
 		bad("timezone", "unknown time zone %q", p.TimeZone)
@@ -380,6 +453,35 @@ func (p *Profile) validate() error {
 	if _, ok := p.Noise.Areas[p.Noise.DefaultArea]; !ok {
 		bad("noise.default_area", "%q is not one of noise.areas", p.Noise.DefaultArea)
 	}
+	lastTo, lastKey := -1.0, ""
+	for i, f := range p.Noise.Fines {
+		key := fmt.Sprintf("noise.fines[%d]", i)
+		pos(key+".amount", f.Amount)
+		req(key+".unit", f.Unit)
+		if f.RangeLost {
+			if f.AboveDBFrom != nil || f.AboveDBTo != nil {
+				bad(key, "range_lost with above_db_from or above_db_to: a lost range has no bounds")
+			}
+			continue
+		}
+		if f.AboveDBFrom == nil {
+			bad(key+".above_db_from", "required unless range_lost")
+			continue
+		}
+		nonneg(key+".above_db_from", *f.AboveDBFrom)
+		if *f.AboveDBFrom < lastTo {
+			bad(key+".above_db_from", "%v overlaps the range of %s", *f.AboveDBFrom, lastKey)
+		}
+		if f.AboveDBTo != nil && *f.AboveDBTo <= *f.AboveDBFrom {
+			bad(key+".above_db_to", "must be > above_db_from (%v), got %v", *f.AboveDBFrom, *f.AboveDBTo)
+		}
+		lastTo, lastKey = *f.AboveDBFrom, key
+		if f.AboveDBTo != nil {
+			lastTo = *f.AboveDBTo
+		} else {
+			lastTo = math.Inf(1)
+		}
+	}
 	pos("route.corridor_m", p.Route.CorridorM)
 	nonneg("route.confirm_s", p.Route.ConfirmS)
 	nonneg("route.clear_s", p.Route.ClearS)
@@ -415,6 +517,34 @@ func (p *Profile) validate() error {
 		bad("defence.days", "must be > 0")
 	}
 	return errors.Join(errs...)
+}
+
+// hasKey reports whether a dotted key path names a key of the profile: a field of the format
+// by its YAML name and, inside a mapping (rules, noise.areas), a key this profile has.
+func hasKey(v reflect.Value, path string) bool {
+	for seg := range strings.SplitSeq(path, ".") {
+		switch v.Kind() {
+		case reflect.Struct:
+			found := false
+			for i := range v.NumField() {
+				name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+				if name != "" && name != "-" && name == seg {
+					v, found = v.Field(i), true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		case reflect.Map:
+			if v = v.MapIndex(reflect.ValueOf(seg)); !v.IsValid() {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return path != ""
 }
 
 // Location is the profile's time zone.

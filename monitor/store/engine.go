@@ -9,9 +9,10 @@ import (
 )
 
 // Commit writes what the rules engine changed — episodes, their new evidence, and the snapshots
-// of the vehicles involved — in one transaction, so that the engine restored from the snapshots
-// after a crash agrees exactly with the stored episodes.
-func (db *DB) Commit(ctx context.Context, c *rules.Changes) error {
+// of the vehicles involved — and the judged batches verbatim, in one transaction, so that the
+// engine restored from the snapshots after a crash agrees exactly with the stored episodes. A
+// change to an episode that is already in a draft becomes an addendum of that draft.
+func (db *DB) Commit(ctx context.Context, c *rules.Changes, batches []Batch) error {
 	docs := make([]string, len(c.Episodes))
 	for i := range c.Episodes {
 		d, err := episodeDoc(&c.Episodes[i], c.Evidence[c.Episodes[i].ID])
@@ -26,6 +27,12 @@ func (db *DB) Commit(ctx context.Context, c *rules.Changes) error {
 			if err := db.upsertEpisode(ctx, tx, e, docs[i], c.Evidence[e.ID]); err != nil {
 				return fmt.Errorf("episode %s: %w", e.ID, err)
 			}
+		}
+		if err := db.addAddenda(ctx, tx, c); err != nil {
+			return fmt.Errorf("addenda: %w", err)
+		}
+		if err := db.insertBatches(ctx, tx, batches); err != nil {
+			return err
 		}
 		if len(c.Snapshots) == 0 {
 			return nil

@@ -106,6 +106,59 @@ CREATE TABLE vehicle_state (
 	updated_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 `},
+	{3, `
+-- Every judged telemetry batch, verbatim, for the evidence bundles of drafts (pruned after the
+-- retention period; a draft keeps its own copy).
+CREATE TABLE batch_log (
+	vehicle     TEXT    NOT NULL,
+	epoch       TEXT    NOT NULL,
+	seq         INTEGER NOT NULL,
+	received_at INTEGER NOT NULL,
+	t_min       INTEGER NOT NULL,
+	t_max       INTEGER NOT NULL,
+	payload     BLOB    NOT NULL,
+	PRIMARY KEY (vehicle, epoch, seq)
+) STRICT;
+CREATE INDEX batch_log_time ON batch_log (vehicle, t_max);
+CREATE INDEX batch_log_received ON batch_log (received_at);
+
+-- Drafts, sealed: the bundle's bytes, their hash, the previous draft's hash and the monitor's
+-- signature. seq orders the chain.
+CREATE TABLE drafts (
+	seq        INTEGER PRIMARY KEY,
+	id         TEXT    NOT NULL UNIQUE,
+	vehicle    TEXT    NOT NULL,
+	status     TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	doc        TEXT    NOT NULL,
+	bundle     BLOB    NOT NULL,
+	hash       TEXT    NOT NULL,
+	prev_hash  TEXT    NOT NULL,
+	signature  TEXT    NOT NULL,
+	public_key TEXT    NOT NULL,
+	notice     TEXT    UNIQUE,
+	decided_by TEXT,
+	decided_at INTEGER,
+	reason     TEXT
+) STRICT;
+CREATE INDEX drafts_status ON drafts (status, created_at);
+
+-- An episode belongs to at most one draft: making a draft twice is impossible.
+CREATE TABLE draft_episodes (
+	episode_id TEXT PRIMARY KEY,
+	draft_id   TEXT NOT NULL REFERENCES drafts (id)
+) STRICT, WITHOUT ROWID;
+
+-- Data that arrived after a draft was made, shown to the agent; never rewrites the draft.
+CREATE TABLE draft_addenda (
+	id         INTEGER PRIMARY KEY,
+	draft_id   TEXT    NOT NULL REFERENCES drafts (id),
+	episode_id TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	doc        TEXT    NOT NULL
+) STRICT;
+CREATE INDEX draft_addenda_draft ON draft_addenda (draft_id);
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

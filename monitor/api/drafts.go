@@ -1,0 +1,203 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Drafts is the drafts store the API reads and decides on.
+type Drafts interface {
+	Drafts(ctx context.Context, status string, limit int, cursor string) ([]store.DraftRecord, string, error)
+	DraftByID(ctx context.Context, id string) (*store.DraftRecord, error)
+	HashAt(ctx context.Context, seq int64) (string, error)
+	DecideDraft(ctx context.Context, id, decision, reason, user string, at time.Time) (string, error)
+}
+
+// DraftSummary is a draft in a list (BRIEF §4.3).
+type DraftSummary struct {
+	ID         string    `json:"id"`
+	EpisodeIDs []string  `json:"episode_ids"`
+	Vehicle    string    `json:"vehicle"`
+	Licensee   string    `json:"licensee,omitempty"`
+	Rules      []string  `json:"rules"`
+	Articles   []string  `json:"articles"`
+	Penalty    string    `json:"penalty"`
+	FineUFMP   float64   `json:"fine_ufmp"`
+	Status     string    `json:"status"`
+	Notice     string    `json:"notice,omitempty"`
+	CreatedAt  wire.Time `json:"created_at"`
+	Integrity  string    `json:"integrity"` // "ok", or what is wrong, in Portuguese
+}
+
+// DraftView is a whole draft: the draft, its case, its integrity, the sealed bundle, the
+// addenda.
+type DraftView struct {
+	DraftSummary
+	Draft     drafts.Draft     `json:"draft"`
+	DecidedBy string           `json:"decided_by,omitempty"`
+	DecidedAt *wire.Time       `json:"decided_at,omitempty"`
+	Reason    string           `json:"reason,omitempty"`
+	Addenda   []store.Addendum `json:"addenda"`
+	Sealed    drafts.Sealed    `json:"sealed"`
+}
+
+// verify re-checks a stored draft: the bundle against its hash, the monitor's signature, the
+// chain link to the previous draft, and the draft row against the draft in the bundle. Editing
+// any of them in the database shows here.
+func (s *Server) verify(ctx context.Context, d *store.DraftRecord) string {
+	b, err := drafts.Verify(&d.Sealed, s.draftKey)
+	if err != nil {
+		return err.Error()
+	}
+	if d.Sealed.Seq > 1 {
+		prev, err := s.drafts.HashAt(ctx, d.Sealed.Seq-1)
+		if err != nil || prev != d.Sealed.PrevHash {
+			return "o encadeamento com o auto anterior não confere"
+		}
+	} else if d.Sealed.PrevHash != "" {
+		return "o encadeamento com o auto anterior não confere"
+	}
+	row, _ := json.Marshal(&d.Doc)
+	sealed, _ := json.Marshal(&b.Draft)
+	if string(row) != string(sealed) {
+		return "os dados do auto no banco diferem dos selados no pacote de evidências"
+	}
+	return "ok"
+}
+
+func (s *Server) summary(ctx context.Context, d *store.DraftRecord) DraftSummary {
+	return DraftSummary{
+		ID: d.Sealed.ID, EpisodeIDs: d.Doc.EpisodeIDs, Vehicle: d.Doc.Vehicle, Licensee: d.Doc.Licensee,
+		Rules: d.Doc.Rules, Articles: d.Doc.Articles, Penalty: d.Doc.Penalty, FineUFMP: d.Doc.FineUFMP,
+		Status: d.Status, Notice: d.Notice, CreatedAt: wire.NewTime(d.CreatedAt), Integrity: s.verify(ctx, d),
+	}
+}
+
+// handleDrafts serves GET /api/v1/drafts?status=&limit=&cursor=.
+func (s *Server) handleDrafts(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	status := q.Get("status")
+	switch status {
+	case "", drafts.StatusDraft, drafts.StatusIssued, drafts.StatusDismissed:
+	default:
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro status inválido")
+		return
+	}
+	limit, ok := s.limitParam(w, r, q)
+	if !ok {
+		return
+	}
+	ds, next, err := s.drafts.Drafts(r.Context(), status, limit, q.Get("cursor"))
+	if errors.Is(err, store.ErrBadCursor) {
+		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	items := make([]DraftSummary, len(ds))
+	for i := range ds {
+		items[i] = s.summary(r.Context(), &ds[i])
+	}
+	s.writeJSON(w, r, http.StatusOK, newList(items, next))
+}
+
+func (s *Server) loadDraft(w http.ResponseWriter, r *http.Request) (*store.DraftRecord, bool) {
+	d, err := s.drafts.DraftByID(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		s.writeError(w, r, http.StatusNotFound, "auto não encontrado")
+		return nil, false
+	}
+	if err != nil {
+		s.internalError(w, r, err)
+		return nil, false
+	}
+	return d, true
+}
+
+// handleDraft serves GET /api/v1/drafts/{id}: the whole draft and its bundle, re-verified.
+func (s *Server) handleDraft(w http.ResponseWriter, r *http.Request) {
+	d, ok := s.loadDraft(w, r)
+	if !ok {
+		return
+	}
+	v := DraftView{DraftSummary: s.summary(r.Context(), d), Draft: d.Doc, DecidedBy: d.DecidedBy,
+		DecidedAt: d.DecidedAt, Reason: d.Reason, Addenda: d.Addenda, Sealed: d.Sealed}
+	if v.Addenda == nil {
+		v.Addenda = []store.Addendum{}
+	}
+	s.writeJSON(w, r, http.StatusOK, v)
+}
+
+// handleDraftExport serves GET /api/v1/drafts/{id}/export: the sealed draft as a file that
+// `monitor verify` checks offline.
+func (s *Server) handleDraftExport(w http.ResponseWriter, r *http.Request) {
+	d, ok := s.loadDraft(w, r)
+	if !ok {
+		return
+	}
+	if status := s.verify(r.Context(), d); status != "ok" {
+		s.writeError(w, r, http.StatusConflict, "integridade do auto violada: "+status)
+		return
+	}
+	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "draft.export", Object: "draft:" + d.Sealed.ID})
+	w.Header().Set("Content-Disposition", `attachment; filename="`+d.Sealed.ID+`.json"`)
+	s.writeJSON(w, r, http.StatusOK, d.Sealed)
+}
+
+// handleDecision serves POST /api/v1/drafts/{id}/decision {"decision":"issue"|"dismiss","reason"}.
+func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	decision := map[string]string{"issue": drafts.StatusIssued, "dismiss": drafts.StatusDismissed}[req.Decision]
+	if decision == "" {
+		s.writeError(w, r, http.StatusBadRequest, `decision deve ser "issue" ou "dismiss"`)
+		return
+	}
+	if decision == drafts.StatusDismissed && len(req.Reason) < 5 {
+		s.writeError(w, r, http.StatusBadRequest, "o arquivamento exige um motivo")
+		return
+	}
+	d, ok := s.loadDraft(w, r)
+	if !ok {
+		return
+	}
+	if status := s.verify(r.Context(), d); status != "ok" {
+		s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser emitido: "+status)
+		return
+	}
+	user := userFrom(r.Context())
+	notice, err := s.drafts.DecideDraft(r.Context(), d.Sealed.ID, decision, req.Reason, user.Name, time.Now())
+	if errors.Is(err, store.ErrDecided) {
+		s.writeError(w, r, http.StatusConflict, "o auto já foi decidido")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	before, _ := json.Marshal(map[string]string{"status": d.Status})
+	after, _ := json.Marshal(map[string]string{"status": decision, "notice": notice, "reason": req.Reason})
+	s.record(r, store.AuditEntry{User: user.Name, Action: "draft." + req.Decision, Object: "draft:" + d.Sealed.ID, Before: before, After: after})
+	d, ok = s.loadDraft(w, r)
+	if !ok {
+		return
+	}
+	if s.hub != nil {
+		s.hub.Publish(EventDraft, s.summary(r.Context(), d))
+	}
+	s.writeJSON(w, r, http.StatusOK, s.summary(r.Context(), d))
+}

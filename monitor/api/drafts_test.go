@@ -1,0 +1,112 @@
+package api_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+var _ api.Drafts = (*store.DB)(nil)
+
+// sealDraft stores a draft sealed by key at the head of the chain.
+func sealDraft(t *testing.T, db *store.DB, key ed25519.PrivateKey, id string, fine float64) {
+	t.Helper()
+	ctx := context.Background()
+	now := wire.NewTime(time.Now())
+	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Rules: []string{"speed"},
+		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: fine, Start: now, End: now, CreatedAt: now}
+	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, prev, err := db.ChainHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InsertDraft(ctx, drafts.Seal(id, seq+1, b, prev, key), &d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDraftsIssueAndTamper(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	var dbPath string
+	f := newFixture(t, func(c *api.Config) {
+		c.Drafts = c.Episodes.(*store.DB)
+		c.DraftKey = key.Public().(ed25519.PublicKey)
+		dbPath = c.Drafts.(*store.DB).Path()
+	})
+	if _, err := f.db.CreateUser(context.Background(), "joao", "senha-do-joao", store.RoleFiscal); err != nil {
+		t.Fatal(err)
+	}
+	sealDraft(t, f.db, key, "D1", 400)
+	sealDraft(t, f.db, key, "D2", 400)
+	sealDraft(t, f.db, key, "D3", 400)
+	_, viewer := f.login("maria", viewerPassword)
+	_, fiscal := f.login("joao", "senha-do-joao")
+
+	var list struct{ Items []api.DraftSummary }
+	code, body, _ := f.do("GET", "/api/v1/drafts?status=draft", nil, session{bearer: viewer})
+	if code != http.StatusOK || json.Unmarshal(body, &list) != nil || len(list.Items) != 3 {
+		t.Fatalf("list: %d %s", code, body)
+	}
+	for _, it := range list.Items {
+		if it.Integrity != "ok" {
+			t.Fatalf("%s integrity %q", it.ID, it.Integrity)
+		}
+	}
+	// A viewer may not decide; a fiscal may, and dismissing needs a reason.
+	if code, _, _ := f.do("POST", "/api/v1/drafts/D1/decision", map[string]string{"decision": "issue"}, session{bearer: viewer}); code != http.StatusForbidden {
+		t.Errorf("viewer decided: %d", code)
+	}
+	if code, _, _ := f.do("POST", "/api/v1/drafts/D1/decision", map[string]string{"decision": "dismiss"}, session{bearer: fiscal}); code != http.StatusBadRequest {
+		t.Errorf("dismiss without a reason: %d", code)
+	}
+	code, body, _ = f.do("POST", "/api/v1/drafts/D1/decision", map[string]string{"decision": "issue"}, session{bearer: fiscal})
+	var issued api.DraftSummary
+	if code != http.StatusOK || json.Unmarshal(body, &issued) != nil || issued.Status != drafts.StatusIssued || issued.Notice != "AI-"+time.Now().Format("2006")+"/0001" {
+		t.Fatalf("issue: %d %s", code, body)
+	}
+	if code, _, _ := f.do("POST", "/api/v1/drafts/D1/decision", map[string]string{"decision": "issue"}, session{bearer: fiscal}); code != http.StatusConflict {
+		t.Errorf("issued twice: %d", code)
+	}
+	entries, _, err := f.db.ListAudit(context.Background(), store.AuditFilter{Action: "draft.issue"}, 10, "")
+	if err != nil || len(entries) != 1 || entries[0].User != "joao" || entries[0].Object != "draft:D1" {
+		t.Fatalf("audit: %+v %v", entries, err)
+	}
+
+	// Someone edits the database behind the monitor's back.
+	raw, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE drafts SET doc = replace(doc, '"fine_ufmp":400', '"fine_ufmp":40') WHERE id = 'D2'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE drafts SET bundle = CAST(replace(CAST(bundle AS TEXT), '"fine_ufmp":400', '"fine_ufmp":40') AS BLOB) WHERE id = 'D3'`); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"D2", "D3"} {
+		var v api.DraftView
+		code, body, _ = f.do("GET", "/api/v1/drafts/"+id, nil, session{bearer: viewer})
+		if code != http.StatusOK || json.Unmarshal(body, &v) != nil || v.Integrity == "ok" {
+			t.Errorf("%s edited in the database, integrity %q (%d)", id, v.Integrity, code)
+		}
+		code, body, _ = f.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "issue"}, session{bearer: fiscal})
+		if code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "integridade") {
+			t.Errorf("%s edited and issued: %d %s", id, code, body)
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package drafts
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paulmach/orb/geojson"
+
+	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Pending is an episode not yet in a draft, with when it last changed (receive clock).
+type Pending struct {
+	Episode   rules.Episode
+	UpdatedAt time.Time
+}
+
+// Store is what the drafter reads and writes.
+type Store interface {
+	UndraftedEpisodes(ctx context.Context, rules []string) ([]Pending, error)
+	Episode(ctx context.Context, id string) (*rules.Episode, error)
+	BatchesBetween(ctx context.Context, vehicle string, from, to time.Time) ([]RawBatch, error)
+	ChainHead(ctx context.Context) (seq int64, hash string, err error)
+	InsertDraft(ctx context.Context, s Sealed, d *Draft) error
+}
+
+// Config configures a Drafter.
+type Config struct {
+	Store       Store
+	Profile     *profile.Profile
+	ProfileYAML []byte
+	Places      *geofences.Set // may be nil
+	Key         ed25519.PrivateKey
+	Software    string
+	Logger      *slog.Logger
+	// Settle is how long after its last change an episode waits before it is drafted, so that
+	// the data of the 2 minutes after it — part of the evidence — has arrived (150 s default).
+	Settle time.Duration
+	// Margin is the evidence window around the episodes (2 minutes).
+	Margin time.Duration
+}
+
+// Drafter makes drafts from closed episodes. Run it from one goroutine.
+type Drafter struct {
+	cfg   Config
+	rules []string
+}
+
+// NewDrafter returns a drafter for the rules the profile marks as infractions.
+func NewDrafter(cfg Config) *Drafter {
+	if cfg.Settle <= 0 {
+		cfg.Settle = 150 * time.Second
+	}
+	if cfg.Margin <= 0 {
+		cfg.Margin = 2 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	var ids []string
+	for id, r := range cfg.Profile.Rules {
+		if r.Infraction {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return &Drafter{cfg: cfg, rules: ids}
+}
+
+// Made is a draft the drafter stored.
+type Made struct {
+	Draft  Draft
+	Sealed Sealed
+}
+
+// Run drafts every group of episodes that is ready at now (receive clock) and returns the
+// drafts made. A group is the episodes of one vehicle that share a penalty and overlap in time
+// (transitively); it is ready when all of them are closed and none changed within Settle.
+func (d *Drafter) Run(ctx context.Context, now time.Time) ([]Made, error) {
+	pending, err := d.cfg.Store.UndraftedEpisodes(ctx, d.rules)
+	if err != nil {
+		return nil, err
+	}
+	var made []Made
+	for _, g := range groups(pending) {
+		ready := true
+		for _, p := range g {
+			if p.Episode.End == nil || now.Sub(p.UpdatedAt) < d.cfg.Settle {
+				ready = false
+				break
+			}
+		}
+		if !ready {
+			continue
+		}
+		m, err := d.make(ctx, g, now)
+		if errors.Is(err, errSkip) {
+			continue
+		}
+		if err != nil {
+			return made, err
+		}
+		made = append(made, *m)
+	}
+	return made, nil
+}
+
+var errSkip = errors.New("skip")
+
+// groups splits pending episodes into the groups that make one draft each: same vehicle, same
+// penalty, overlapping in time (an open episode overlaps everything after its start).
+func groups(pending []Pending) [][]Pending {
+	type key struct{ vehicle, penalty string }
+	by := map[key][]Pending{}
+	var keys []key
+	for _, p := range pending {
+		k := key{p.Episode.Vehicle, p.Episode.Penalty}
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], p)
+	}
+	var out [][]Pending
+	for _, k := range keys {
+		eps := by[k]
+		slices.SortFunc(eps, func(a, b Pending) int { return a.Episode.Start.Compare(b.Episode.Start.Time) })
+		var cur []Pending
+		var curEnd time.Time
+		open := false
+		for _, p := range eps {
+			if len(cur) > 0 && !open && p.Episode.Start.After(curEnd) {
+				out = append(out, cur)
+				cur = nil
+			}
+			if len(cur) == 0 {
+				curEnd, open = time.Time{}, false
+			}
+			cur = append(cur, p)
+			if p.Episode.End == nil {
+				open = true
+			} else if p.Episode.End.After(curEnd) {
+				curEnd = p.Episode.End.Time
+			}
+		}
+		if len(cur) > 0 {
+			out = append(out, cur)
+		}
+	}
+	return out
+}
+
+func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, error) {
+	p := d.cfg.Profile
+	var eps []rules.Episode
+	for _, pe := range g {
+		ep, err := d.cfg.Store.Episode(ctx, pe.Episode.ID)
+		if err != nil {
+			return nil, fmt.Errorf("drafts: episode %s: %w", pe.Episode.ID, err)
+		}
+		eps = append(eps, *ep)
+	}
+	first := eps[0]
+	start, end := first.Start.Time, first.End.Time
+	draft := Draft{
+		Vehicle: first.Vehicle, Penalty: first.Penalty, Unregistered: first.Unregistered,
+		Municipality: p.Municipality + "-" + p.State, FiscalOrgan: p.FiscalOrgan, Law: p.Law.Name,
+		FiscalUnit: p.FiscalUnit.Name, CreatedAt: wire.NewTime(now), Software: d.cfg.Software,
+		ProfileID: p.ID, ProfileVer: p.Version,
+	}
+	for _, ep := range eps {
+		start = minTime(start, ep.Start.Time)
+		end = maxTime(end, ep.End.Time)
+		draft.EpisodeIDs = append(draft.EpisodeIDs, ep.ID)
+		if !slices.Contains(draft.Rules, ep.Rule) {
+			draft.Rules = append(draft.Rules, ep.Rule)
+		}
+		if !slices.Contains(draft.Articles, ep.Article) {
+			draft.Articles = append(draft.Articles, ep.Article)
+		}
+		draft.FineUFMP = max(draft.FineUFMP, p.Rules[ep.Rule].FineUFMP)
+		draft.Facts = append(draft.Facts, fact(p, &ep))
+	}
+	draft.Start, draft.End = wire.NewTime(start), wire.NewTime(end)
+	draft.ID = DraftID(draft.Vehicle, draft.Penalty, start)
+	draft.Warnings = warnings(p, eps)
+
+	batches, err := d.cfg.Store.BatchesBetween(ctx, draft.Vehicle, start.Add(-d.cfg.Margin), end.Add(d.cfg.Margin))
+	if err != nil {
+		return nil, err
+	}
+	bundle := Bundle{
+		Format: BundleFormat, Draft: draft, Episodes: eps, Batches: batches,
+		Places:  d.places(eps),
+		Profile: ProfileRecord{ID: p.ID, Version: p.Version, YAML: string(d.cfg.ProfileYAML)},
+	}
+	if bundle.Batches == nil {
+		bundle.Batches = []RawBatch{}
+	}
+	b, err := json.Marshal(&bundle)
+	if err != nil {
+		return nil, fmt.Errorf("drafts: bundle of %s: %w", draft.ID, err)
+	}
+	seq, prev, err := d.cfg.Store.ChainHead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sealed := Seal(draft.ID, seq+1, b, prev, d.cfg.Key)
+	if err := d.cfg.Store.InsertDraft(ctx, sealed, &draft); err != nil {
+		if strings.Contains(err.Error(), "exists") {
+			d.cfg.Logger.Warn("draft not made twice", "draft", draft.ID, "err", err)
+			return nil, errSkip
+		}
+		return nil, err
+	}
+	d.cfg.Logger.Info("draft made", "draft", draft.ID, "vehicle", draft.Vehicle, "rules", draft.Rules, "episodes", len(eps), "batches", len(batches))
+	return &Made{Draft: draft, Sealed: sealed}, nil
+}
+
+// DraftID is deterministic: the vehicle, the penalty and the start of the first fact.
+func DraftID(vehicle, penalty string, start time.Time) string {
+	slug := strings.NewReplacer(" ", "", ",", "-", ".", "").Replace(strings.ToLower(penalty))
+	return fmt.Sprintf("%s.%s.%s", vehicle, slug, start.UTC().Format("20060102T150405.000Z"))
+}
+
+// places returns the GeoJSON of the sites and zones the episodes name.
+func (d *Drafter) places(eps []rules.Episode) []json.RawMessage {
+	if d.cfg.Places == nil {
+		return nil
+	}
+	var out []json.RawMessage
+	seen := map[string]bool{}
+	for _, ep := range eps {
+		if ep.Site == nil || seen[ep.Site.ID] {
+			continue
+		}
+		seen[ep.Site.ID] = true
+		f, ok := d.cfg.Places.Feature(ep.Site.ID)
+		if !ok {
+			continue
+		}
+		gf := geojson.NewFeature(f.Geometry)
+		gf.Properties = f.Properties
+		if b, err := json.Marshal(gf); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,201 @@
+package drafts_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// A school open on weekdays at (-20.8400, -40.7300).
+const town = `{"type":"FeatureCollection","features":[
+{"type":"Feature","geometry":{"type":"Point","coordinates":[-40.7300,-20.8400]},
+ "properties":{"id":"school","kind":"sensitive","category":"school","name":"EMEF Teste","opening_hours":"Mo-Fr 07:00-18:00","source":"survey","verified_by":"fiscal","verified_at":"2026-10-01"}}]}`
+
+type fixture struct {
+	db      *store.DB
+	engine  *rules.Engine
+	drafter *drafts.Drafter
+	key     ed25519.PrivateKey
+	seq     uint64
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	places, err := geofences.Read(strings.NewReader(town), "town.geojson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	p := profile.Piuma()
+	return &fixture{db: db, engine: rules.New(p, places), key: key,
+		drafter: drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Places: places, Key: key, Software: "test", Settle: time.Minute})}
+}
+
+// play sends batches of a vehicle standing 50 m north of the school with its meter at db for
+// the given seconds, starting at t, and commits them as the judge does.
+func (f *fixture) play(t *testing.T, start time.Time, seconds int, db float64) time.Time {
+	t.Helper()
+	tt := start
+	for i := 0; i < seconds; i += 5 {
+		f.seq++
+		b := &wire.Batch{V: 1, Vehicle: "PIU-001", Epoch: "e-1", Seq: f.seq, Clock: wire.ClockGPS}
+		for range 5 {
+			wt := wire.NewTime(tt)
+			kmh, hdop, dur := 5.0, 0.8, 1.0
+			level := db
+			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &kmh})
+			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: -20.8400 + 50.0/110700, Lon: -40.7300, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
+			b.Sound = append(b.Sound, wire.Sound{T: wt, LAeqDB: &level, DurS: &dur})
+			b.SentAt = wt
+			tt = tt.Add(time.Second)
+		}
+		payload, err := wire.Encode(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recv := tt
+		f.engine.Apply(b, recv)
+		c, err := f.engine.Drain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := []store.Batch{{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: recv, TMin: b.GPS[0].T.Time, TMax: b.GPS[4].T.Time, Payload: payload}}
+		if err := f.db.Commit(context.Background(), &c, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tt
+}
+
+func TestLoudMusicNearASchoolMakesOneDraftWithTwoFacts(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	loc := profile.Piuma().Location()
+	start := time.Date(2026, 11, 27, 10, 0, 0, 0, loc) // a Friday, the school is open
+	end := f.play(t, start, 120, 80)                   // 80 dB(A) at the meter: Art. 28 and, estimated 68.5 at the façade, Art. 27
+	f.play(t, end, 200, 50)                            // quiet: both episodes close, then 2 minutes of evidence
+
+	// Before the settle time (receive clock: when the episodes were stored) nothing is drafted.
+	made, err := f.drafter.Run(ctx, time.Now())
+	if err != nil || len(made) != 0 {
+		t.Fatalf("drafted %d before settling: %v", len(made), err)
+	}
+	made, err = f.drafter.Run(ctx, time.Now().Add(5*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 1 {
+		t.Fatalf("%d drafts, want 1", len(made))
+	}
+	d := made[0].Draft
+	if len(d.Facts) != 2 || len(d.EpisodeIDs) != 2 || d.Penalty != "Art. 45, VII" || d.FineUFMP != 300 {
+		t.Fatalf("draft %+v", d)
+	}
+	if strings.Join(d.Rules, ",") != "sensitive_zone_sound,noise_limit" && strings.Join(d.Rules, ",") != "noise_limit,sensitive_zone_sound" {
+		t.Errorf("rules %v", d.Rules)
+	}
+	if !(contains(d.Articles, "Art. 28") && contains(d.Articles, "Art. 27")) {
+		t.Errorf("articles %v", d.Articles)
+	}
+	for _, fct := range d.Facts {
+		if fct.Rule == "noise_limit" && !strings.Contains(fct.Description, "ESTIMADO") {
+			t.Errorf("the noise fact does not say it is an estimate: %s", fct.Description)
+		}
+		if fct.Rule == "sensitive_zone_sound" && !strings.Contains(fct.Description, "EMEF Teste") {
+			t.Errorf("the sensitive fact does not name the school: %s", fct.Description)
+		}
+	}
+
+	// The bundle verifies, carries the raw batches of the episodes ± 2 minutes and the school.
+	b, err := drafts.Verify(&made[0].Sealed, f.key.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Batches) < 24+20 || len(b.Places) != 1 || len(b.Episodes) != 2 || b.Profile.YAML == "" {
+		t.Errorf("bundle: %d batches, %d places, %d episodes", len(b.Batches), len(b.Places), len(b.Episodes))
+	}
+	for _, rb := range b.Batches {
+		if _, err := wire.Decode("", []byte(rb.Payload), time.Now()); err != nil {
+			t.Fatalf("raw batch %d is not the payload as received: %v", rb.Seq, err)
+		}
+	}
+
+	// Replays and restarts never make a second draft.
+	again, err := f.drafter.Run(ctx, time.Now().Add(10*time.Minute))
+	if err != nil || len(again) != 0 {
+		t.Fatalf("second run drafted %d: %v", len(again), err)
+	}
+	sealed := made[0].Sealed
+	if err := f.db.InsertDraft(ctx, drafts.Seal(sealed.ID, sealed.Seq+1, sealed.Bundle, sealed.Hash, f.key), &d); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("inserting the same draft again: %v", err)
+	}
+}
+
+func TestTamperingIsDetected(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	now := wire.NewTime(time.Now())
+	bundle, err := json.Marshal(drafts.Bundle{Format: 1, Draft: drafts.Draft{ID: "X", FineUFMP: 300, Start: now, End: now, CreatedAt: now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := drafts.Seal("X", 1, bundle, "", key)
+	if _, err := drafts.Verify(&s, key.Public().(ed25519.PublicKey)); err != nil {
+		t.Fatal(err)
+	}
+	edited := s
+	edited.Bundle = []byte(strings.Replace(string(bundle), `"fine_ufmp":300`, `"fine_ufmp":600`, 1))
+	if _, err := drafts.Verify(&edited, nil); !errors.Is(err, drafts.ErrHashMismatch) {
+		t.Errorf("edited bundle: %v", err)
+	}
+	rehashed := drafts.Seal("X", 1, edited.Bundle, "", key)
+	rehashed.Signature = s.Signature
+	if _, err := drafts.Verify(&rehashed, nil); !errors.Is(err, drafts.ErrBadSignature) {
+		t.Errorf("re-hashed without the key: %v", err)
+	}
+	_, other, _ := ed25519.GenerateKey(rand.Reader)
+	forged := drafts.Seal("X", 1, edited.Bundle, "", other)
+	if _, err := drafts.Verify(&forged, key.Public().(ed25519.PublicKey)); !errors.Is(err, drafts.ErrWrongKey) {
+		t.Errorf("signed by another key: %v", err)
+	}
+	relinked := s
+	relinked.PrevHash = strings.Repeat("0", 64)
+	if _, err := drafts.Verify(&relinked, nil); !errors.Is(err, drafts.ErrBadSignature) {
+		t.Errorf("moved in the chain: %v", err)
+	}
+}
+
+func TestDescriptionsArePortuguese(t *testing.T) {
+	if got := drafts.Num(37.10, 2); got != "37,1" {
+		t.Errorf("Num = %q", got)
+	}
+	if got := drafts.Num(45, 2); got != "45" {
+		t.Errorf("Num = %q", got)
+	}
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,162 @@
+package drafts
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+)
+
+// fact states one episode in the draft, with a description in Portuguese generated from the
+// measured values.
+func fact(p *profile.Profile, ep *rules.Episode) Fact {
+	f := Fact{
+		EpisodeID: ep.ID, Rule: ep.Rule, Article: ep.Article, LegalText: p.Rules[ep.Rule].Text,
+		Start: ep.Start, DurationS: ep.DurationS, Peak: ep.Peak, Unit: ep.Unit, Limit: ep.Limit,
+		Tolerance: ep.Tolerance, Estimate: ep.Estimate, Lat: ep.Lat, Lon: ep.Lon, Site: ep.Site,
+		Source: ep.Source, Evidence: ep.Evidence,
+	}
+	if ep.End != nil {
+		f.End = *ep.End
+	}
+	if ep.Area != nil {
+		f.Area = *ep.Area
+	}
+	if ep.Closed != nil {
+		f.Closed = *ep.Closed
+	}
+	f.Description = describe(p, ep)
+	return f
+}
+
+// Num formats a number the Brazilian way: decimal comma, up to the digits given, no trailing
+// zeros ("45", "37,1", "68,52").
+func Num(x float64, digits int) string {
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return strings.Replace(s, ".", ",", 1)
+}
+
+// LocalTime formats a time in the profile's zone as dd/mm/aaaa hh:mm:ss.
+func LocalTime(p *profile.Profile, t time.Time) string {
+	return t.In(p.Location()).Format("02/01/2006 15:04:05")
+}
+
+var sources = map[string]string{
+	"tacho": "pelo tacógrafo (saída de dados D8)",
+	"gps":   "pelo receptor GPS",
+	"slm":   "pelo decibelímetro instalado no veículo",
+	"clock": "pelo horário dos registros",
+}
+
+var categories = map[string]string{
+	"hospital": "hospital", "health": "estabelecimento de saúde", "school": "estabelecimento de ensino",
+	"library": "biblioteca", "public_office": "repartição pública", "church": "igreja",
+}
+
+func describe(p *profile.Profile, ep *rules.Episode) string {
+	var b strings.Builder
+	from := LocalTime(p, ep.Start.Time)
+	to := "(em andamento)"
+	if ep.End != nil {
+		to = LocalTime(p, ep.End.Time)
+	}
+	dur := Num(ep.DurationS, 1) + " s"
+	src := sources[ep.Source]
+	switch ep.Rule {
+	case "speed":
+		fmt.Fprintf(&b, "Velocidade máxima de %s km/h registrada %s, acima do limite de %s km/h acrescido da tolerância de %s km/h, mantida por %s, de %s a %s.",
+			Num(ep.Peak, 2), src, Num(ep.Limit, 1), Num(ep.Tolerance, 1), dur, from, to)
+	case "hours":
+		fmt.Fprintf(&b, "Veículo em serviço fora do horário permitido (das %s às %s), %s min além do horário, após a tolerância de %s min para deslocamento à garagem, de %s a %s.",
+			p.ServiceHours.Start, p.ServiceHours.End, Num(ep.Peak, 0), Num(ep.Limit, 0), from, to)
+	case "sensitive_zone_sound":
+		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) a ", Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
+		if s := ep.Site; s != nil {
+			fmt.Fprintf(&b, "%s m de %s \"%s\"", Num(s.DistanceM, 1), categories[s.Category], s.Name)
+			if s.OpeningHours != "" {
+				fmt.Fprintf(&b, " (horário de funcionamento: %s)", s.OpeningHours)
+			}
+		} else {
+			b.WriteString("menos de " + Num(p.Sensitive.RadiusM, 0) + " m de local protegido")
+		}
+		fmt.Fprintf(&b, ", em horário de funcionamento, de %s a %s (%s).", from, to, dur)
+	case "boarding_sound":
+		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) com o veículo parado em operação de embarque e desembarque, de %s a %s (%s).",
+			Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src, from, to, dur)
+	case "noise_limit":
+		area := ""
+		if ep.Area != nil {
+			area = p.Noise.Areas[*ep.Area].Name
+		}
+		fmt.Fprintf(&b, "Nível sonoro ESTIMADO no receptor de %s dB(A), acima do limite de %s dB(A) (%s, período %s) acrescido da tolerância de %s dB; estimativa por propagação de fonte pontual a partir do L_Aeq em %s s medido %s — não é medição conforme a %s. De %s a %s (%s).",
+			Num(ep.Peak, 1), Num(ep.Limit, 0), area, period(p, ep), Num(ep.Tolerance, 1), Num(p.Noise.WindowS, 0), src, p.Noise.Standard, from, to, dur)
+	case "route_deviation":
+		fmt.Fprintf(&b, "Veículo em serviço fora do itinerário autorizado para o dia e horário, a até %s m do percurso autorizado mais próximo (corredor de %s m), de %s a %s (%s).",
+			Num(ep.Peak, 0), Num(ep.Limit, 0), from, to, dur)
+	case "parked_public_road":
+		fmt.Fprintf(&b, "Veículo estacionado em via pública fora da garagem e fora dos dias e horários autorizados, parado há %s min, desde %s.",
+			Num(ep.Peak, 0), from)
+	case "telemetry_fault":
+		what := "sem sinal"
+		if ep.Detail == "contradicts_gps" {
+			what = "em contradição com o GPS"
+		}
+		fmt.Fprintf(&b, "Saída de dados do tacógrafo %s com o veículo em movimento (até %s km/h pelo GPS), de %s a %s (%s).",
+			what, Num(ep.Peak, 1), from, to, dur)
+	default:
+		fmt.Fprintf(&b, "%s: %s %s, de %s a %s.", ep.Rule, Num(ep.Peak, 2), ep.Unit, from, to)
+	}
+	if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
+		b.WriteString(" Os dados do veículo foram interrompidos antes do fim do episódio.")
+	}
+	return b.String()
+}
+
+func period(p *profile.Profile, ep *rules.Episode) string {
+	if rules.Night(p, ep.Start.Time) {
+		return "noturno"
+	}
+	return "diurno"
+}
+
+// warnings are what the agent must know before relying on the draft.
+func warnings(p *profile.Profile, eps []rules.Episode) []string {
+	var w []string
+	add := func(s string) {
+		for _, x := range w {
+			if x == s {
+				return
+			}
+		}
+		w = append(w, s)
+	}
+	if !p.Law.InForce {
+		add("O perfil legal aplicado indica que a lei não está em vigor.")
+	}
+	for _, ep := range eps {
+		if ep.Unregistered {
+			add("Veículo não cadastrado: titular, condutor e equipamentos não identificados pelo cadastro.")
+		}
+		if ep.Estimate {
+			add("Valor de nível sonoro é estimativa no receptor, não medição conforme a norma.")
+		}
+		if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
+			add("Episódio encerrado por interrupção dos dados do veículo.")
+		}
+		if s := ep.Site; s != nil {
+			if s.Source == "sample" {
+				add("O local protegido vem de dados de exemplo, não de levantamento: não usar para autuação.")
+			}
+			if !s.Verified {
+				add(fmt.Sprintf("Os dados do local \"%s\" (fonte: %s) não foram verificados por agente.", s.Name, s.Source))
+			}
+		}
+	}
+	return w
+}
