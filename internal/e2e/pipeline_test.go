@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,7 @@ func startMonitorAt(t *testing.T, bin, mqttURL, db string) *runningMonitor {
 		"TRENZINHO_ADMIN_USER=admin",
 		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
 		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
+		"TRENZINHO_DRAFT_SETTLE=2s",
 	}, filepath.Join(bin, "monitor"))
 	m.login(t)
 	return m
@@ -207,5 +209,38 @@ func TestSpeedEpisodeThroughThePipeline(t *testing.T) {
 	mon.get(t, "/api/v1/vehicles", &vehicles)
 	if len(vehicles.Items) != 2 {
 		t.Errorf("vehicles: %+v", vehicles.Items)
+	}
+
+	// The closed episode becomes a draft, sealed; its export verifies offline.
+	var list struct {
+		Items []struct {
+			ID         string
+			EpisodeIDs []string `json:"episode_ids"`
+			Penalty    string
+			FineUFMP   float64 `json:"fine_ufmp"`
+			Integrity  string
+		}
+	}
+	deadline = time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		mon.get(t, "/api/v1/drafts?status=draft", &list)
+		if len(list.Items) > 0 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if len(list.Items) != 1 || list.Items[0].Penalty != "Art. 46, X" || list.Items[0].FineUFMP != 400 ||
+		list.Items[0].Integrity != "ok" || len(list.Items[0].EpisodeIDs) != 1 || list.Items[0].EpisodeIDs[0] != ep.ID {
+		t.Fatalf("drafts: %+v", list.Items)
+	}
+	var sealed json.RawMessage
+	mon.get(t, "/api/v1/drafts/"+list.Items[0].ID+"/export", &sealed)
+	file := filepath.Join(t.TempDir(), "auto.json")
+	if err := os.WriteFile(file, sealed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bin, "monitor"), "verify", file).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "íntegro") {
+		t.Fatalf("monitor verify: %v\n%s", err, out)
 	}
 }
