@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/judge"
+	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -45,6 +47,7 @@ type serveConfig struct {
 	logLevel      string
 	signingKey    string
 	draftSettle   time.Duration
+	tileURL       string
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -65,6 +68,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
+	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	if err := b.Parse(args); err != nil {
 		return err
 	}
@@ -150,7 +154,16 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	})
 	srv := api.New(api.Config{
 		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Registry: reg,
-		Hub: hub, Static: web.Handler(), SecureCookie: c.secureCookie,
+		RenderPDF: func(w io.Writer, d *store.DraftRecord) error {
+			c := notice.Case{Status: d.Status, Notice: d.Notice, DecidedBy: d.DecidedBy, Reason: d.Reason}
+			if d.DecidedAt != nil {
+				t := d.DecidedAt.Time
+				c.DecidedAt = &t
+			}
+			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda)})
+		},
+		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
+		Map: api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -1,10 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -87,74 +87,27 @@ func (c *monitorClient) get(t *testing.T, path string, out any) {
 	}
 }
 
+// raw GETs a path and returns the body.
+func (c *monitorClient) raw(t *testing.T, path string) []byte {
+	t.Helper()
+	req, _ := http.NewRequest("GET", c.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v", path, resp.Status, err)
+	}
+	return b
+}
+
 func (c *monitorClient) episodes(t *testing.T, query string) []rules.Episode {
 	var page struct{ Items []rules.Episode }
 	c.get(t, "/api/v1/episodes?"+query, &page)
 	return page.Items
-}
-
-// simulation is one `firmware-bridge simulate` process and the device paths it printed.
-type simulation struct {
-	devices map[string]map[string]string // vehicle → gps|tacho|slm → path
-}
-
-func startSimulation(t *testing.T, bin string, args ...string) *simulation {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(bin, "firmware-bridge"), append([]string{"simulate", "--dir", dir}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("simulate stderr: %s", stderr.String())
-		}
-	})
-	s := &simulation{devices: map[string]map[string]string{}}
-	sc := bufio.NewScanner(out)
-	want := 1
-	for _, a := range args {
-		if strings.HasPrefix(a, "--vehicles=") {
-			fmt.Sscanf(a, "--vehicles=%d", &want)
-		}
-	}
-	for len(s.devices) < want && sc.Scan() {
-		var line map[string]string
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("simulate printed %q: %v", sc.Text(), err)
-		}
-		s.devices[line["vehicle"]] = line
-	}
-	if len(s.devices) < want {
-		t.Fatalf("simulate printed %d vehicles, want %d: %s", len(s.devices), want, stderr.String())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	return s
-}
-
-func startBridge(t *testing.T, bin, mqttURL, vehicle string, dev map[string]string) *testenv.Process {
-	t.Helper()
-	args := []string{filepath.Join(bin, "firmware-bridge"), "run",
-		"--vehicle", vehicle, "--state-dir", filepath.Join(t.TempDir(), "state"),
-		"--gps-port", dev["gps"], "--batch-interval", "1s"}
-	if dev["tacho"] != "" {
-		args = append(args, "--tacho-port", dev["tacho"])
-	}
-	if dev["slm"] != "" {
-		args = append(args, "--slm-port", dev["slm"])
-	}
-	return testenv.StartProcess(t, "bridge-"+vehicle, []string{"TRENZINHO_MQTT_URL=" + mqttURL}, args...)
 }
 
 // TestSpeedEpisodeThroughThePipeline: simulator → pty → bridge → Mosquitto → monitor. A trip
@@ -242,5 +195,20 @@ func TestSpeedEpisodeThroughThePipeline(t *testing.T) {
 	out, err := exec.Command(filepath.Join(bin, "monitor"), "verify", file).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "íntegro") {
 		t.Fatalf("monitor verify: %v\n%s", err, out)
+	}
+
+	// And its PDF names the vehicle, the article, the fine and the measured speed.
+	pdf := filepath.Join(t.TempDir(), "auto.pdf")
+	if err := os.WriteFile(pdf, mon.raw(t, "/api/v1/drafts/"+list.Items[0].ID+"/pdf"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, err := exec.Command("pdftotext", "-layout", pdf, "-").Output()
+	if err != nil {
+		testenv.Missing(t, "pdftotext (Debian poppler-utils): %v", err)
+	}
+	for _, want := range []string{"FAST-001", "Art. 23", "Art. 46, X", "400 UFMP", "45 km/h", "10 dias"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("the PDF does not say %q", want)
+		}
 	}
 }

@@ -93,8 +93,10 @@ type Config struct {
 	// monitor's public key that every draft must be signed with.
 	Drafts   Drafts
 	DraftKey ed25519.PublicKey
-	Health   func(context.Context) error // nil: always healthy
-	Hub      *Hub                        // nil: New makes one; see Server.Hub
+	// RenderPDF writes a draft as a PDF; nil: no PDF route.
+	RenderPDF func(w io.Writer, d *store.DraftRecord) error
+	Health    func(context.Context) error // nil: always healthy
+	Hub       *Hub                        // nil: New makes one; see Server.Hub
 	// Registry serves GET /metrics and receives the API's own metrics. Default: a new, empty
 	// registry (never the global one).
 	Registry *prometheus.Registry
@@ -108,6 +110,8 @@ type Config struct {
 	SecureCookie bool
 	// StreamKeepAlive is the interval of the stream's keep-alive comments. Default 15 s.
 	StreamKeepAlive time.Duration
+	// Map serves the dashboard's map: GET /api/v1/geofences and GET /api/v1/config.
+	Map MapConfig
 }
 
 // Limits.
@@ -128,11 +132,13 @@ type Server struct {
 	fleet      Fleet
 	drafts     Drafts
 	draftKey   ed25519.PublicKey
+	renderPDF  func(w io.Writer, d *store.DraftRecord) error
 	health     func(context.Context) error
 	hub        *Hub
 	sessionTTL time.Duration
 	secure     bool
 	keepAlive  time.Duration
+	mapCfg     MapConfig
 
 	metrics    *metrics
 	throttle   *throttle
@@ -154,11 +160,13 @@ func New(cfg Config) *Server {
 		fleet:      cfg.Fleet,
 		drafts:     cfg.Drafts,
 		draftKey:   cfg.DraftKey,
+		renderPDF:  cfg.RenderPDF,
 		health:     cfg.Health,
 		hub:        cfg.Hub,
 		sessionTTL: cfg.SessionTTL,
 		secure:     cfg.SecureCookie,
 		keepAlive:  cfg.StreamKeepAlive,
+		mapCfg:     cfg.Map,
 		throttle:   newThrottle(loginFailures, loginWindow, time.Now),
 		loginSlots: make(chan struct{}, loginConcurrency),
 		api:        http.NewServeMux(),
@@ -190,10 +198,13 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
 	a.Handle("GET /api/v1/episodes/{id}", s.requireRole(store.RoleViewer, s.handleEpisode))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
+	a.Handle("GET /api/v1/geofences", s.requireRole(store.RoleViewer, s.handleGeofences))
+	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))
 	if s.drafts != nil {
 		a.Handle("GET /api/v1/drafts", s.requireRole(store.RoleViewer, s.handleDrafts))
 		a.Handle("GET /api/v1/drafts/{id}", s.requireRole(store.RoleViewer, s.handleDraft))
 		a.Handle("GET /api/v1/drafts/{id}/export", s.requireRole(store.RoleFiscal, s.handleDraftExport))
+		a.Handle("GET /api/v1/drafts/{id}/pdf", s.requireRole(store.RoleViewer, s.handleDraftPDF))
 		a.Handle("POST /api/v1/drafts/{id}/decision", s.requireRole(store.RoleFiscal, s.handleDecision))
 	}
 	a.Handle("GET /api/v1/users", s.requireRole(store.RoleAdmin, s.handleListUsers))

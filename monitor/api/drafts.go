@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,6 +152,30 @@ func (s *Server) handleDraftExport(w http.ResponseWriter, r *http.Request) {
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "draft.export", Object: "draft:" + d.Sealed.ID})
 	w.Header().Set("Content-Disposition", `attachment; filename="`+d.Sealed.ID+`.json"`)
 	s.writeJSON(w, r, http.StatusOK, d.Sealed)
+}
+
+// handleDraftPDF serves GET /api/v1/drafts/{id}/pdf: the draft as an A4 PDF, re-verified.
+func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
+	if s.renderPDF == nil {
+		s.writeError(w, r, http.StatusNotFound, "PDF indisponível")
+		return
+	}
+	d, ok := s.loadDraft(w, r)
+	if !ok {
+		return
+	}
+	if status := s.verify(r.Context(), d); status != "ok" {
+		s.writeError(w, r, http.StatusConflict, "integridade do auto violada: "+status)
+		return
+	}
+	var buf bytes.Buffer
+	if err := s.renderPDF(&buf, d); err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `inline; filename="`+d.Sealed.ID+`.pdf"`)
+	w.Write(buf.Bytes())
 }
 
 // handleDecision serves POST /api/v1/drafts/{id}/decision {"decision":"issue"|"dismiss","reason"}.

@@ -79,9 +79,6 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) a ", Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
 		if s := ep.Site; s != nil {
 			fmt.Fprintf(&b, "%s m de %s \"%s\"", Num(s.DistanceM, 1), categories[s.Category], s.Name)
-			if s.OpeningHours != "" {
-				fmt.Fprintf(&b, " (horário de funcionamento: %s)", s.OpeningHours)
-			}
 		} else {
 			b.WriteString("menos de " + Num(p.Sensitive.RadiusM, 0) + " m de local protegido")
 		}

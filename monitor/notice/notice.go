@@ -1,0 +1,141 @@
+// Package notice renders a draft of an auto de infração as an A4 PDF in Portuguese: the
+// municipality and fiscal organ, the legal basis, the licensee, vehicle and driver, the date,
+// time and place, each fact with its measured values, the measuring devices, a vector
+// mini-map of the track and a chart of the readings against the limit, the fine, the
+// defence deadline, the fields the agent fills in, the draft's warnings, and the evidence
+// hash and signature that `monitor verify` checks.
+//
+// The document is drawn with fpdf's core fonts (no font files at run time): text is
+// translated to cp1252, which holds every letter of Portuguese. While the case is a draft the
+// document is titled "AUTO DE INFRAÇÃO — MINUTA" and every page says it is not an issued
+// notice.
+package notice
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+)
+
+// Input is everything a notice shows. Sealed and Profile are required; Bundle is decoded (and
+// verified) from Sealed when nil. Every other field is optional: what is not known is printed
+// as a blank to fill in or as "não cadastrado", never guessed.
+type Input struct {
+	Sealed  drafts.Sealed
+	Bundle  *drafts.Bundle
+	Profile *profile.Profile
+
+	// Case is the decision on the draft; zero: a draft waiting for an agent.
+	Case Case
+
+	// Registry details, when the vehicle is registered.
+	Licensee *Licensee
+	Vehicle  *Vehicle
+	Driver   *Driver
+	Devices  []Device
+
+	// Penalty is the fine as calculated when the notice is issued (Art. 44, 48, 52, 53); nil:
+	// the draft's base fine is printed and the calculation is left to the issue.
+	Penalty *Penalty
+
+	// Addenda is how many addenda (data that arrived after the draft was made) the case has.
+	Addenda int
+}
+
+// Case is the state of the case a draft became.
+type Case struct {
+	Status    string     // drafts.StatusDraft (or ""), StatusIssued, StatusDismissed
+	Notice    string     // the notice number, when issued
+	DecidedBy string     // the agent who decided
+	DecidedAt *time.Time // when
+	Reason    string     // the reason of a dismissal
+}
+
+// Licensee is the registered licensee (prestador).
+type Licensee struct {
+	Name    string // razão social
+	CNPJ    string // 14 characters, formatted when printed
+	Address string
+}
+
+// Vehicle is the registered vehicle.
+type Vehicle struct {
+	Plate           string
+	ManufactureYear int
+	Description     string // e.g. make and model
+	// MeterDistanceM is r1, the distance from the sound-level meter to the loudspeakers, when
+	// the registry knows it (the receptor estimate then uses it, as the rules do).
+	MeterDistanceM float64
+}
+
+// Driver is the driver identified for the episode (by the tachograph card or by the agent).
+type Driver struct {
+	Name string
+	CNH  string // CNH number
+	Card string // tachograph card
+}
+
+// Device is a measuring instrument of the vehicle, as registered.
+type Device struct {
+	// Kind uses the facts' source names: "tacho" (or "tachograph"), "gps", "slm", "bridge".
+	Kind         string
+	Model        string
+	Serial       string
+	Verification time.Time // last INMETRO verification; zero: not known
+	Calibration  time.Time // last calibration; zero: not known
+	ValidUntil   time.Time // zero: not known
+}
+
+// Penalty is the fine as the penalty calculus states it, in plain text and figures that
+// another package fills in.
+type Penalty struct {
+	FineUFMP float64 // the fine in the fiscal unit, after recidivism
+	// FineBRL is the fine in reais as a decimal string ("3360.00" or "3360,00"); money is never
+	// a float. Empty: not converted.
+	FineBRL string
+	// UnitValueBRL is the value of the fiscal unit applied, as a decimal string, and UnitDate
+	// the day of that value (Art. 44).
+	UnitValueBRL string
+	UnitDate     time.Time
+	// Recidivism explains the recidivism found or not (Art. 48).
+	Recidivism string
+	// Recommendation is the suspension or cassação recommendation to the agent (Art. 52, 53).
+	Recommendation string
+}
+
+// Errors of Render.
+var (
+	ErrNoProfile = errors.New("notice: profile required")
+	ErrNoFacts   = errors.New("notice: draft has no facts")
+)
+
+// Render writes the PDF of a draft.
+func Render(w io.Writer, in Input) error {
+	if in.Profile == nil {
+		return ErrNoProfile
+	}
+	b := in.Bundle
+	if b == nil {
+		var err error
+		b, err = drafts.Verify(&in.Sealed, nil)
+		if err != nil {
+			return fmt.Errorf("notice: %w", err)
+		}
+	}
+	if len(b.Draft.Facts) == 0 {
+		return ErrNoFacts
+	}
+	d := newDoc(in, b)
+	d.render()
+	if err := d.pdf.Error(); err != nil {
+		return fmt.Errorf("notice: %w", err)
+	}
+	if err := d.pdf.Output(w); err != nil {
+		return fmt.Errorf("notice: %w", err)
+	}
+	return nil
+}
