@@ -12,8 +12,9 @@ INFLUX_VER   := v1.8.3
 STATICCHECK_VER := v0.8.2
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS      := -s -w -X main.version=$(VERSION)
-# Debian packages the tests need: the broker, and pdftotext for the PDF tests.
-DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils
+# Debian packages the tests need: the broker, pdftotext for the PDF tests, qemu-user for the
+# Raspberry Pi builds, Chromium for the dashboard tests.
+DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils qemu-user-static chromium
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_TIMEOUT ?= 30m
 
@@ -69,4 +70,17 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin .data
+	rm -rf bin .data dist
+
+# pi cross-compiles firmware-bridge for the Raspberry Pi (static, no cgo) and packages it for
+# Debian / Raspberry Pi OS: $(DIST)/firmware-bridge-linux-{arm64,armv7} and
+# $(DIST)/trenzinho-bridge_<version>_{arm64,armhf}.deb (docs/bridge.md). Needs dpkg-deb.
+DIST         ?= dist
+PI_GOFLAGS   := -trimpath -ldflags '$(LDFLAGS)'
+
+.PHONY: pi
+pi:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build $(PI_GOFLAGS) -o $(DIST)/firmware-bridge-linux-arm64 ./firmware-bridge
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build $(PI_GOFLAGS) -o $(DIST)/firmware-bridge-linux-armv7 ./firmware-bridge
+	GO='$(GO)' packaging/build-deb.sh --version '$(VERSION)' --arch arm64 --binary $(DIST)/firmware-bridge-linux-arm64 --out $(DIST)
+	GO='$(GO)' packaging/build-deb.sh --version '$(VERSION)' --arch armhf --binary $(DIST)/firmware-bridge-linux-armv7 --out $(DIST)

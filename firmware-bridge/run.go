@@ -18,6 +18,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/firmware-bridge/bridge"
+	"github.com/trenzinho/trenzinho/firmware-bridge/sdnotify"
 	"github.com/trenzinho/trenzinho/firmware-bridge/serialport"
 	"github.com/trenzinho/trenzinho/firmware-bridge/tacho"
 )
@@ -135,6 +136,14 @@ func cmdRun(ctx context.Context, args []string) error {
 		defer srv.Close()
 	}
 	log.Info("bridge starting", "vehicle", cfg.Vehicle, "epoch", br.Epoch(), "version", version)
+	// Under systemd (Type=notify, WatchdogSec=, packaging/deb/trenzinho-bridge.service): ready
+	// once the spool is open, the watchdog fed while the bridge runs, stopping on a signal.
+	if _, err := sdnotify.Notify(sdnotify.Ready); err != nil {
+		log.Warn("sd_notify", "err", err)
+	}
+	go sdnotify.RunWatchdog(ctx, nil)
+	stopping := context.AfterFunc(ctx, func() { _, _ = sdnotify.Notify(sdnotify.Stopping) })
+	defer stopping()
 	return br.Run(ctx)
 }
 
