@@ -475,11 +475,9 @@ func (p *Profile) validate() error {
 		if f.AboveDBTo != nil && *f.AboveDBTo <= *f.AboveDBFrom {
 			bad(key+".above_db_to", "must be > above_db_from (%v), got %v", *f.AboveDBFrom, *f.AboveDBTo)
 		}
-		lastTo, lastKey = *f.AboveDBFrom, key
+		lastTo, lastKey = math.Inf(1), key // "acima de": every excess above
 		if f.AboveDBTo != nil {
 			lastTo = *f.AboveDBTo
-		} else {
-			lastTo = math.Inf(1)
 		}
 	}
 	pos("route.corridor_m", p.Route.CorridorM)
