@@ -122,8 +122,9 @@ func Open(cfg Config) (*Bridge, error) {
 // Epoch is the bridge's sequence epoch.
 func (b *Bridge) Epoch() string { return b.spool.Epoch() }
 
-// Run reads, batches and publishes until ctx is cancelled. On cancellation it closes the open
-// batch, writes it to the spool, gives the publisher a moment to flush, and closes the spool.
+// Run reads, batches and publishes until ctx is cancelled. On cancellation it stops the
+// devices, closes the open batch with everything they handed over, writes it to the spool, gives
+// the publisher a moment to flush, and closes the spool.
 func (b *Bridge) Run(ctx context.Context) error {
 	defer b.spool.Close()
 	devCtx, stopDevices := context.WithCancel(ctx)
@@ -151,14 +152,32 @@ func (b *Bridge) Run(ctx context.Context) error {
 		start("slm", d, b.readSLM)
 	}
 
+	devicesDone := make(chan struct{})
+	go func() { wg.Wait(); close(devicesDone) }()
+
 	pubCtx, stopPublisher := context.WithCancel(context.Background())
 	defer stopPublisher()
 	pubDone := make(chan error, 1)
 	go func() { pubDone <- b.publish(pubCtx) }()
 
-	err := b.batch(ctx)
+	// The batcher outlives the devices: on cancellation the devices stop first and hand over
+	// what they still hold (the GPS epoch and the sound second in progress), and only then
+	// does the batcher drain the channel and close the last batch.
+	batchCtx, stopBatch := context.WithCancel(context.Background())
+	defer stopBatch()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-batchCtx.Done(): // the batcher failed and Run is returning
+		}
+		stopDevices()
+		<-devicesDone
+		stopBatch()
+	}()
+
+	err := b.batch(batchCtx)
 	stopDevices()
-	wg.Wait()
+	<-devicesDone
 	// Let the publisher send what is spooled for a short while; what it cannot send stays in
 	// the spool for the next start.
 	deadline := time.Now().Add(3 * time.Second)

@@ -40,6 +40,23 @@ type reading struct {
 	received  time.Time
 }
 
+// deliver hands r to the batcher. It gives up only when ctx is done and the channel is full:
+// a reading that can still be handed over is never dropped because the bridge is stopping
+// (a select on both would pick either at random).
+func deliver(ctx context.Context, out chan<- reading, r reading) error {
+	select {
+	case out <- r:
+		return nil
+	default:
+	}
+	select {
+	case out <- r:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // deviceState is a device's health for the status message.
 type deviceState struct {
 	mu     sync.Mutex
@@ -132,47 +149,54 @@ func (r *idleReader) Read(p []byte) (int, error) {
 func (r *idleReader) Write(p []byte) (int, error) { return r.rw.Write(p) }
 
 // readGPS decodes NMEA lines into position epochs. An epoch is complete when the next one
-// starts or, for the last one, when the receiver falls silent for readTimeout.
+// starts or, for the last one, when the receiver falls silent for readTimeout; in both cases it
+// is handed over at once. Its receive time, which sets the clock's offset, is when its last
+// sentence was read, not when the next epoch or the silence showed it complete: the offset then
+// holds only the sentence latency, not a whole epoch period.
 func readGPS(ctx context.Context, r io.Reader, out chan<- reading, st *deviceState, onChange func()) error {
 	dec := &gps.Decoder{}
-	var idle []wire.GPS
-	if ir, ok := r.(*idleReader); ok {
-		ir.onIdle = func() { idle = append(idle, dec.Flush()...) }
-	}
+	var lastLine, lastFix time.Time // when the last line was read; when the last fix was handed over
 	send := func(fixes []wire.GPS, now time.Time) error {
+		if len(fixes) == 0 {
+			return nil
+		}
+		received := lastLine
+		if received.IsZero() {
+			received = now
+		}
+		lastFix = now
+		if st.set("gps", wire.DeviceOK) {
+			onChange()
+		}
 		for i := range fixes {
-			select {
-			case out <- reading{GPS: &fixes[i], received: now}:
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := deliver(ctx, out, reading{GPS: &fixes[i], received: received}); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
+	if ir, ok := r.(*idleReader); ok {
+		// Called from within sc.Scan below, on this goroutine. An error (ctx done and the
+		// batcher full) ends the read right after: idleReader checks ctx next.
+		ir.onIdle = func() { _ = send(dec.Flush(), time.Now()) }
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 4096)
 	sc.Split(gps.ScanLines)
-	lastFix := time.Time{}
 	for sc.Scan() {
 		now := time.Now()
-		fixes := append(idle, dec.Line(sc.Bytes())...)
-		idle = nil
-		if len(fixes) > 0 {
-			lastFix = now
-			if st.set("gps", wire.DeviceOK) {
-				onChange()
-			}
-		}
+		fixes := dec.Line(sc.Bytes())
 		if err := send(fixes, now); err != nil {
 			return err
 		}
+		lastLine = now
 		if len(fixes) == 0 && (lastFix.IsZero() || now.Sub(lastFix) > 10*time.Second) {
 			if st.set("gps", wire.DeviceNoFix) {
 				onChange()
 			}
 		}
 	}
-	if err := send(append(idle, dec.Flush()...), time.Now()); err != nil {
+	if err := send(dec.Flush(), time.Now()); err != nil {
 		return err
 	}
 	if err := sc.Err(); err != nil {
@@ -196,10 +220,8 @@ func readTacho(ctx context.Context, r io.Reader, layout tacho.Layout, out chan<-
 			if st.set("tacho", wire.DeviceOK) {
 				onChange()
 			}
-			select {
-			case out <- reading{Tacho: &t, needsTime: !rd.TimeValid, received: now}:
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := deliver(ctx, out, reading{Tacho: &t, needsTime: !rd.TimeValid, received: now}); err != nil {
+				return err
 			}
 		}
 		if err != nil {
@@ -211,7 +233,10 @@ func readTacho(ctx context.Context, r io.Reader, layout tacho.Layout, out chan<-
 	}
 }
 
-// readPCE reads a streaming meter and aggregates its samples to 1 s readings.
+// readPCE reads a streaming meter and aggregates its samples to 1 s readings. The second in
+// progress is handed over when the meter falls silent for readTimeout (no later sample can
+// fall in it then) and when the port fails or the bridge stops, so that the last second of a
+// meter is not lost with its port.
 func readPCE(ctx context.Context, rw io.ReadWriter, d *Device, clock *clockState, out chan<- reading, st *deviceState, onChange func()) error {
 	if err := slm.StartPCE(rw); err != nil {
 		return err
@@ -221,25 +246,48 @@ func readPCE(ctx context.Context, rw io.ReadWriter, d *Device, clock *clockState
 	if err != nil {
 		return err
 	}
+	send := func(rs []wire.Sound, received time.Time) error {
+		for i := range rs {
+			if st.set("slm", wire.DeviceOK) {
+				onChange()
+			}
+			if err := deliver(ctx, out, reading{Sound: &rs[i], received: received}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if ir, ok := rw.(*idleReader); ok {
+		// Called from within rw.Read below, on this goroutine. An error (ctx done and the
+		// batcher full) ends the read right after: idleReader checks ctx next.
+		ir.onIdle = func() {
+			if r, ok := agg.Flush(); ok {
+				_ = send([]wire.Sound{r}, time.Now())
+			}
+		}
+	}
 	buf := make([]byte, 512)
 	for {
 		n, err := rw.Read(buf)
-		now := clock.at(time.Now())
+		received := time.Now()
+		now := clock.at(received)
+		var ready []wire.Sound
 		for _, f := range dec.Feed(buf[:n]) {
 			t := now
 			if !f.Time.IsZero() {
 				t = f.Time
 			}
 			if r, ok := agg.Add(slm.Sample{T: t, DB: float64(f.DeciDB) / 10}); ok {
-				if st.set("slm", wire.DeviceOK) {
-					onChange()
-				}
-				select {
-				case out <- reading{Sound: &r, received: now}:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+				ready = append(ready, r)
 			}
+		}
+		if err != nil {
+			if r, ok := agg.Flush(); ok {
+				ready = append(ready, r)
+			}
+		}
+		if serr := send(ready, received); serr != nil {
+			return serr
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -265,17 +313,21 @@ func modbusLoop(ctx context.Context, log *slog.Logger, d *Device, clock *clockSt
 			if err == nil {
 				log.Info("device open", "device", "slm", "port", d.Port.Path, "protocol", "modbus-rtu")
 				backoff = time.Second
+				emit := func(r wire.Sound) {
+					if st.set("slm", wire.DeviceOK) {
+						onChange()
+					}
+					_ = deliver(ctx, out, reading{Sound: &r, received: time.Now()})
+				}
 				err = p.Run(ctx, clock.now, func(s slm.Sample) {
 					if r, ok := agg.Add(s); ok {
-						if st.set("slm", wire.DeviceOK) {
-							onChange()
-						}
-						select {
-						case out <- reading{Sound: &r, received: time.Now()}:
-						case <-ctx.Done():
-						}
+						emit(r)
 					}
 				})
+				// The second in progress when polling stopped.
+				if r, ok := agg.Flush(); ok {
+					emit(r)
+				}
 			}
 			p.Close()
 		}

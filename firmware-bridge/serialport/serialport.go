@@ -19,7 +19,8 @@ type Config struct {
 	Baud     int
 	Parity   string // "N" (default), "E" or "O"
 	StopBits int    // 1 (default) or 2
-	// ReadTimeout makes Read return (0, nil) after this long without data; 0 blocks.
+	// ReadTimeout makes Read return (0, nil) after this long without data; 0 blocks. A port
+	// opened with a ReadTimeout is not an *os.File (see timeoutPort).
 	ReadTimeout time.Duration
 }
 
@@ -55,14 +56,42 @@ func Open(c Config) (Port, error) {
 	default:
 		return nil, fmt.Errorf("serialport %s: stop bits %d", c.Path, c.StopBits)
 	}
+	var p Port
 	if !Standard(c.Baud) {
-		return openCustom(c)
+		p, err = openCustom(c)
+	} else {
+		p, err = serial.OpenPort(&serial.Config{Name: c.Path, Baud: c.Baud, Parity: parity, StopBits: stop, Size: 8, ReadTimeout: c.ReadTimeout})
+		if err != nil {
+			err = fmt.Errorf("serialport %s: %w", c.Path, err)
+		}
 	}
-	p, err := serial.OpenPort(&serial.Config{Name: c.Path, Baud: c.Baud, Parity: parity, StopBits: stop, Size: 8, ReadTimeout: c.ReadTimeout})
 	if err != nil {
-		return nil, fmt.Errorf("serialport %s: %w", c.Path, err)
+		return nil, err
+	}
+	if c.ReadTimeout > 0 {
+		p = &timeoutPort{Port: p, timeout: c.ReadTimeout}
 	}
 	return p, nil
+}
+
+// timeoutPort keeps the promise of Config.ReadTimeout. With VMIN 0 and VTIME set, read(2)
+// returns 0 both when VTIME passes without data and when the device is gone (a hung-up tty: the
+// USB adapter unplugged, the pseudo-terminal's master closed), and os.File reports both as
+// io.EOF. A timeout cannot come before VTIME, which starts with the read; a hung-up tty answers
+// at once. So an empty read that waited at least half the timeout is a timeout, (0, nil), and
+// one that came back sooner is the device gone, io.EOF.
+type timeoutPort struct {
+	Port
+	timeout time.Duration
+}
+
+func (p *timeoutPort) Read(b []byte) (int, error) {
+	start := time.Now()
+	n, err := p.Port.Read(b)
+	if n == 0 && err == io.EOF && len(b) > 0 && time.Since(start) >= p.timeout/2 {
+		return 0, nil
+	}
+	return n, err
 }
 
 func parity(s string) (serial.Parity, error) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 )
@@ -53,5 +54,41 @@ func TestBadConfig(t *testing.T) {
 			p.Close()
 			t.Errorf("%+v opened", c)
 		}
+	}
+}
+
+// TestReadTimeout: with a ReadTimeout, a read without data returns (0, nil) — not io.EOF, which
+// the kernel and os.File report for a timeout and for a vanished device alike — and a device
+// that goes away (the pseudo-terminal's master closed, as a USB adapter unplugged) ends reads
+// with an error.
+func TestReadTimeout(t *testing.T) {
+	for _, baud := range []int{9600, 10400} {
+		master, slave, err := pty.Open()
+		if err != nil {
+			t.Skipf("no pseudo-terminals here: %v", err)
+		}
+		p, err := Open(Config{Path: slave.Name(), Baud: baud, ReadTimeout: 200 * time.Millisecond})
+		slave.Close()
+		if err != nil {
+			t.Fatalf("%d baud: %v", baud, err)
+		}
+		buf := make([]byte, 16)
+		if n, err := p.Read(buf); n != 0 || err != nil {
+			t.Errorf("%d baud: read without data = %d, %v; want 0, nil", baud, n, err)
+		}
+		master.Write([]byte("ok"))
+		if n, err := p.Read(buf); string(buf[:n]) != "ok" || err != nil {
+			t.Errorf("%d baud: read = %q, %v; want \"ok\", nil", baud, buf[:n], err)
+		}
+		master.Close()
+		// A hung-up terminal answers at once; allow a few reads in case one was slow to return.
+		var rerr error
+		for i := 0; i < 5 && rerr == nil; i++ {
+			_, rerr = p.Read(buf)
+		}
+		if rerr == nil {
+			t.Errorf("%d baud: reads after the device went away keep returning (0, nil)", baud)
+		}
+		p.Close()
 	}
 }
