@@ -1,21 +1,107 @@
 // Package web holds the control-room dashboard's assets, embedded in the monitor binary so that
-// nothing is fetched from a CDN at run time.
+// nothing is fetched from a CDN at run time: the page, its ES modules and stylesheet, the
+// favicon, and the vendored Leaflet and uPlot (static/vendor/README.md says which versions).
+//
+// The dashboard is framework-free: static/index.html loads static/js/app.js, which talks to the
+// monitor's API (docs/api.md) and its event stream. Every script is a file: the Content-Security-
+// Policy the handler sets allows no inline script, no inline style element or attribute, and no
+// image from anywhere but the monitor itself and the configured map tile server.
 package web
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 //go:embed static
 var files embed.FS
 
-// Handler serves the dashboard.
-func Handler() http.Handler {
+// Options configure the dashboard handler.
+type Options struct {
+	// TileURL is the map tile URL template the dashboard uses (TRENZINHO_TILE_URL), e.g.
+	// https://tile.openstreetmap.org/{z}/{x}/{y}.png; its origin is allowed as an image source.
+	// Empty: no tiles.
+	TileURL string
+}
+
+// Handler serves the dashboard: the files under static/, with a strong ETag each (so that a
+// browser revalidates instead of downloading them again), no directory listings, and the
+// Content-Security-Policy of the page.
+func Handler(opts Options) http.Handler {
 	sub, err := fs.Sub(files, "static")
 	if err != nil {
 		panic(err)
 	}
-	return http.FileServerFS(sub)
+	etags := map[string]string{}
+	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(sub, p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		etags["/"+p] = `"` + hex.EncodeToString(sum[:12]) + `"`
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	etags["/"] = etags["/index.html"]
+	csp := ContentSecurityPolicy(opts.TileURL)
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "método não permitido", http.StatusMethodNotAllowed)
+			return
+		}
+		tag, ok := etags[r.URL.Path]
+		if !ok {
+			// Unknown files and directories (no listings); /index.html redirects to / as
+			// http.FileServer does.
+			if r.URL.Path == "/index.html" {
+				files.ServeHTTP(w, r)
+				return
+			}
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("Cache-Control", "no-cache")
+		h.Set("ETag", tag)
+		files.ServeHTTP(w, r)
+	})
+}
+
+// ContentSecurityPolicy is the policy of the dashboard's pages: scripts, styles, fonts and API
+// calls from the monitor only; images also from the tile server of tileURL, if any.
+func ContentSecurityPolicy(tileURL string) string {
+	img := "'self' data:"
+	if o := tileOrigin(tileURL); o != "" {
+		img += " " + o
+	}
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src " + img +
+		"; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+}
+
+// tileOrigin is the origin of a tile URL template as a CSP source: "{s}" subdomains become a
+// wildcard. It is "" when the template is not an http(s) URL.
+func tileOrigin(tmpl string) string {
+	u, err := url.Parse(strings.ReplaceAll(tmpl, "{s}", "subdomain-placeholder"))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return ""
+	}
+	host := strings.ReplaceAll(u.Host, "subdomain-placeholder", "*")
+	if strings.ContainsAny(host, "{}; ,'\"") {
+		return ""
+	}
+	return u.Scheme + "://" + host
 }

@@ -1,0 +1,194 @@
+// Alerts: one per episode (never one per reading). A new episode rings a short Web Audio beep
+// (when the person has interacted with the page and left the sound on), shows a toast and
+// flashes the Alertas badge; the Alertas page lists the episodes with filters.
+
+import { store } from "./store.js";
+import { api } from "./api.js";
+import { h, $, chip, field, emptyRow } from "./dom.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtAgo, ruleName, RULES, RULE_COLORS, CLOSED, DETAILS } from "./fmt.js";
+
+// episodeStatus: [text, tone] of an episode's state.
+export function episodeStatus(e) {
+  if (!e.end) return ["Em andamento", "danger"];
+  return [CLOSED[e.closed_reason] || "Encerrado", e.closed_reason === "interrupted" ? "warn" : "neutral"];
+}
+
+// peakText: "45 km/h (limite 30 + 7)".
+export function peakText(e) {
+  const lim = e.limit != null ? ` (limite ${fmtValue(e.limit, e.unit)}${e.tolerance ? " + " + fmtValue(e.tolerance, e.unit) : ""})` : "";
+  return (e.estimate ? "≈ " : "") + fmtValue(e.peak, e.unit) + lim;
+}
+
+export function whereText(e) {
+  if (e.site) return `${e.site.name} a ${fmtValue(e.site.distance_m, "m", 0)}` + (e.site.verified ? "" : " (não verificado)");
+  if (e.detail) return DETAILS[e.detail] || e.detail;
+  return "";
+}
+
+// alertItem is one episode in a feed.
+export function alertItem(e, fresh = false) {
+  const [st, tone] = episodeStatus(e);
+  const bar = h("span", { class: "alert-bar" });
+  bar.style.backgroundColor = RULE_COLORS[e.rule] || "#5d6d7e";
+  const a = h("a", { class: "alert-link", href: "#/episodio/" + encodeURIComponent(e.id) },
+    bar,
+    h("span", { class: "alert-body" },
+      h("span", { class: "alert-title" }, ruleName(e.rule)),
+      h("span", { class: "alert-meta" }, h("strong", null, e.vehicle), " · ", peakText(e)),
+      whereText(e) ? h("span", { class: "alert-meta" }, whereText(e)) : null,
+      h("span", { class: "alert-time" }, fmtDateTime(e.start), " · ", e.end ? fmtDuration(e.duration_s) : fmtAgo(e.start))),
+    chip(st, tone));
+  return h("li", { class: "alert-item" + (e.end ? "" : " is-open") + (fresh ? " is-fresh" : ""), dataset: { episode: e.id, rule: e.rule } }, a);
+}
+
+// --- Notifier -----------------------------------------------------------------------------
+
+let soundOn = localStorage.getItem("trenzinho.sound") !== "off";
+let audio = null;
+
+export function initNotifier() {
+  const btn = $("#sound-toggle");
+  const paint = () => {
+    btn.setAttribute("aria-pressed", String(soundOn));
+    btn.title = soundOn ? "Som dos alertas ligado (clique para silenciar)" : "Som dos alertas desligado (clique para ligar)";
+    btn.setAttribute("aria-label", btn.title);
+    btn.querySelector("use").setAttribute("href", "icons.svg#i-" + (soundOn ? "sound" : "mute"));
+  };
+  btn.addEventListener("click", () => {
+    soundOn = !soundOn;
+    localStorage.setItem("trenzinho.sound", soundOn ? "on" : "off");
+    paint();
+    if (soundOn) beep(660, 0.08);
+  });
+  paint();
+  store.on("episode", ({ episode, isNewAlert }) => {
+    if (!isNewAlert) return;
+    beep();
+    toast(episode);
+    const badge = $("#badge-alerts");
+    badge.classList.remove("is-flash");
+    void badge.offsetWidth; // restart the animation
+    badge.classList.add("is-flash");
+  });
+}
+
+// beep: two short tones. Browsers allow audio only after the person has interacted with the
+// page; before that the alert is visual only (no console warning from a blocked AudioContext).
+export function beep(freq = 880, dur = 0.12) {
+  if (!soundOn || !navigator.userActivation || !navigator.userActivation.hasBeenActive) return;
+  try {
+    if (!audio) audio = new AudioContext();
+    if (audio.state === "suspended") audio.resume();
+    const t = audio.currentTime;
+    for (const [i, f] of [[0, freq], [1, freq * 1.25]]) {
+      const o = audio.createOscillator(), g = audio.createGain();
+      o.type = "sine";
+      o.frequency.value = f;
+      const s = t + i * (dur + 0.05);
+      g.gain.setValueAtTime(0.0001, s);
+      g.gain.exponentialRampToValueAtTime(0.25, s + 0.01);
+      g.gain.exponentialRampToValueAtTime(0.0001, s + dur);
+      o.connect(g).connect(audio.destination);
+      o.start(s);
+      o.stop(s + dur + 0.02);
+    }
+  } catch { /* no audio device: the visual cue remains */ }
+}
+
+function toast(e) {
+  const box = $("#toasts");
+  const close = h("button", { type: "button", class: "toast-close", "aria-label": "Fechar aviso", onclick: () => t.remove() }, "×");
+  const t = h("div", { class: "toast", role: "alert" },
+    h("a", { href: "#/episodio/" + encodeURIComponent(e.id), class: "toast-link" },
+      h("strong", null, "Novo alerta: " + ruleName(e.rule)),
+      h("span", null, `${e.vehicle} · ${peakText(e)} · ${fmtTime(e.start)}`)), close);
+  box.prepend(t);
+  while (box.childElementCount > 4) box.lastElementChild.remove();
+  setTimeout(() => t.remove(), 15000);
+}
+
+// --- The Alertas page ---------------------------------------------------------------------
+
+export const alertsView = {
+  title: "Alertas",
+  mount(el) {
+    store.unseenAlerts = 0;
+    store.emit("badges");
+    const rule = h("select", { name: "rule" }, h("option", { value: "" }, "Todas as regras"),
+      Object.entries(RULES).map(([k, v]) => h("option", { value: k }, v)));
+    const vehicle = h("input", { type: "search", name: "vehicle", placeholder: "ex.: PIU-001", autocomplete: "off" });
+    const openOnly = h("input", { type: "checkbox", name: "open" });
+    const tbody = h("tbody");
+    const more = h("button", { type: "button", class: "btn", hidden: true }, "Carregar mais");
+    const status = h("p", { class: "muted", role: "status" });
+    let cursor = "", items = [];
+    const filterQS = () => {
+      const q = new URLSearchParams();
+      if (rule.value) q.set("rule", rule.value);
+      if (vehicle.value.trim()) q.set("vehicle", vehicle.value.trim());
+      if (openOnly.checked) q.set("open", "true");
+      return q;
+    };
+    const matches = (e) => (!rule.value || e.rule === rule.value) &&
+      (!vehicle.value.trim() || e.vehicle === vehicle.value.trim()) && (!openOnly.checked || !e.end);
+    const row = (e, fresh) => {
+      const [st, tone] = episodeStatus(e);
+      const tr = h("tr", { class: (e.end ? "" : "is-open") + (fresh ? " is-fresh" : ""), dataset: { episode: e.id } },
+        h("td", null, fmtDateTime(e.start)),
+        h("td", null, h("strong", null, e.vehicle)),
+        h("td", null, h("a", { href: "#/episodio/" + encodeURIComponent(e.id) }, ruleName(e.rule))),
+        h("td", null, e.article, h("br"), h("small", { class: "muted" }, "multa: " + e.penalty)),
+        h("td", { class: "num" }, peakText(e)),
+        h("td", { class: "num" }, fmtDuration(e.duration_s)),
+        h("td", null, whereText(e) || "—"),
+        h("td", null, chip(st, tone)));
+      return tr;
+    };
+    const render = () => {
+      tbody.replaceChildren(...(items.length ? items.map((e) => row(e)) : [emptyRow(8, "Nenhum episódio com esses filtros.")]));
+    };
+    const load = async (append = false) => {
+      status.textContent = "Carregando…";
+      try {
+        const q = filterQS();
+        q.set("limit", "100");
+        if (append && cursor) q.set("cursor", cursor);
+        const page = await api("/api/v1/episodes?" + q);
+        items = append ? items.concat(page.items) : page.items;
+        cursor = page.next_cursor || "";
+        more.hidden = !cursor;
+        status.textContent = `${items.length} episódio(s)`;
+        render();
+      } catch (e) {
+        status.textContent = e.message;
+      }
+    };
+    const form = h("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); load(); } },
+      field("Regra", rule), field("Veículo", vehicle),
+      h("label", { class: "check" }, openOnly, h("span", null, "Somente em andamento")),
+      h("button", { type: "submit", class: "btn btn-primary" }, "Filtrar"));
+    rule.addEventListener("change", () => load());
+    openOnly.addEventListener("change", () => load());
+    more.addEventListener("click", () => load(true));
+    el.append(
+      h("div", { class: "page-head" }, h("p", { class: "lead" }, "Cada episódio é um alerta: aberto quando a infração se confirma, encerrado quando termina. Os novos aparecem aqui em tempo real.")),
+      h("div", { class: "card" }, form,
+        h("div", { class: "table-wrap" }, h("table", { class: "table", id: "alerts-table" },
+          h("thead", null, h("tr", null, ...["Início", "Veículo", "Regra", "Artigo", "Pico", "Duração", "Local", "Situação"].map((t) => h("th", { scope: "col" }, t)))),
+          tbody)),
+        h("div", { class: "table-foot" }, status, more)));
+    this.off = store.on("episode", ({ episode }) => {
+      const i = items.findIndex((x) => x.id === episode.id);
+      if (i >= 0) items[i] = episode;
+      else if (matches(episode)) items.unshift(episode);
+      else return;
+      render();
+      const tr = tbody.querySelector(`tr[data-episode="${CSS.escape(episode.id)}"]`);
+      if (tr) tr.classList.add("is-fresh");
+      store.unseenAlerts = 0;
+      store.emit("badges");
+    });
+    load();
+  },
+  unmount() { if (this.off) this.off(); },
+};

@@ -1,0 +1,109 @@
+// The monitor's API (docs/api.md): JSON requests with the session cookie, and the event stream
+// with automatic reconnection and a visible state.
+
+export class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+let unauthorized = () => {};
+// onUnauthorized sets what happens when a request finds the session gone (expired or ended).
+export function onUnauthorized(fn) { unauthorized = fn; }
+
+export async function api(path, { method = "GET", body, signal } = {}) {
+  const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  let r;
+  try {
+    r = await fetch(path, opts);
+  } catch (e) {
+    if (e.name === "AbortError") throw e;
+    throw new ApiError(0, "Sem conexão com o servidor. Verifique a rede e tente de novo.");
+  }
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    if (r.status === 401 && path !== "/api/v1/login") unauthorized();
+    throw new ApiError(r.status, data.error || `Erro ${r.status} do servidor`);
+  }
+  return data;
+}
+
+// listAll follows next_cursor until the list ends or max items have come.
+export async function listAll(path, max = 5000) {
+  const sep = path.includes("?") ? "&" : "?";
+  let items = [], cursor = "";
+  for (;;) {
+    const page = await api(path + sep + "limit=1000" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""));
+    items = items.concat(page.items || []);
+    if (!page.next_cursor || items.length >= max) return items;
+    cursor = page.next_cursor;
+  }
+}
+
+// Stream is GET /api/v1/stream. The browser reconnects by itself after a network error; when
+// the server refuses the stream (an error status), EventSource gives up and Stream starts a new
+// one with backoff. Every (re)connection fires "resync" so that the page reloads what it may
+// have missed. "state" events carry connecting | live | reconnecting.
+export class Stream extends EventTarget {
+  constructor(url, events) {
+    super();
+    this.url = url;
+    this.events = events;
+    this.es = null;
+    this.state = "connecting";
+    this.backoff = 2000;
+    this.timer = 0;
+    this.connectedOnce = false;
+  }
+  start() {
+    this.stop();
+    this.es = new EventSource(this.url);
+    this.es.addEventListener("open", () => {
+      this.backoff = 2000;
+      this.setState("live");
+      if (this.connectedOnce) this.dispatchEvent(new Event("resync"));
+      this.connectedOnce = true;
+    });
+    this.es.addEventListener("error", () => {
+      if (this.es.readyState === EventSource.CLOSED) {
+        this.setState("reconnecting");
+        this.es.close();
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => this.reconnect(), this.backoff);
+        this.backoff = Math.min(this.backoff * 2, 30000);
+      } else {
+        this.setState("reconnecting");
+      }
+    });
+    for (const name of this.events) {
+      this.es.addEventListener(name, (ev) => {
+        let data;
+        try { data = JSON.parse(ev.data); } catch { return; }
+        this.dispatchEvent(new CustomEvent("message", { detail: { type: name, data } }));
+      });
+    }
+  }
+  async reconnect() {
+    // Ask whether the session still exists (always 200) before reopening the stream.
+    try {
+      const s = await api("/api/v1/session");
+      if (!s.authenticated) { unauthorized(); return; }
+    } catch {
+      this.timer = setTimeout(() => this.reconnect(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, 30000);
+      return;
+    }
+    this.start();
+  }
+  stop() {
+    clearTimeout(this.timer);
+    if (this.es) { this.es.close(); this.es = null; }
+  }
+  setState(s) {
+    if (s === this.state) return;
+    this.state = s;
+    this.dispatchEvent(new CustomEvent("state", { detail: s }));
+  }
+}

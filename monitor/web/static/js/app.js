@@ -1,0 +1,182 @@
+// The control room's dashboard: login, the shell (sidebar, top bar, connection state) and the
+// hash router. Every view module exports {title, mount(el, arg), unmount()}.
+
+import { api, onUnauthorized, Stream } from "./api.js";
+import { store } from "./store.js";
+import { $, $$, h } from "./dom.js";
+import { fmtDateTime, setTimeZone, ROLES, ROLE_RANK } from "./fmt.js";
+import { mapView } from "./map.js";
+import { alertsView, initNotifier } from "./alerts.js";
+import { reviewView } from "./review.js";
+import { fleetView } from "./fleet.js";
+import { auditView } from "./audit.js";
+import { usersView } from "./users.js";
+import { episodeView } from "./episode.js";
+
+const routes = {
+  mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
+  auditoria: auditView, usuarios: usersView, episodio: episodeView,
+};
+const NAV_OF = { episodio: "alertas" };
+
+let stream = null;
+let current = null;
+let started = false;
+
+async function boot() {
+  $("#login-form").addEventListener("submit", login);
+  onUnauthorized(() => showLogin("Sua sessão terminou. Entre novamente."));
+  try {
+    const s = await api("/api/v1/session");
+    if (s.authenticated) await start(s.user);
+    else showLogin();
+  } catch (e) {
+    showLogin(e.message);
+  }
+}
+
+function showLogin(message = "") {
+  if (stream) { stream.stop(); stream = null; }
+  if (started) { location.hash = ""; location.reload(); return; }
+  $("#boot").hidden = true;
+  $("#app").hidden = true;
+  $("#login-view").hidden = false;
+  $("#login-error").textContent = message;
+  $("#login-user").focus();
+}
+
+async function login(ev) {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const btn = $("#login-submit");
+  btn.disabled = true;
+  $("#login-error").textContent = "";
+  try {
+    const r = await api("/api/v1/login", { method: "POST", body: { user: String(f.get("user")).trim(), password: f.get("password") } });
+    ev.target.reset();
+    await start(r.user);
+  } catch (e) {
+    $("#login-error").textContent = e.status === 401 ? "Usuário ou senha incorretos." : e.message;
+    $("#login-password").select();
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+async function start(user) {
+  started = true;
+  store.user = user;
+  try { store.config = await api("/api/v1/config"); } catch { store.config = {}; }
+  setTimeZone(store.config.time_zone);
+  $("#login-view").hidden = true;
+  $("#boot").hidden = true;
+  $("#app").hidden = false;
+  $("#user-name").textContent = user.name;
+  $("#user-role").textContent = ROLES[user.role] || user.role;
+  const place = [store.config.municipality, store.config.state].filter(Boolean).join("-");
+  if (place) $("#brand-place").textContent = place;
+  for (const li of $$("[data-min-role]")) li.hidden = ROLE_RANK[user.role] < ROLE_RANK[li.dataset.minRole];
+  $("#logout").addEventListener("click", logout);
+  $("#menu-btn").addEventListener("click", () => toggleMenu());
+  $("#scrim").addEventListener("click", () => toggleMenu(false));
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") toggleMenu(false); });
+  initNotifier();
+  clock();
+  setInterval(clock, 1000);
+  store.on("episode", badges);
+  store.on("draft", badges);
+  store.on("reset", badges);
+  store.on("badges", badges);
+
+  try { await store.loadAll(); } catch (e) { toastError("Não foi possível carregar os dados: " + e.message); }
+  stream = new Stream("/api/v1/stream", ["position", "episode", "status", "draft"]);
+  stream.addEventListener("state", (e) => connState(e.detail));
+  stream.addEventListener("resync", () => store.loadAll().catch(() => {}));
+  stream.addEventListener("message", (e) => {
+    const { type, data } = e.detail;
+    if (type === "position") store.applyPosition(data);
+    else if (type === "episode") store.applyEpisode(data);
+    else if (type === "draft") store.applyDraft(data);
+  });
+  connState("connecting");
+  stream.start();
+  window.addEventListener("hashchange", route);
+  route();
+}
+
+async function logout() {
+  if (stream) stream.stop();
+  try { await api("/api/v1/logout", { method: "POST" }); } catch { /* leaving anyway */ }
+  location.hash = "";
+  location.reload();
+}
+
+function connState(s) {
+  const el = $("#conn");
+  el.className = "conn conn--" + s;
+  $("#conn-text").textContent = { connecting: "Conectando…", live: "Ao vivo", reconnecting: "Reconectando…" }[s] || s;
+  el.title = s === "live" ? "Recebendo dados em tempo real" : "Sem dados em tempo real no momento; tentando reconectar";
+}
+
+function clock() {
+  $("#clock").textContent = fmtDateTime(new Date());
+}
+
+function badges() {
+  const open = store.openEpisodes().length;
+  const a = $("#badge-alerts");
+  a.textContent = String(open);
+  a.hidden = open === 0;
+  a.title = `${open} episódio(s) em andamento`;
+  const pending = store.pendingDrafts();
+  const r = $("#badge-review");
+  r.textContent = String(pending);
+  r.hidden = pending === 0;
+  r.title = `${pending} minuta(s) aguardando revisão`;
+}
+
+function toggleMenu(open) {
+  const app = $("#app");
+  const on = open ?? !app.classList.contains("menu-open");
+  app.classList.toggle("menu-open", on);
+  $("#menu-btn").setAttribute("aria-expanded", String(on));
+}
+
+function toastError(text) {
+  const t = h("div", { class: "toast toast--error", role: "alert" }, h("span", null, text),
+    h("button", { type: "button", class: "toast-close", "aria-label": "Fechar aviso", onclick: () => t.remove() }, "×"));
+  $("#toasts").prepend(t);
+}
+
+async function route() {
+  const [, name = "mapa", ...rest] = (location.hash || "#/mapa").split("/");
+  const arg = rest.join("/") || null;
+  let view = routes[name];
+  if (!view) { location.replace("#/mapa"); return; }
+  if (current && current.unmount) current.unmount();
+  toggleMenu(false);
+  const page = $("#view-page");
+  page.replaceChildren();
+  const mapEl = $("#view-mapa");
+  const navKey = NAV_OF[name] || name;
+  for (const a of $$(".nav a")) {
+    if (a.dataset.route === navKey) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  if (view.role && !store.hasRole(view.role)) {
+    $("#page-title").textContent = "Acesso restrito";
+    mapEl.hidden = true;
+    page.hidden = false;
+    page.append(h("div", { class: "card" }, h("p", null, "Esta área é restrita a administradores.")));
+    current = null;
+    return;
+  }
+  $("#page-title").textContent = view.title;
+  document.title = `${view.title} — Central de Fiscalização`;
+  mapEl.hidden = !view.persistent;
+  page.hidden = !!view.persistent;
+  current = view;
+  await view.mount(view.persistent ? mapEl : page, arg);
+  if (!view.persistent) $("#main").scrollTop = 0;
+}
+
+boot();

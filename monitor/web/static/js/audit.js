@@ -1,0 +1,74 @@
+// The audit log (admin): logins and failures, user changes, draft exports and decisions.
+
+import { api } from "./api.js";
+import { h, field, emptyRow, dateInput } from "./dom.js";
+import { fmtDateTime, AUDIT_ACTIONS, ROLES, dayRange } from "./fmt.js";
+
+export const auditView = {
+  title: "Auditoria",
+  role: "admin",
+  mount(el) {
+    const user = h("input", { type: "search", autocomplete: "off" });
+    const action = h("select", null, h("option", { value: "" }, "Todas"), Object.entries(AUDIT_ACTIONS).map(([k, v]) => h("option", { value: k }, v)));
+    const object = h("input", { type: "search", autocomplete: "off", placeholder: "ex.: draft:… ou user:maria" });
+    const from = dateInput();
+    const to = dateInput();
+    const tbody = h("tbody");
+    const info = h("p", { class: "muted", role: "status" });
+    const more = h("button", { type: "button", class: "btn", hidden: true }, "Carregar mais");
+    let items = [], cursor = "";
+    const load = async (append = false) => {
+      info.textContent = "Carregando…";
+      const q = new URLSearchParams({ limit: "100" });
+      if (user.value.trim()) q.set("user", user.value.trim());
+      if (action.value) q.set("action", action.value);
+      if (object.value.trim()) q.set("object", object.value.trim());
+      if (from.iso()) q.set("from", dayRange(from.iso())[0].toISOString());
+      if (to.iso()) q.set("to", dayRange(to.iso())[1].toISOString());
+      if (append && cursor) q.set("cursor", cursor);
+      try {
+        const page = await api("/api/v1/audit?" + q);
+        items = append ? items.concat(page.items) : page.items;
+        cursor = page.next_cursor || "";
+        more.hidden = !cursor;
+        tbody.replaceChildren(...(items.length ? items.map(row) : [emptyRow(6, "Nenhum registro com esses filtros.")]));
+        info.textContent = `${items.length} registro(s)` + (cursor ? " (há mais)" : "");
+      } catch (e) { info.textContent = e.message; }
+    };
+    more.addEventListener("click", () => load(true));
+    action.addEventListener("change", () => load());
+    el.append(
+      h("div", { class: "page-head" }, h("p", { class: "lead" }, "Registro permanente e somente de acréscimo: quem fez o quê, quando e de onde.")),
+      h("section", { class: "card" },
+        h("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); load(); } },
+          field("Usuário", user), field("Ação", action), field("Objeto", object), field("De", from), field("Até", to),
+          h("button", { type: "submit", class: "btn btn-primary" }, "Filtrar")),
+        h("div", { class: "table-wrap" }, h("table", { class: "table", id: "audit-table" },
+          h("thead", null, h("tr", null, ...["Data e hora", "Usuário", "Ação", "Objeto", "Alteração", "Endereço"].map((t) => h("th", { scope: "col" }, t)))),
+          tbody)),
+        h("div", { class: "table-foot" }, info, more)));
+    load();
+  },
+};
+
+function row(e) {
+  return h("tr", { dataset: { action: e.action, object: e.object || "" } },
+    h("td", { class: "nowrap" }, fmtDateTime(e.time)),
+    h("td", null, e.user || h("span", { class: "muted" }, "—")),
+    h("td", null, AUDIT_ACTIONS[e.action] || e.action, h("small", { class: "muted block" }, e.action)),
+    h("td", null, h("code", null, e.object || "—")),
+    h("td", null, change(e)),
+    h("td", null, e.remote_addr || "—"));
+}
+
+const KEYS = { status: "situação", notice: "auto", reason: "motivo", role: "papel", disabled: "desativado", name: "nome",
+  created_at: "criado em", password: "senha" };
+const VALUES = { draft: "pendente", issued: "emitido", dismissed: "arquivado", true: "sim", false: "não", ...ROLES };
+
+function change(e) {
+  if (!e.before && !e.after) return h("span", { class: "muted" }, "—");
+  const val = (k, v) => (k === "created_at" ? fmtDateTime(v) : typeof v === "object" ? JSON.stringify(v) : VALUES[String(v)] || String(v));
+  const fmt = (o) => o == null ? "—" : Object.entries(o).filter(([, v]) => v !== "" && v != null).map(([k, v]) => `${KEYS[k] || k}: ${val(k, v)}`).join(" · ");
+  return h("span", { class: "change" }, e.before ? h("span", { class: "before" }, fmt(e.before)) : null,
+    e.before && e.after ? " → " : null, e.after ? h("span", { class: "after" }, fmt(e.after)) : null);
+}

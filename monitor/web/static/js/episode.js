@@ -1,0 +1,276 @@
+// An episode: its facts, the track of its evidence on a map with a replay, and speed/sound
+// charts (uPlot) with the limit line.
+
+import { store } from "./store.js";
+import { api } from "./api.js";
+import { h, icon, chip } from "./dom.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, timeZone } from "./fmt.js";
+import { episodeStatus, peakText } from "./alerts.js";
+import { loadGeofences, buildLayers, tileLayer } from "./geo.js";
+
+const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
+
+export const episodeView = {
+  title: "Episódio",
+  async mount(el, id) {
+    this.cleanup = [];
+    el.append(h("p", { class: "muted", role: "status" }, "Carregando o episódio…"));
+    let e;
+    try {
+      e = await api("/api/v1/episodes/" + encodeURIComponent(decodeURIComponent(id || "")));
+    } catch (err) {
+      el.replaceChildren(h("div", { class: "card" }, h("p", { class: "form-error" }, err.message), h("a", { href: "#/alertas" }, "Voltar aos alertas")));
+      return;
+    }
+    if (!el.isConnected) return;
+    render.call(this, el, e);
+  },
+  unmount() {
+    for (const fn of this.cleanup || []) fn();
+    this.cleanup = [];
+  },
+};
+
+function render(el, e) {
+  const [st, tone] = episodeStatus(e);
+  const draft = store.draftForEpisode(e.id);
+  const readings = [...(e.readings || [])].sort((a, b) => a.t.localeCompare(b.t));
+  const facts = h("dl", { class: "facts" });
+  const add = (k, v) => { if (v != null && v !== "") facts.append(h("dt", null, k), h("dd", null, v)); };
+  add("Veículo", h("a", { href: "#/mapa/" + encodeURIComponent(e.vehicle) }, e.vehicle));
+  if (e.unregistered) add("Cadastro", chip("veículo não cadastrado", "warn"));
+  add("Início", fmtDateTime(e.start));
+  add("Fim", e.end ? fmtDateTime(e.end) : "em andamento");
+  add("Duração", fmtDuration(e.duration_s));
+  add("Pico", peakText(e) + (e.peak_at ? " às " + fmtTime(e.peak_at) : ""));
+  if (e.estimate) add("Natureza do valor", "estimativa no receptor (não é medição NBR)");
+  add("Fonte", SOURCES[e.source] || e.source);
+  if (e.detail) add("Condição", DETAILS[e.detail] || e.detail);
+  if (e.site) {
+    add("Local sensível", h("span", null, `${e.site.name} (${CATEGORIES[e.site.category] || e.site.category || e.site.kind}) a ${fmtValue(e.site.distance_m, "m", 0)}`,
+      e.site.verified ? chip("verificado", "ok") : chip("não verificado", "warn")));
+    if (e.site.opening_hours) add("Horário do local", e.site.opening_hours);
+  }
+  if (e.area) add("Zona NBR 10151", AREAS[e.area] || e.area);
+  add("Posição do pico", `${fmtNum(e.lat, 5)}, ${fmtNum(e.lon, 5)}`);
+  add("Evidências", `${e.evidence_count} leitura(s)`);
+  if (e.epoch) add("Época do equipamento", e.epoch);
+  add("Identificador", h("code", null, e.id));
+
+  const mapEl = h("div", { class: "episode-map", role: "application", "aria-label": "Trajeto do episódio" });
+  const chartsEl = h("div", { class: "charts" });
+  const replay = h("div", { class: "replay" });
+  el.replaceChildren(
+    h("div", { class: "page-head page-head--split" },
+      h("div", null,
+        h("a", { class: "back-link", href: "#/alertas" }, icon("back"), "Alertas"),
+        h("h2", { class: "page-title" }, ruleName(e.rule), " — ", e.vehicle),
+        h("p", { class: "muted" }, `${e.article} · multa pelo ${e.penalty}`)),
+      h("div", { class: "head-actions" }, chip(st, tone),
+        draft ? h("a", { class: "btn", href: "#/revisao/" + encodeURIComponent(draft.id) }, icon("file"), "Abrir minuta") : null)),
+    h("div", { class: "episode-grid" },
+      h("section", { class: "card card--flush" }, mapEl, replay),
+      h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),
+    h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
+    evidenceTable(readings));
+
+  const L = window.L;
+  const map = L.map(mapEl, { zoomControl: true, attributionControl: true });
+  map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
+  this.cleanup.push(() => map.remove());
+  const tiles = tileLayer(store.config);
+  if (tiles) tiles.addTo(map); else mapEl.classList.add("map--plain");
+  loadGeofences().then((fc) => {
+    if (!mapEl.isConnected) return;
+    const { groups } = buildLayers(map, fc);
+    for (const g of Object.values(groups)) g.addTo(map);
+  }).catch(() => {});
+
+  const track = readings.filter((r) => r.lat != null && r.lon != null);
+  const pts = [];
+  for (const r of track) {
+    const last = pts[pts.length - 1];
+    const t = Date.parse(r.t);
+    if (last && last.t === t) continue;
+    pts.push({ t, ll: [r.lat, r.lon] });
+  }
+  const over = (r) => r.unit === e.unit && e.limit != null && r.value > e.limit + (e.tolerance || 0);
+  if (pts.length) {
+    L.polyline(pts.map((p) => p.ll), { color: "#1f4e79", weight: 4, opacity: 0.8 }).addTo(map);
+    for (const r of track) {
+      L.circleMarker([r.lat, r.lon], { radius: 3, weight: 1, color: over(r) ? "#b52b2b" : "#1f4e79", fillColor: over(r) ? "#d64545" : "#fff", fillOpacity: 1 })
+        .bindTooltip(`${fmtTime(r.t)} · ${KINDS[r.kind] || r.kind}: ${fmtValue(r.value, r.unit)}`).addTo(map);
+    }
+    map.fitBounds(L.latLngBounds(pts.map((p) => p.ll)).pad(0.3), { maxZoom: 18 });
+  } else {
+    map.setView([e.lat, e.lon], 17);
+  }
+  L.circleMarker([e.lat, e.lon], { radius: 9, color: "#b52b2b", weight: 3, fill: false }).bindTooltip("Pico: " + peakText(e)).addTo(map);
+
+  const charts = buildCharts(chartsEl, e, readings);
+  this.cleanup.push(() => charts.dispose());
+  buildReplay.call(this, replay, map, pts, readings, charts);
+}
+
+function evidenceTable(readings) {
+  const rows = readings.map((r) => h("tr", null, h("td", null, fmtDateTime(r.t)), h("td", null, KINDS[r.kind] || r.kind),
+    h("td", { class: "num" }, fmtValue(r.value, r.unit, 3)),
+    h("td", { class: "num" }, r.lat != null ? `${r.lat.toFixed(6)}, ${r.lon.toFixed(6)}` : "—"),
+    h("td", null, h("code", null, `${r.epoch}#${r.seq}`))));
+  return h("details", { class: "card" }, h("summary", null, `Evidências (${readings.length} leituras)`),
+    h("div", { class: "table-wrap" }, h("table", { class: "table table--compact" },
+      h("thead", null, h("tr", null, ...["Hora", "Instrumento", "Valor", "Posição", "Lote"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", null, rows))));
+}
+
+// buildCharts draws one chart per unit of the readings, the episode's unit first with its
+// limit (and limit + tolerance) lines.
+function buildCharts(el, e, readings) {
+  const uPlot = window.uPlot;
+  const units = [...new Set(readings.map((r) => r.unit))].sort((a, b) => (a === e.unit ? -1 : b === e.unit ? 1 : 0));
+  if (!units.length) {
+    el.append(h("p", { class: "muted" }, "Sem leituras registradas."));
+    const none = [];
+    none.dispose = () => {};
+    return none;
+  }
+  const charts = [];
+  for (const unit of units) {
+    const rs = readings.filter((r) => r.unit === unit);
+    const kinds = [...new Set(rs.map((r) => r.kind))];
+    const xs = [...new Set(rs.map((r) => Date.parse(r.t) / 1000))].sort((a, b) => a - b);
+    const idx = new Map(xs.map((x, i) => [x, i]));
+    const data = [xs];
+    for (const k of kinds) {
+      const ys = new Array(xs.length).fill(null);
+      for (const r of rs) if (r.kind === k) ys[idx.get(Date.parse(r.t) / 1000)] = r.value;
+      data.push(ys);
+    }
+    const series = [{ label: "Hora", value: (u, v) => (v == null ? "—" : fmtDateTime(v * 1000)) }];
+    for (const k of kinds) {
+      series.push({ label: KINDS[k] || k, stroke: KIND_COLORS[k] || "#333", width: 2, spanGaps: true,
+        points: { show: xs.length < 200, size: 4 }, value: (u, v) => (v == null ? "—" : fmtValue(v, unit, 2)) });
+    }
+    const limits = [];
+    if (unit === e.unit && e.limit != null) {
+      limits.push(["Limite", e.limit, "#d64545", [6, 4]]);
+      if (e.tolerance) limits.push(["Limite + tolerância", e.limit + e.tolerance, "#e07a10", [2, 4]]);
+    }
+    for (const [label, value, stroke, dash] of limits) {
+      data.push(xs.map(() => value));
+      series.push({ label, stroke, dash, width: 1.5, points: { show: false }, value: () => fmtValue(value, unit) });
+    }
+    const box = h("div", { class: "chart", role: "img", "aria-label": `Gráfico de ${unit === "km/h" ? "velocidade" : unit === "dB(A)" ? "nível sonoro" : unit} ao longo do episódio` });
+    el.append(h("h4", { class: "chart-title" }, unit === "km/h" ? "Velocidade (km/h)" : unit === "dB(A)" ? "Nível sonoro (dB(A))" : unit), box);
+    const width = Math.max(300, el.clientWidth - 8);
+    const startS = Date.parse(e.start) / 1000, endS = (e.end ? Date.parse(e.end) : Date.now()) / 1000;
+    const u = new uPlot({
+      width, height: 240,
+      padding: [12, 28, 0, 0],
+      // The episode's interval, shaded.
+      hooks: { drawAxes: [(u) => {
+        const x0 = u.valToPos(startS, "x", true), x1 = u.valToPos(endS, "x", true);
+        const left = Math.max(u.bbox.left, x0), right = Math.min(u.bbox.left + u.bbox.width, x1);
+        if (right <= left) return;
+        u.ctx.save();
+        u.ctx.fillStyle = "rgba(214, 52, 52, 0.07)";
+        u.ctx.fillRect(left, u.bbox.top, right - left, u.bbox.height);
+        u.ctx.restore();
+      }] },
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), timeZone()),
+      scales: { x: { time: true }, y: { range: (u, min, max) => {
+        const lo = Math.min(min, ...limits.map((l) => l[1])), hi = Math.max(max, ...limits.map((l) => l[1]));
+        const pad = Math.max(1, (hi - lo) * 0.1);
+        return [Math.max(0, Math.floor(lo - pad)), Math.ceil(hi + pad)];
+      } } },
+      axes: [
+        { stroke: "#5b6675", grid: { stroke: "#e9edf2" }, ticks: { stroke: "#d5dbe2" }, values: (u, splits) => splits.map((s) => fmtTime(s * 1000)) },
+        { stroke: "#5b6675", grid: { stroke: "#e9edf2" }, ticks: { stroke: "#d5dbe2" }, size: 56, values: (u, splits) => splits.map((s) => fmtNum(s, 1)) },
+      ],
+      legend: { live: true },
+      cursor: { drag: { x: false, y: false } },
+      series,
+    }, data, box);
+    u.unit = unit;
+    charts.push(u);
+  }
+  const ro = new ResizeObserver(() => {
+    const w = Math.max(300, el.clientWidth - 8);
+    for (const u of charts) if (Math.abs(u.width - w) > 2) u.setSize({ width: w, height: 240 });
+  });
+  ro.observe(el);
+  charts.dispose = () => { ro.disconnect(); for (const u of charts) u.destroy(); };
+  return charts;
+}
+
+function buildReplay(el, map, pts, readings, charts) {
+  const L = window.L;
+  const times = readings.map((r) => Date.parse(r.t));
+  if (!times.length) { el.append(h("p", { class: "muted" }, "Sem trajeto para reproduzir.")); return; }
+  const t0 = Math.min(...times), t1 = Math.max(...times);
+  let t = t0, playing = false, last = 0, raf = 0, rate = 5;
+  const marker = pts.length ? L.circleMarker(pts[0].ll, { radius: 8, color: "#fff", weight: 3, fillColor: "#0b3d5c", fillOpacity: 1 }).addTo(map) : null;
+  const playBtn = h("button", { type: "button", class: "btn btn-primary btn-small", "aria-label": "Reproduzir" }, icon("play"));
+  const slider = h("input", { type: "range", min: "0", max: "1000", value: "0", "aria-label": "Posição da reprodução" });
+  const clock = h("output", { class: "replay-clock" }, fmtTime(t0));
+  const values = h("span", { class: "replay-values" });
+  const rateSel = h("select", { "aria-label": "Velocidade da reprodução" }, ...[1, 5, 10, 30].map((r) => h("option", { value: String(r), selected: r === rate }, r + "×")));
+  rateSel.addEventListener("change", () => { rate = +rateSel.value; });
+  const posAt = (tt) => {
+    if (!pts.length) return null;
+    if (tt <= pts[0].t) return pts[0].ll;
+    for (let i = 1; i < pts.length; i++) {
+      if (pts[i].t >= tt) {
+        const a = pts[i - 1], b = pts[i], f = (tt - a.t) / (b.t - a.t || 1);
+        return [a.ll[0] + (b.ll[0] - a.ll[0]) * f, a.ll[1] + (b.ll[1] - a.ll[1]) * f];
+      }
+    }
+    return pts[pts.length - 1].ll;
+  };
+  const nearest = (kind, unit) => {
+    let best = null;
+    for (const r of readings) if (r.kind === kind && r.unit === unit && Date.parse(r.t) <= t) best = r;
+    return best;
+  };
+  const kinds = [...new Set(readings.map((r) => r.kind + "|" + r.unit))];
+  const show = () => {
+    const ll = posAt(t);
+    if (marker && ll) marker.setLatLng(ll);
+    slider.value = String(Math.round(((t - t0) / (t1 - t0 || 1)) * 1000));
+    clock.textContent = fmtTime(t);
+    values.textContent = kinds.map((k) => { const [kind, unit] = k.split("|"); const r = nearest(kind, unit); return r ? `${KINDS[kind] || kind}: ${fmtValue(r.value, unit)}` : null; }).filter(Boolean).join(" · ");
+    for (const u of charts) {
+      const left = u.valToPos(t / 1000, "x");
+      if (Number.isFinite(left)) u.setCursor({ left, top: 20 });
+    }
+  };
+  const step = (now) => {
+    if (!playing) return;
+    if (last) t = Math.min(t1, t + (now - last) * rate);
+    last = now;
+    show();
+    if (t >= t1) { stop(); return; }
+    raf = requestAnimationFrame(step);
+  };
+  const stop = () => {
+    playing = false; last = 0; cancelAnimationFrame(raf);
+    playBtn.replaceChildren(icon("play")); playBtn.setAttribute("aria-label", "Reproduzir");
+  };
+  playBtn.addEventListener("click", () => {
+    if (playing) { stop(); return; }
+    if (t >= t1) t = t0;
+    playing = true;
+    playBtn.replaceChildren(icon("pause")); playBtn.setAttribute("aria-label", "Pausar");
+    raf = requestAnimationFrame(step);
+  });
+  slider.addEventListener("input", () => { t = t0 + ((t1 - t0) * +slider.value) / 1000; show(); });
+  for (const u of charts) {
+    u.over.addEventListener("click", (ev) => {
+      const v = u.posToVal(ev.offsetX, "x") * 1000;
+      if (Number.isFinite(v)) { t = Math.max(t0, Math.min(t1, v)); show(); }
+    });
+  }
+  this.cleanup.push(() => stop());
+  el.append(h("div", { class: "replay-bar" }, playBtn, slider, clock, rateSel), h("div", { class: "replay-info" }, values));
+  show();
+}

@@ -1,0 +1,1 @@
+window.L_DISABLE_3D = true;

@@ -1,0 +1,235 @@
+// The review queue: machine-made drafts of autos de infração waiting for an agent, and each
+// draft's facts, integrity and evidence seal, with the decision (issue or dismiss with a reason).
+
+import { store } from "./store.js";
+import { api } from "./api.js";
+import { h, icon, chip, field, emptyRow } from "./dom.js";
+import { fmtDateTime, fmtDuration, fmtValue, fmtNum, ruleName, RULES, DRAFT_STATUS, CATEGORIES, SOURCES, AREAS, CLOSED } from "./fmt.js";
+
+const STATUS_TONE = { draft: "warn", issued: "ok", dismissed: "neutral" };
+
+export function integrityChip(d) {
+  if (!d.integrity) return chip("não verificada", "neutral");
+  return d.integrity === "ok" ? chip("íntegro", "ok", "Hash, assinatura e encadeamento conferem") : chip("violada", "danger", d.integrity);
+}
+
+export const reviewView = {
+  title: "Revisão",
+  mount(el, id) {
+    if (id) return mountDraft.call(this, el, decodeURIComponent(id));
+    return mountQueue.call(this, el);
+  },
+  unmount() { if (this.off) this.off(); this.off = null; },
+};
+
+function mountQueue(el) {
+  let status = sessionStorage.getItem("trenzinho.review.status") || "draft";
+  const tbody = h("tbody");
+  const info = h("p", { class: "muted", role: "status" });
+  const more = h("button", { type: "button", class: "btn", hidden: true }, "Carregar mais");
+  const vehicle = h("input", { type: "search", placeholder: "ex.: PIU-001", autocomplete: "off" });
+  const rule = h("select", null, h("option", { value: "" }, "Todas as regras"), Object.entries(RULES).map(([k, v]) => h("option", { value: k }, v)));
+  let items = [], cursor = "";
+  const tabs = h("div", { class: "segmented", role: "group", "aria-label": "Situação" },
+    ...[["draft", "Pendentes"], ["issued", "Emitidos"], ["dismissed", "Arquivados"], ["", "Todos"]].map(([k, label]) =>
+      h("button", { type: "button", "aria-pressed": String(k === status), dataset: { status: k }, onclick: () => {
+        status = k; sessionStorage.setItem("trenzinho.review.status", k);
+        for (const b of tabs.children) b.setAttribute("aria-pressed", String(b.dataset.status === k));
+        load();
+      } }, label)));
+  const visible = () => items.filter((d) => (!vehicle.value.trim() || d.vehicle.toLowerCase().includes(vehicle.value.trim().toLowerCase())) &&
+    (!rule.value || (d.rules || []).includes(rule.value)));
+  const render = () => {
+    const list = visible();
+    tbody.replaceChildren(...(list.length ? list.map(row) : [emptyRow(9, status === "draft" ? "Nenhuma minuta aguardando revisão." : "Nenhum auto com esses filtros.")]));
+    info.textContent = `${list.length} de ${items.length} carregado(s)`;
+  };
+  const row = (d) => h("tr", { dataset: { draft: d.id }, class: "is-clickable" },
+    h("td", null, fmtDateTime(d.created_at)),
+    h("td", null, h("strong", null, d.vehicle)),
+    h("td", null, d.licensee || h("span", { class: "muted" }, "não cadastrado")),
+    h("td", null, h("a", { href: "#/revisao/" + encodeURIComponent(d.id) }, (d.rules || []).map(ruleName).join(" + "))),
+    h("td", null, (d.articles || []).join("; ")),
+    h("td", null, d.penalty),
+    h("td", { class: "num" }, fmtNum(d.fine_ufmp, 2)),
+    h("td", null, integrityChip(d)),
+    h("td", null, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral")));
+  tbody.addEventListener("click", (ev) => {
+    const tr = ev.target.closest("tr[data-draft]");
+    if (tr && !ev.target.closest("a")) location.hash = "#/revisao/" + encodeURIComponent(tr.dataset.draft);
+  });
+  const load = async (append = false) => {
+    info.textContent = "Carregando…";
+    try {
+      const q = new URLSearchParams({ limit: "200" });
+      if (status) q.set("status", status);
+      if (append && cursor) q.set("cursor", cursor);
+      const page = await api("/api/v1/drafts?" + q);
+      items = append ? items.concat(page.items) : page.items;
+      cursor = page.next_cursor || "";
+      more.hidden = !cursor;
+      render();
+    } catch (e) { info.textContent = e.message; }
+  };
+  vehicle.addEventListener("input", render);
+  rule.addEventListener("change", render);
+  more.addEventListener("click", () => load(true));
+  el.append(
+    h("div", { class: "page-head" }, h("p", { class: "lead" }, "Minutas feitas pelo monitor a partir dos episódios encerrados. Nada é emitido sem a decisão de um agente.")),
+    h("div", { class: "card" },
+      h("div", { class: "toolbar" }, tabs, field("Veículo", vehicle), field("Regra", rule)),
+      h("div", { class: "table-wrap" }, h("table", { class: "table", id: "drafts-table" },
+        h("thead", null, h("tr", null, ...["Criada em", "Veículo", "Permissionário", "Infrações", "Artigos", "Penalidade", "Multa (UFMP)", "Integridade", "Situação"].map((t) => h("th", { scope: "col" }, t)))),
+        tbody)),
+      h("div", { class: "table-foot" }, info, more)));
+  this.off = store.on("draft", ({ draft }) => {
+    const i = items.findIndex((d) => d.id === draft.id);
+    if (i >= 0) items[i] = { ...items[i], ...draft };
+    else if (!status || draft.status === status) items.unshift(draft);
+    if (status) items = items.filter((d) => d.status === status);
+    render();
+  });
+  load();
+}
+
+async function mountDraft(el, id) {
+  el.append(h("p", { class: "muted", role: "status" }, "Carregando a minuta…"));
+  let d;
+  try {
+    d = await api("/api/v1/drafts/" + encodeURIComponent(id));
+  } catch (e) {
+    el.replaceChildren(h("div", { class: "card" }, h("p", { class: "form-error" }, e.message), h("a", { href: "#/revisao" }, "Voltar à fila")));
+    return;
+  }
+  if (!el.isConnected) return;
+  renderDraft(el, d);
+  this.off = store.on("draft", async ({ draft }) => {
+    if (draft.id !== id || draft.status === d.status) return;
+    try { d = await api("/api/v1/drafts/" + encodeURIComponent(id)); renderDraft(el, d); } catch { /* keep the page */ }
+  });
+}
+
+function renderDraft(el, d) {
+  const doc = d.draft || {};
+  const ok = d.integrity === "ok";
+  const pending = d.status === "draft";
+  const title = d.notice ? `Auto de infração ${d.notice}` : "Minuta de auto de infração";
+  const integrity = h("div", { class: "banner " + (ok ? "banner--ok" : "banner--danger"), id: "integrity", role: ok ? "status" : "alert" },
+    icon(ok ? "shield-ok" : "shield-bad", "icon icon-lg"),
+    h("div", null, h("strong", null, ok ? "Integridade verificada" : "Integridade violada"),
+      h("p", null, ok ? "O pacote de evidências confere com o hash, a assinatura do monitor e o encadeamento com o auto anterior."
+        : d.integrity + ". Este auto não pode ser emitido nem exportado.")));
+  const warnings = (doc.warnings || []).length ? h("div", { class: "banner banner--warn", role: "note" }, icon("warn", "icon icon-lg"),
+    h("div", null, h("strong", null, d.status === "draft" ? "Atenção antes de decidir" : "Avisos da minuta"), h("ul", null, doc.warnings.map((w) => h("li", null, w))))) : null;
+  const dl = (pairs) => h("dl", { class: "facts" }, pairs.filter(([, v]) => v != null && v !== "").flatMap(([k, v]) => [h("dt", null, k), h("dd", null, v)]));
+  const facts = (doc.facts || []).map((f, i) => h("article", { class: "fact" },
+    h("h4", null, `Fato ${i + 1}: ${ruleName(f.rule)} — ${f.article}`),
+    h("p", { class: "fact-desc" }, f.description),
+    f.legal_text ? h("blockquote", { class: "legal" }, f.legal_text) : null,
+    dl([
+      ["Período", `${fmtDateTime(f.start)} a ${fmtDateTime(f.end)} (${fmtDuration(f.duration_s)})`],
+      ["Pico", (f.estimate ? "≈ " : "") + fmtValue(f.peak, f.unit) + (f.estimate ? " (estimativa no receptor)" : "")],
+      ["Limite", fmtValue(f.limit, f.unit) + (f.tolerance ? ` + tolerância de ${fmtValue(f.tolerance, f.unit)}` : "")],
+      ["Local", f.site ? h("span", null, `${f.site.name} (${CATEGORIES[f.site.category] || f.site.kind}) a ${fmtValue(f.site.distance_m, "m", 0)} `,
+        f.site.verified ? chip("verificado", "ok") : chip("não verificado", "warn")) : null],
+      ["Zona NBR 10151", f.area ? AREAS[f.area] || f.area : null],
+      ["Posição", `${fmtNum(f.lat, 6)}, ${fmtNum(f.lon, 6)}`],
+      ["Instrumento", SOURCES[f.source] || f.source],
+      ["Encerramento", f.closed_reason ? CLOSED[f.closed_reason] || f.closed_reason : null],
+      ["Evidências", h("span", null, `${f.evidence_count} leitura(s) · `, h("a", { href: "#/episodio/" + encodeURIComponent(f.episode_id) }, "ver trajeto e gráficos"))],
+    ])));
+  const sealed = d.sealed || {};
+  const addenda = (d.addenda || []).length ? h("section", { class: "card" }, h("h3", { class: "card-title" }, "Adendos (dados recebidos depois da minuta)"),
+    h("ul", null, d.addenda.map((a) => h("li", null, `${fmtDateTime(a.created_at)} — episódio ${a.episode_id}`)))) : null;
+  const decided = !pending ? h("section", { class: "card" }, h("h3", { class: "card-title" }, "Decisão"),
+    dl([["Situação", chip(DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status])], ["Número do auto", d.notice],
+      ["Decidido por", d.decided_by], ["Em", d.decided_at ? fmtDateTime(d.decided_at) : null], ["Motivo / observações", d.reason]])) : null;
+
+  el.replaceChildren(
+    h("div", { class: "page-head page-head--split" },
+      h("div", null, h("a", { class: "back-link", href: "#/revisao" }, icon("back"), "Fila de revisão"),
+        h("h2", { class: "page-title", id: "draft-title" }, title),
+        h("p", { class: "muted" }, `${doc.municipality || ""} · ${doc.fiscal_organ || ""}`)),
+      h("div", { class: "head-actions" }, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral"),
+        h("a", { class: "btn", href: `/api/v1/drafts/${encodeURIComponent(d.id)}/pdf`, target: "_blank", rel: "noopener" }, icon("file"), "Abrir PDF"),
+        store.hasRole("fiscal") && ok ? h("a", { class: "btn", href: `/api/v1/drafts/${encodeURIComponent(d.id)}/export`, download: d.id + ".json" }, icon("download"), "Exportar selado") : null)),
+    integrity, warnings,
+    h("div", { class: "draft-grid" },
+      h("div", { class: "draft-main" },
+        h("section", { class: "card" }, h("h3", { class: "card-title" }, "Identificação e enquadramento"),
+          dl([
+            ["Veículo", h("span", null, h("a", { href: "#/mapa/" + encodeURIComponent(d.vehicle) }, d.vehicle), doc.unregistered ? " " : "", doc.unregistered ? chip("veículo não cadastrado", "warn") : null)],
+            ["Permissionário", d.licensee || "não cadastrado"],
+            ["Infrações", (d.rules || []).map(ruleName).join(" + ")],
+            ["Artigos", (d.articles || []).join("; ")],
+            ["Penalidade", d.penalty],
+            ["Multa", `${fmtNum(d.fine_ufmp, 2)} ${doc.fiscal_unit || "UFMP"} (valor em R$ calculado na emissão; reincidência conferida na emissão)`],
+            ["Lei", doc.law],
+            ["Período dos fatos", doc.start ? `${fmtDateTime(doc.start)} a ${fmtDateTime(doc.end)}` : null],
+            ["Minuta criada em", fmtDateTime(d.created_at)],
+            ["Perfil legal", doc.profile_id ? `${doc.profile_id} (${doc.profile_version})` : null],
+          ])),
+        h("section", { class: "card" }, h("h3", { class: "card-title" }, `Fatos (${(doc.facts || []).length})`), ...facts),
+        addenda),
+      h("aside", { class: "draft-side" },
+        pending ? decisionCard(d, ok) : decided,
+        h("section", { class: "card" }, h("h3", { class: "card-title" }, "Selo de evidências"),
+          dl([["Posição na cadeia", String(sealed.seq ?? "—")], ["SHA-256 do pacote", h("code", { class: "hash" }, sealed.hash || "—")],
+            ["Hash anterior", h("code", { class: "hash" }, sealed.prev_hash || "— (primeiro auto)")],
+            ["Assinatura (ed25519)", h("code", { class: "hash" }, sealed.signature || "—")],
+            ["Chave pública do monitor", h("code", { class: "hash" }, sealed.public_key || "—")], ["Software", doc.software_version]]),
+          h("p", { class: "muted small" }, "O arquivo exportado pode ser conferido fora do sistema com “monitor verify”.")))));
+}
+
+function decisionCard(d, ok) {
+  if (!store.hasRole("fiscal")) {
+    return h("section", { class: "card" }, h("h3", { class: "card-title" }, "Decisão"), h("p", { class: "muted" }, "Somente fiscais podem emitir ou arquivar autos."));
+  }
+  const reason = h("textarea", { name: "reason", rows: "3", maxlength: "2000", placeholder: "Obrigatório para arquivar; opcional ao emitir." });
+  const msg = h("p", { class: "form-error", role: "alert" });
+  const issueBtn = h("button", { type: "button", class: "btn btn-primary", id: "issue-btn", disabled: !ok }, "Emitir auto");
+  const dismissBtn = h("button", { type: "button", class: "btn btn-danger-outline", id: "dismiss-btn", disabled: !ok }, "Arquivar");
+  const decide = async (decision) => {
+    msg.textContent = "";
+    if (decision === "dismiss" && reason.value.trim().length < 5) {
+      msg.textContent = "Informe o motivo do arquivamento (pelo menos 5 caracteres).";
+      reason.focus();
+      return;
+    }
+    const confirmed = await confirmDialog(
+      decision === "issue" ? "Emitir o auto de infração?" : "Arquivar a minuta?",
+      decision === "issue"
+        ? `O auto será numerado e registrado em seu nome. Veículo ${d.vehicle}, ${d.penalty}, ${fmtNum(d.fine_ufmp, 2)} UFMP.`
+        : `A minuta será arquivada com o motivo informado, em seu nome. Esta decisão não pode ser desfeita.`,
+      decision === "issue" ? "Emitir" : "Arquivar");
+    if (!confirmed) return;
+    issueBtn.disabled = dismissBtn.disabled = true;
+    try {
+      const res = await api(`/api/v1/drafts/${encodeURIComponent(d.id)}/decision`, { method: "POST", body: { decision, reason: reason.value.trim() } });
+      store.applyDraft(res);
+    } catch (e) {
+      msg.textContent = e.message;
+      issueBtn.disabled = dismissBtn.disabled = false;
+    }
+  };
+  issueBtn.addEventListener("click", () => decide("issue"));
+  dismissBtn.addEventListener("click", () => decide("dismiss"));
+  return h("section", { class: "card decision", id: "decision" }, h("h3", { class: "card-title" }, "Decisão do agente"),
+    h("p", { class: "muted small" }, "Confira os fatos, as evidências e os avisos. A decisão fica registrada na auditoria."),
+    field("Motivo / observações", reason), msg,
+    h("div", { class: "btn-row" }, issueBtn, dismissBtn));
+}
+
+// confirmDialog asks in a modal <dialog>; resolves true on confirmation.
+export function confirmDialog(title, text, confirmLabel) {
+  return new Promise((resolve) => {
+    const yes = h("button", { type: "submit", class: "btn btn-primary", value: "yes", id: "confirm-yes" }, confirmLabel);
+    const no = h("button", { type: "submit", class: "btn", value: "no", formnovalidate: true }, "Cancelar");
+    const dlg = h("dialog", { class: "dialog", "aria-labelledby": "dlg-title" },
+      h("form", { method: "dialog" }, h("h2", { id: "dlg-title" }, title), h("p", null, text), h("div", { class: "btn-row btn-row--end" }, no, yes)));
+    dlg.addEventListener("close", () => { resolve(dlg.returnValue === "yes"); dlg.remove(); });
+    document.body.append(dlg);
+    dlg.showModal();
+    no.focus();
+  });
+}
