@@ -83,12 +83,14 @@ func cmdRun(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	b := config.NewBinder(fs)
 	var (
-		cfg      bridge.Config
-		dev      deviceFlags
-		keyFile  string
-		spoolMB  int
-		metrics  string
-		logLevel string
+		cfg       bridge.Config
+		dev       deviceFlags
+		keyFile   string
+		spoolMB   int
+		metrics   string
+		logLevel  string
+		service   string
+		activeLow bool
 	)
 	b.BindMQTT(&cfg.MQTT)
 	b.String(&cfg.Vehicle, "TRENZINHO_VEHICLE", "", "vehicle id ([A-Za-z0-9_-]{1,32}), required")
@@ -100,6 +102,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	b.String(&cfg.Kid, "TRENZINHO_KID", "", "name of the signing key in the registry")
 	b.Bool(&cfg.RTC, "TRENZINHO_RTC", false, "the Pi has a real-time clock (batches without GPS time say clock=rtc)")
 	b.String(&metrics, "TRENZINHO_METRICS_LISTEN", "", "Prometheus metrics address (empty: off)")
+	b.String(&service, "TRENZINHO_SERVICE_INPUT", "", "value file of the driver's service switch, e.g. /sys/class/gpio/gpio17/value (empty: not wired)")
+	b.Bool(&activeLow, "TRENZINHO_SERVICE_ACTIVE_LOW", false, "the service switch reads 0 when on")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	if err := b.Parse(args); err != nil {
 		return err
@@ -110,6 +114,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	var err error
 	if cfg.GPS, cfg.Tacho, cfg.SLM, err = dev.devices(); err != nil {
 		return err
+	}
+	if service != "" {
+		cfg.Service = &bridge.ServiceInput{Path: service, ActiveLow: activeLow}
 	}
 	if keyFile != "" {
 		if cfg.Key, err = readKey(keyFile); err != nil {

@@ -36,6 +36,8 @@ type Config struct {
 	GPS   *Device // nil: not fitted
 	Tacho *Device
 	SLM   *Device
+	// Service is the driver's service switch, when wired (nil: none).
+	Service *ServiceInput
 
 	// BatchInterval is how often a batch is closed (5 s by default); a batch is closed sooner
 	// when it reaches MaxReadings.
@@ -150,6 +152,13 @@ func (b *Bridge) Run(ctx context.Context) error {
 		}()
 	} else {
 		start("slm", d, b.readSLM)
+	}
+	if in := b.cfg.Service; in != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pollService(devCtx, b.log, in, &b.clock, b.readings, &b.devs, b.onDeviceChange)
+		}()
 	}
 
 	devicesDone := make(chan struct{})
@@ -295,6 +304,8 @@ func (b *Bridge) add(cur *wire.Batch, r reading) {
 			r.Sound.T = wire.NewTime(b.clock.at(r.received))
 		}
 		cur.Sound = append(cur.Sound, *r.Sound)
+	case r.Service != nil:
+		cur.Service = append(cur.Service, *r.Service)
 	}
 }
 

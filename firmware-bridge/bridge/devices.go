@@ -32,9 +32,10 @@ type Device struct {
 
 // reading is what a device hands to the batcher: exactly one field set.
 type reading struct {
-	GPS   *wire.GPS
-	Tacho *wire.Tacho
-	Sound *wire.Sound
+	GPS     *wire.GPS
+	Tacho   *wire.Tacho
+	Sound   *wire.Sound
+	Service *wire.Service
 	// needsTime: the instrument gave no time; the batcher times it by the bridge's clock.
 	needsTime bool
 	received  time.Time

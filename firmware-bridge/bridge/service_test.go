@@ -1,0 +1,90 @@
+package bridge
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// The service switch is read from a value file (a GPIO's sysfs value): the state at start and
+// every change travel as service readings; a value that is not 0 or 1 marks the input missing.
+func TestServiceInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "value")
+	write := func(v string) {
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("0\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan reading, 16)
+	st := &deviceState{states: map[string]string{}}
+	var clock clockState
+	done := make(chan struct{})
+	go func() {
+		pollService(ctx, slog.New(slog.DiscardHandler), &ServiceInput{Path: path, Every: 10 * time.Millisecond}, &clock, out, st, func() {})
+		close(done)
+	}()
+	next := func() *wire.Service {
+		t.Helper()
+		select {
+		case r := <-out:
+			return r.Service
+		case <-time.After(10 * time.Second):
+			t.Fatal("no service reading")
+			return nil
+		}
+	}
+	if s := next(); s == nil || s.On {
+		t.Fatalf("state at start: %+v", s)
+	}
+	write("1\n")
+	if s := next(); s == nil || !s.On {
+		t.Fatalf("after switching on: %+v", s)
+	}
+	write("0")
+	if s := next(); s == nil || s.On {
+		t.Fatalf("after switching off: %+v", s)
+	}
+	write("x")
+	deadline := time.Now().Add(10 * time.Second)
+	for st.snapshot()["service"] != wire.DeviceMissing && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := st.snapshot()["service"]; got != wire.DeviceMissing {
+		t.Fatalf("garbage in the value file: state %q", got)
+	}
+	select {
+	case r := <-out:
+		t.Fatalf("a reading from garbage: %+v", r)
+	default:
+	}
+	cancel()
+	<-done
+
+	// Active low: 0 is on.
+	write("0")
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	go pollService(ctx2, slog.New(slog.DiscardHandler), &ServiceInput{Path: path, ActiveLow: true, Every: 10 * time.Millisecond}, &clock, out, st, func() {})
+	if s := next(); s == nil || !s.On {
+		t.Fatalf("active low, 0: %+v", s)
+	}
+}
+
+// A service reading reaches the batch.
+func TestServiceInBatch(t *testing.T) {
+	var b Bridge
+	var cur wire.Batch
+	s := wire.Service{T: wire.NewTime(time.Now()), On: true}
+	b.add(&cur, reading{Service: &s})
+	if len(cur.Service) != 1 || !cur.Service[0].On {
+		t.Fatalf("%+v", cur.Service)
+	}
+}
