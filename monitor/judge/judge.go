@@ -411,11 +411,17 @@ func (j *Judge) view(v *rules.Vehicle, now time.Time) fleetEntry {
 	if f := v.LastGPS; f != nil {
 		vv.Lat, vv.Lon, vv.CourseDeg = &f.Lat, &f.Lon, f.Course
 	}
-	if kmh, _, ok := v.SpeedAt(v.LastT); ok {
+	// Speed and service as of the newest speed reading (sound readings may be timed a little
+	// differently, by the bridge's clock).
+	at := v.TachoT
+	if v.LastGPS != nil && v.LastGPS.T.After(at) {
+		at = v.LastGPS.T
+	}
+	if kmh, _, ok := v.SpeedAt(at); ok {
 		vv.SpeedKmh = &kmh
 	}
 	vv.LAeqDB = v.LAeqDB
-	if in, known := j.cfg.Engine.InService(v, v.LastT); known {
+	if in, known := j.cfg.Engine.InService(v, at); known {
 		vv.InService = &in
 	}
 	if s := v.Status; s != nil {

@@ -10,7 +10,7 @@ import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtAgo, ruleName, RULES, R
 // episodeStatus: [text, tone] of an episode's state.
 export function episodeStatus(e) {
   if (!e.end) return ["Em andamento", "danger"];
-  return [CLOSED[e.closed_reason] || "Encerrado", e.closed_reason === "interrupted" ? "warn" : "neutral"];
+  return [e.closed_reason === "interrupted" ? "Interrompido" : "Encerrado", e.closed_reason === "interrupted" ? "warn" : "neutral"];
 }
 
 // peakText: "45 km/h (limite 30 + 7)".
@@ -37,7 +37,7 @@ export function alertItem(e, fresh = false) {
       h("span", { class: "alert-meta" }, h("strong", null, e.vehicle), " · ", peakText(e)),
       whereText(e) ? h("span", { class: "alert-meta" }, whereText(e)) : null,
       h("span", { class: "alert-time" }, fmtDateTime(e.start), " · ", e.end ? fmtDuration(e.duration_s) : fmtAgo(e.start))),
-    chip(st, tone));
+    chip(st, tone, e.end ? CLOSED[e.closed_reason] || "" : "O episódio continua aberto"));
   return h("li", { class: "alert-item" + (e.end ? "" : " is-open") + (fresh ? " is-fresh" : ""), dataset: { episode: e.id, rule: e.rule } }, a);
 }
 
@@ -74,8 +74,12 @@ export function initNotifier() {
 
 // beep: two short tones. Browsers allow audio only after the person has interacted with the
 // page; before that the alert is visual only (no console warning from a blocked AudioContext).
+let lastBeep = 0;
+
 export function beep(freq = 880, dur = 0.12) {
   if (!soundOn || !navigator.userActivation || !navigator.userActivation.hasBeenActive) return;
+  if (performance.now() - lastBeep < 1500) return; // one beep for a burst of alerts
+  lastBeep = performance.now();
   try {
     if (!audio) audio = new AudioContext();
     if (audio.state === "suspended") audio.resume();

@@ -4,7 +4,7 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, icon, chip } from "./dom.js";
-import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, timeZone } from "./fmt.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
 import { loadGeofences, buildLayers, tileLayer } from "./geo.js";
 
@@ -40,7 +40,7 @@ function render(el, e) {
   add("Veículo", h("a", { href: "#/mapa/" + encodeURIComponent(e.vehicle) }, e.vehicle));
   if (e.unregistered) add("Cadastro", chip("veículo não cadastrado", "warn"));
   add("Início", fmtDateTime(e.start));
-  add("Fim", e.end ? fmtDateTime(e.end) : "em andamento");
+  add("Fim", e.end ? `${fmtDateTime(e.end)} (${(CLOSED[e.closed_reason] || "encerrado").toLowerCase()})` : "em andamento");
   add("Duração", fmtDuration(e.duration_s));
   add("Pico", peakText(e) + (e.peak_at ? " às " + fmtTime(e.peak_at) : ""));
   if (e.estimate) add("Natureza do valor", "estimativa no receptor (não é medição NBR)");

@@ -8,12 +8,18 @@ import { fmtNum, fmtAgo, fmtValue } from "./fmt.js";
 import { loadGeofences, buildLayers, tileLayer, LAYERS, ZONE_COLORS, generatedNote } from "./geo.js";
 import { alertItem } from "./alerts.js";
 import { VehiclePanel } from "./vehicle.js";
+import { VehicleCanvas } from "./vehicles-canvas.js";
 
 const PIUMA = [-20.8375, -40.7305];
+// Above this many vehicles the map draws them on one canvas instead of one DOM marker each.
+const CANVAS_OVER = 100;
 
 let map = null;
 let vehicleLayer = null;
+let canvasLayer = null; // a VehicleCanvas when the fleet is large
+let vehiclesShown = true;
 let labelsOn = true;
+const states = new Map(); // id → the state last drawn
 const markers = new Map(); // id → {marker, root, arrow, label, state}
 const rows = new Map(); // id → {li, ...}
 const pendingMarkers = new Set();
@@ -26,6 +32,9 @@ let panel = null;
 let selected = null;
 let visible = false;
 const follow = { on: false };
+const freshAlerts = new Map(); // episode id → when it arrived live
+const feedCache = new Map(); // episode id → {sig, at, li}
+let alertsTimer = 0;
 
 export const mapView = {
   title: "Mapa",
@@ -84,17 +93,17 @@ async function init() {
     if (vehicle.id === selected && panel) panel.update(vehicle);
     schedule();
   });
-  store.on("episode", ({ episode }) => {
+  store.on("episode", ({ episode, isNewAlert }) => {
+    if (isNewAlert) freshAlerts.set(episode.id, Date.now());
     pendingMarkers.add(episode.vehicle);
     schedule();
-    renderAlerts();
+    if (!alertsTimer) alertsTimer = setTimeout(() => { alertsTimer = 0; renderAlerts(); }, 300);
     if (panel && episode.vehicle === selected) panel.episodeChanged(episode);
   });
   // Vehicles go offline by silence: age the states.
   setInterval(() => {
     for (const v of store.vehicles.values()) {
-      const m = markers.get(v.id);
-      if (m && m.state !== vehicleState(v)) pendingMarkers.add(v.id);
+      if (states.get(v.id) !== vehicleState(v)) pendingMarkers.add(v.id);
     }
     listDirty = true;
     schedule();
@@ -117,8 +126,16 @@ function buildLayerPanel() {
   };
   form.append(
     h("fieldset", null, h("legend", null, "Camadas"),
-      box("vehicles", "Veículos", true, (e) => { if (e.target.checked) vehicleLayer.addTo(map); else vehicleLayer.remove(); }),
-      box("labels", "Identificação dos veículos", true, (e) => { labelsOn = e.target.checked; $("#map").classList.toggle("hide-labels", !labelsOn); }),
+      box("vehicles", "Veículos", true, (e) => {
+        vehiclesShown = e.target.checked;
+        if (vehiclesShown) vehicleLayer.addTo(map); else vehicleLayer.remove();
+        if (canvasLayer) canvasLayer.canvas.hidden = !vehiclesShown;
+      }),
+      box("labels", "Identificação dos veículos", true, (e) => {
+        labelsOn = e.target.checked;
+        $("#map").classList.toggle("hide-labels", !labelsOn);
+        if (canvasLayer) canvasLayer.setLabels(labelsOn);
+      }),
       LAYERS.map((l) => box(l.key, l.label, true, toggle(l.key)))),
     h("div", { class: "legend" },
       h("h3", null, "Veículos"),
@@ -148,7 +165,7 @@ function swatch(color) {
 function fitAll() {
   const L = window.L;
   const b = L.latLngBounds([]);
-  for (const m of markers.values()) b.extend(m.marker.getLatLng());
+  for (const v of store.vehicles.values()) if (v.lat != null && v.lon != null) b.extend([v.lat, v.lon]);
   if (geoBounds) b.extend(geoBounds);
   if (b.isValid()) map.fitBounds(b, { padding: [30, 30], maxZoom: 17 });
 }
@@ -156,7 +173,7 @@ function fitAll() {
 function schedule() {
   if (!visible || frame) return;
   frame = requestAnimationFrame(() => { frame = 0; flushMarkers(); });
-  if (!listTimer) listTimer = setTimeout(() => { listTimer = 0; renderList(); }, 1000);
+  if (!listTimer) listTimer = setTimeout(() => { listTimer = 0; renderList(); }, store.vehicles.size > CANVAS_OVER ? 2000 : 1000);
 }
 
 function flushAll() {
@@ -165,8 +182,34 @@ function flushAll() {
   renderList();
 }
 
+// ensureMode switches between DOM markers and the canvas as the fleet grows or shrinks.
+function ensureMode() {
+  const want = store.vehicles.size > CANVAS_OVER;
+  if (want === !!canvasLayer) return;
+  if (want) {
+    for (const id of [...markers.keys()]) removeMarker(id);
+    canvasLayer = new VehicleCanvas(map, {
+      onClick: (id) => { location.hash = "#/mapa/" + encodeURIComponent(id); },
+      tooltip: (id) => tooltip(store.vehicles.get(id)),
+    });
+    canvasLayer.setLabels(labelsOn);
+    canvasLayer.select(selected);
+    canvasLayer.canvas.hidden = !vehiclesShown;
+  } else {
+    canvasLayer.destroy();
+    canvasLayer = null;
+  }
+  for (const id of store.vehicles.keys()) pendingMarkers.add(id);
+}
+
+function vehicleLatLng(id) {
+  const v = store.vehicles.get(id);
+  return v && v.lat != null && v.lon != null ? window.L.latLng(v.lat, v.lon) : null;
+}
+
 function flushMarkers() {
   if (!map) return;
+  ensureMode();
   const now = Date.now();
   for (const id of pendingMarkers) {
     const v = store.vehicles.get(id);
@@ -175,16 +218,24 @@ function flushMarkers() {
   }
   pendingMarkers.clear();
   if (selected && follow.on) {
-    const m = markers.get(selected);
-    if (m) map.panTo(m.marker.getLatLng(), { animate: true });
+    const ll = vehicleLatLng(selected);
+    if (ll) map.panTo(ll, { animate: true });
   }
 }
 
 function updateMarker(v, now) {
   const L = window.L;
+  const state = vehicleState(v, now);
+  states.set(v.id, state);
+  // An offline vehicle's last heading is stale: a plain disc.
+  const moving = state !== "offline" && v.course_deg != null && (v.speed_kmh == null || v.speed_kmh >= 1);
+  if (canvasLayer) {
+    if (v.lat == null || v.lon == null) canvasLayer.remove(v.id);
+    else canvasLayer.set(v.id, { lat: v.lat, lon: v.lon, course: v.course_deg, moving, state });
+    return;
+  }
   if (v.lat == null || v.lon == null) { removeMarker(v.id); return; }
   let m = markers.get(v.id);
-  const state = vehicleState(v, now);
   if (!m) {
     const arrow = svgEl("svg", { viewBox: "0 0 24 24", class: "veh-arrow", "aria-hidden": "true" });
     const path = svgEl("path", { d: "M12 2.5 19 20 12 16 5 20Z" });
@@ -208,7 +259,6 @@ function updateMarker(v, now) {
   }
   const el = m.marker.getElement();
   if (el) { el.dataset.lat = String(v.lat); el.dataset.lon = String(v.lon); el.dataset.state = state; }
-  const moving = v.course_deg != null && (v.speed_kmh == null || v.speed_kmh >= 1);
   if (moving && m.course !== v.course_deg) {
     m.path.setAttribute("transform", `rotate(${v.course_deg} 12 12)`);
     m.course = v.course_deg;
@@ -230,6 +280,8 @@ function tooltip(v) {
 function removeMarker(id) {
   const m = markers.get(id);
   if (m) { m.marker.remove(); markers.delete(id); }
+  if (canvasLayer) canvasLayer.remove(id);
+  states.delete(id);
 }
 
 // The vehicle list: one row per vehicle, updated in place.
@@ -239,7 +291,11 @@ function renderList() {
   const ul = $("#veh-list");
   const q = $("#veh-filter").value.trim().toLowerCase();
   const now = Date.now();
-  const ids = [...store.vehicles.keys()].sort();
+  // Online vehicles first (those in infraction on top), then the offline ones; by id within.
+  const rank = { alert: 0, service: 1, idle: 1, online: 1, offline: 2 };
+  const ids = [...store.vehicles.keys()];
+  const st0 = new Map(ids.map((id) => [id, rank[vehicleState(store.vehicles.get(id), now)]]));
+  ids.sort((a, b) => st0.get(a) - st0.get(b) || (a < b ? -1 : a > b ? 1 : 0));
   let shown = 0, online = 0;
   for (const id of ids) {
     const v = store.vehicles.get(id);
@@ -257,13 +313,21 @@ function renderList() {
     }
     const st = vehicleState(v, now);
     if (isOnline(v, now)) online++;
-    r.dot.className = "state-dot st-" + st;
-    r.btn.setAttribute("aria-label", `${id}: ${STATE_LABELS[st]}`);
-    r.sub.textContent = (v.licensee ? v.licensee + " · " : "") + (st === "offline" ? "visto " + fmtAgo(v.last_seen, now) : STATE_LABELS[st]);
-    r.speed.textContent = v.speed_kmh == null ? "—" : fmtNum(v.speed_kmh, 0) + " km/h";
-    r.snd.textContent = v.laeq_db == null ? "—" : fmtNum(v.laeq_db, 0) + " dB";
+    // Write only what changed: with hundreds of vehicles, rewriting every row each second is
+    // most of the page's work.
+    const sub = (v.licensee ? v.licensee + " · " : "") + (st === "offline" ? "visto " + fmtAgo(v.last_seen, now) : STATE_LABELS[st]);
+    const speed = v.speed_kmh == null ? "—" : fmtNum(v.speed_kmh, 0) + " km/h";
+    const snd = v.laeq_db == null ? "—" : fmtNum(v.laeq_db, 0) + " dB";
+    if (r.st !== st) {
+      r.st = st;
+      r.dot.className = "state-dot st-" + st;
+      r.btn.setAttribute("aria-label", `${id}: ${STATE_LABELS[st]}`);
+    }
+    if (r.subText !== sub) r.sub.textContent = r.subText = sub;
+    if (r.speedText !== speed) r.speed.textContent = r.speedText = speed;
+    if (r.sndText !== snd) r.snd.textContent = r.sndText = snd;
     const match = !q || id.toLowerCase().includes(q) || (v.licensee || "").toLowerCase().includes(q);
-    r.li.hidden = !match;
+    if (r.li.hidden === match) r.li.hidden = !match;
     if (match) shown++;
   }
   for (const [id, r] of rows) if (!store.vehicles.has(id)) { r.li.remove(); rows.delete(id); }
@@ -271,9 +335,12 @@ function renderList() {
   if (ul.childElementCount !== ids.length || [...ul.children].some((li, i) => li !== rows.get(ids[i]).li)) {
     ul.replaceChildren(...ids.map((id) => rows.get(id).li));
   }
-  $("#veh-count").textContent = `${online} online de ${ids.length}`;
-  $("#veh-empty").hidden = shown > 0;
-  $("#veh-empty").textContent = ids.length ? "Nenhum veículo corresponde ao filtro." : "Nenhum veículo enviou dados ainda.";
+  const count = `${online} online de ${ids.length}`;
+  if ($("#veh-count").textContent !== count) $("#veh-count").textContent = count;
+  const empty = $("#veh-empty");
+  if (empty.hidden !== shown > 0) empty.hidden = shown > 0;
+  const note = ids.length ? "Nenhum veículo corresponde ao filtro." : "Nenhum veículo enviou dados ainda.";
+  if (empty.textContent !== note) empty.textContent = note;
 }
 
 function renderAlerts() {
@@ -281,7 +348,21 @@ function renderAlerts() {
   const list = [...store.episodes.values()]
     .sort((a, b) => (!a.end - !b.end) * -1 || b.start.localeCompare(a.start)).slice(0, 30);
   const ol = $("#live-alerts");
-  ol.replaceChildren(...list.map((e) => alertItem(e)));
+  const now = Date.now();
+  for (const [id, t] of freshAlerts) if (now - t > 3000) freshAlerts.delete(id);
+  // Reuse the items that did not change, so that a fresh one's highlight plays once.
+  const items = list.map((e) => {
+    const sig = `${e.end}|${e.closed_reason}|${e.duration_s}`;
+    let c = feedCache.get(e.id);
+    if (!c || c.sig !== sig || now - c.at > 30000) {
+      c = { sig, at: now, li: alertItem(e, freshAlerts.has(e.id)) };
+      feedCache.set(e.id, c);
+    }
+    return c.li;
+  });
+  const keep = new Set(list.map((e) => e.id));
+  for (const id of feedCache.keys()) if (!keep.has(id)) feedCache.delete(id);
+  if (items.length !== ol.childElementCount || items.some((li, i) => ol.children[i] !== li)) ol.replaceChildren(...items);
   const open = store.openEpisodes().length;
   $("#live-count").textContent = open ? `${open} em andamento` : "nenhum em andamento";
   $("#live-empty").hidden = list.length > 0;
@@ -290,19 +371,19 @@ function renderAlerts() {
 function select(id, navigate = true) {
   if (selected && markers.get(selected)) markers.get(selected).root.classList.remove("is-selected");
   selected = id;
+  if (canvasLayer) canvasLayer.select(id);
   follow.on = false;
   if (panel) { panel.destroy(); panel = null; }
   $("#side-vehicle").hidden = !id;
   $("#side-fleet").hidden = !!id;
   if (!id) return;
   const m = markers.get(id);
-  if (m) {
-    m.root.classList.add("is-selected");
-    if (navigate) map.setView(m.marker.getLatLng(), Math.max(map.getZoom(), 16), { animate: false });
-  }
+  if (m) m.root.classList.add("is-selected");
+  const ll = vehicleLatLng(id);
+  if (ll && navigate) map.setView(ll, Math.max(map.getZoom(), 16), { animate: false });
   panel = new VehiclePanel($("#side-vehicle"), id, {
     onClose: () => { location.hash = "#/mapa"; },
-    onCenter: () => { const mm = markers.get(id); if (mm) map.setView(mm.marker.getLatLng(), Math.max(map.getZoom(), 17)); },
+    onCenter: () => { const ll = vehicleLatLng(id); if (ll) map.setView(ll, Math.max(map.getZoom(), 17)); },
     onFollow: (on) => { follow.on = on; if (on) flushMarkers(); },
   });
 }

@@ -78,7 +78,7 @@ export const usersView = {
         form.reset();
         load();
       } catch (err) { say(err.message, false); }
-    } }, field("Nome de usuário", name), field("Senha inicial", password, "mínimo 8 caracteres"), field("Papel", role),
+    } }, field("Nome de usuário", name), field("Senha inicial (mín. 8 caracteres)", password), field("Papel", role),
     h("button", { type: "submit", class: "btn btn-primary" }, "Criar usuário"));
     el.append(
       h("div", { class: "page-head" }, h("p", { class: "lead" }, "Observador acompanha; fiscal também emite e arquiva autos; supervisor também gerencia o cadastro; administrador também gerencia usuários e vê a auditoria.")),

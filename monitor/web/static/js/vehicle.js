@@ -2,8 +2,8 @@
 
 import { store, vehicleState, STATE_LABELS } from "./store.js";
 import { listAll } from "./api.js";
-import { h, icon, chip, field, dateInput } from "./dom.js";
-import { fmtValue, fmtDateTime, fmtAgo, fmtTime, fmtDuration, compass, localDate, dayRange, isoDateBR, addDays,
+import { h, icon, chip, dateInput } from "./dom.js";
+import { fmtValue, fmtDate, fmtDateTime, fmtAgo, fmtTime, fmtDuration, compass, localDate, dayRange, isoDateBR, addDays,
   ruleName, RULE_COLORS, DEVICES, DEVICE_STATES } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
 
@@ -101,7 +101,7 @@ export class VehiclePanel {
     const span = this.to - this.from;
     const bars = [];
     for (let hh = 0; hh <= 24; hh += 6) {
-      const tick = h("span", { class: "tl-tick" }, String(hh).padStart(2, "0") + "h");
+      const tick = h("span", { class: "tl-tick" + (hh === 0 ? " tl-tick--start" : hh === 24 ? " tl-tick--end" : "") }, String(hh).padStart(2, "0") + "h");
       tick.style.left = (hh / 24) * 100 + "%";
       bars.push(tick);
     }
@@ -129,7 +129,7 @@ export class VehiclePanel {
       const dot = h("span", { class: "tl-dot" });
       dot.style.backgroundColor = RULE_COLORS[e.rule] || "#5d6d7e";
       return h("li", null, h("a", { href: "#/episodio/" + encodeURIComponent(e.id) },
-        h("span", { class: "tl-time" }, fmtTime(e.start, false)), dot,
+        h("span", { class: "tl-time" }, localDate(e.start) === this.day ? fmtTime(e.start, false) : fmtDate(e.start).slice(0, 5) + " " + fmtTime(e.start, false)), dot,
         h("span", { class: "tl-text" }, h("strong", null, ruleName(e.rule)), h("small", null, peakText(e) + " · " + fmtDuration(e.duration_s))),
         chip(st, tone)));
     }));

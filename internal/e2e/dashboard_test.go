@@ -1,0 +1,514 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// TestDashboardInTheBrowser drives the control-room dashboard in headless Chromium against the
+// whole pipeline: simulator → bridge → Mosquitto → monitor. An agent logs in through the form,
+// watches the simulated vehicle move on the map, sees its speed episode arrive live in the
+// alerts feed, opens the draft in the review queue, issues it, and finds the decision in the
+// audit view. Any error in the browser console or uncaught exception fails the test.
+// Screenshots of every step are saved to $TRENZINHO_ARTIFACTS (else a temporary directory).
+func TestDashboardInTheBrowser(t *testing.T) {
+	chrome := chromiumPath(t)
+	bin := testenv.Build(t)
+	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
+	mon := startMonitor(t, bin, broker.URL()) // drafts settle after 2 s
+	b := startDashBrowser(t, chrome, 1440, 900)
+
+	// 1. The login page, then the map after logging in through the form.
+	b.do(chromedp.Navigate(mon.base + "/"))
+	b.waitJS(`!document.querySelector("#login-view").hidden`, 20*time.Second, "the login page")
+	b.do(chromedp.SendKeys(chromedp.CSS("#login-user"), "admin"),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), "segredo-de-teste"))
+	b.shot("01-login")
+	b.do(chromedp.Click(chromedp.CSS("#login-submit")))
+	b.waitJS(`!document.querySelector("#app").hidden && document.querySelector("#conn").classList.contains("conn--live")`,
+		20*time.Second, "the map with a live stream")
+	b.waitJS(`document.querySelectorAll(".site-badge").length > 0`, 10*time.Second, "the geofence layers")
+	b.shot("02-map")
+
+	// 2. A vehicle drives: 20 km/h, then 45 km/h for 30 s (a speed episode), then 20 km/h.
+	// Friday afternoon in Piúma: within service hours, so only the speed rule fires.
+	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=DASH", "--scenario=20:24,45:30,20:60",
+		"--duration=114s", "--speed-up=2", "--start=2026-11-27T15:00:00Z")
+	startBridge(t, bin, broker.URL(), "DASH-001", sim.devices["DASH-001"])
+
+	marker := `document.querySelector('.leaflet-marker-icon[data-vehicle="DASH-001"]')`
+	b.waitJS(marker+` !== null`, 60*time.Second, "the vehicle's marker")
+	first := b.markerPosition(marker)
+	b.waitJS(fmt.Sprintf(`(() => { const m = %s; return m.dataset.lat !== %q && m.style.transform !== %q; })()`,
+		marker, first.Lat, first.Transform), 30*time.Second, "the marker to move")
+	second := b.markerPosition(marker)
+	t.Logf("marker moved from %s,%s (%s) to %s,%s (%s)", first.Lat, first.Lon, first.Transform, second.Lat, second.Lon, second.Transform)
+	b.shot("03-vehicle-moving")
+
+	// 3. The speed episode arrives live: in the feed beside the map and as a toast.
+	b.waitJS(`document.querySelector('#live-alerts li[data-rule="speed"]') !== null`, 90*time.Second, "the speed alert in the feed")
+	b.waitJS(`[...document.querySelectorAll("#toasts .toast")].some((t) => t.textContent.includes("DASH-001"))`, 5*time.Second, "the alert's toast")
+	feed := b.text(`#live-alerts li[data-rule="speed"]`)
+	if !strings.Contains(feed, "DASH-001") || !strings.Contains(feed, "Excesso de velocidade") {
+		t.Errorf("alert in the feed: %q", feed)
+	}
+	b.shot("04-alert-live")
+
+	// The vehicle's panel, with the day's timeline.
+	b.do(chromedp.Click(chromedp.CSS(`#veh-list button`)))
+	b.waitJS(`document.querySelector("#vehicle-title") && document.querySelector("#vehicle-title").textContent === "DASH-001"`, 10*time.Second, "the vehicle panel")
+	b.shot("05-vehicle-panel")
+
+	// 4. The draft: made after the episode closes and settles, it reaches the page as an event.
+	b.waitJS(`document.querySelector("#badge-review").textContent === "1" && !document.querySelector("#badge-review").hidden`,
+		3*time.Minute, "the pending draft's badge")
+	b.do(chromedp.Click(chromedp.CSS(`a[data-route="revisao"]`)))
+	b.waitJS(`document.querySelector("#drafts-table tr[data-draft]") !== null`, 20*time.Second, "the review queue")
+	row := b.text(`#drafts-table tr[data-draft]`)
+	for _, want := range []string{"DASH-001", "Excesso de velocidade", "Art. 46, X", "íntegro"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("draft row %q lacks %q", row, want)
+		}
+	}
+	b.shot("06-review-queue")
+	b.do(chromedp.Click(chromedp.CSS(`#drafts-table tr[data-draft] a`)))
+	b.waitJS(`document.querySelector("#decision") !== null && document.querySelector("#integrity").textContent.includes("Integridade verificada")`,
+		20*time.Second, "the draft with its integrity")
+	b.shot("07-draft")
+
+	// 5. Issue it.
+	b.do(chromedp.SendKeys(chromedp.CSS(`#decision textarea`), "Conferido com as evidências do tacógrafo."),
+		chromedp.Click(chromedp.CSS("#issue-btn")))
+	b.waitJS(`document.querySelector("dialog[open] #confirm-yes") !== null`, 5*time.Second, "the confirmation dialog")
+	b.shot("08-confirm")
+	b.do(chromedp.Click(chromedp.CSS("#confirm-yes")))
+	b.waitJS(`/AI-\d{4}\/\d{4}/.test(document.querySelector("#draft-title").textContent)`, 20*time.Second, "the issued notice")
+	title := b.text("#draft-title")
+	b.shot("09-issued")
+
+	// 6. The audit view has the decision.
+	b.do(chromedp.Click(chromedp.CSS(`a[data-route="auditoria"]`)))
+	b.waitJS(`document.querySelector('#audit-table tr[data-action="draft.issue"]') !== null`, 20*time.Second, "the decision in the audit log")
+	audit := b.text(`#audit-table tr[data-action="draft.issue"]`)
+	if !strings.Contains(audit, "admin") || !strings.Contains(audit, "Auto emitido") {
+		t.Errorf("audit row %q", audit)
+	}
+	b.shot("10-audit")
+
+	// The episode page: track replay and charts with the limit line.
+	b.do(chromedp.Click(chromedp.CSS(`a[data-route="alertas"]`)))
+	b.waitJS(`document.querySelector('#alerts-table tr[data-episode] a') !== null`, 20*time.Second, "the alerts page")
+	b.shot("11-alerts")
+	b.do(chromedp.Click(chromedp.CSS(`#alerts-table tr[data-episode] a`)))
+	b.waitJS(`document.querySelectorAll(".charts .uplot").length >= 1 && document.querySelector(".episode-map .leaflet-interactive") !== null`,
+		20*time.Second, "the episode's charts and track")
+	legend := b.text(".charts .uplot")
+	if !strings.Contains(legend, "Limite") {
+		t.Errorf("chart legend %q has no limit line", legend)
+	}
+	b.do(chromedp.Click(chromedp.CSS(`.replay-bar button`)))
+	time.Sleep(1500 * time.Millisecond)
+	b.shot("12-episode")
+
+	// The fleet page and its CSV export (made in the browser).
+	b.do(chromedp.Click(chromedp.CSS(`a[data-route="frota"]`)))
+	b.waitJS(`document.querySelector('#fleet-table tr[data-vehicle="DASH-001"]') !== null`, 20*time.Second, "the fleet page")
+	b.waitJS(`document.querySelector('#compliance-table .cell-bad') !== null`, 20*time.Second, "the compliance summary")
+	b.shot("13-fleet")
+	b.do(chromedp.Click(chromedp.CSS(`a[data-route="usuarios"]`)))
+	b.waitJS(`document.querySelector('#users-table tr[data-user="admin"]') !== null`, 20*time.Second, "the users page")
+	b.shot("14-users")
+
+	// A tablet in portrait: the same map, the menu behind a button.
+	b.resize(820, 1180)
+	b.do(chromedp.Click(chromedp.CSS("#menu-btn")))
+	b.waitJS(`document.querySelector("#app").classList.contains("menu-open")`, 5*time.Second, "the menu")
+	time.Sleep(500 * time.Millisecond) // it slides in
+	b.shot("15-tablet-menu")
+	b.do(chromedp.Click(chromedp.CSS(`a[data-route="mapa"]`)))
+	b.waitJS(`!document.querySelector("#view-mapa").hidden`, 5*time.Second, "the map on a tablet")
+	time.Sleep(500 * time.Millisecond)
+	b.shot("16-tablet-map")
+
+	t.Logf("issued: %s", title)
+	b.checkConsole()
+}
+
+// TestDashboardWith500Vehicles measures (it asserts nothing about speed) how the map copes
+// with 500 vehicles each sending a batch a second: frame times from requestAnimationFrame, long
+// tasks and the JS heap. It runs only with TRENZINHO_BENCH=1; the figures go to the test log
+// and to docs/benchmarks.md by hand.
+func TestDashboardWith500Vehicles(t *testing.T) {
+	if os.Getenv("TRENZINHO_BENCH") != "1" {
+		t.Skip("benchmark: set TRENZINHO_BENCH=1")
+	}
+	const vehicles = 500
+	chrome := chromiumPath(t)
+	bin := testenv.Build(t)
+	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
+	mon := startMonitor(t, bin, broker.URL())
+	b := startDashBrowser(t, chrome, 1440, 900, chromedp.Flag("enable-precise-memory-info", true))
+	b.do(chromedp.Navigate(mon.base + "/"))
+	b.waitJS(`!document.querySelector("#login-view").hidden`, 20*time.Second, "the login page")
+	b.do(chromedp.SendKeys(chromedp.CSS("#login-user"), "admin"),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), "segredo-de-teste"),
+		chromedp.Click(chromedp.CSS("#login-submit")))
+	b.waitJS(`document.querySelector("#conn").classList.contains("conn--live")`, 20*time.Second, "the live map")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	published := make(chan int, 1)
+	go func() { published <- publishFleet(ctx, t, broker.URL(), vehicles) }()
+
+	waitFor(t, "the monitor to know 500 vehicles", 90*time.Second, func() bool {
+		var vs struct{ Items []json.RawMessage }
+		mon.get(t, "/api/v1/vehicles", &vs)
+		return len(vs.Items) >= vehicles
+	})
+	// Above 100 vehicles the map draws them on one canvas.
+	b.waitJS(fmt.Sprintf(`document.querySelector(".vehicle-canvas") !== null && document.querySelectorAll("#veh-list li").length >= %d`, vehicles), 60*time.Second, "500 vehicles on the page")
+	time.Sleep(5 * time.Second) // settle
+	heapBefore := b.evalFloat(`performance.memory.usedJSHeapSize`)
+	const window = 30 * time.Second
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => {
+		const s = window.__bench = { frames: [], long: [] };
+		let last = performance.now();
+		const tick = (now) => { s.frames.push(now - last); last = now; if (!s.stop) requestAnimationFrame(tick); };
+		requestAnimationFrame(tick);
+		new PerformanceObserver((l) => { for (const e of l.getEntries()) s.long.push(e.duration); }).observe({ type: "longtask" });
+	})()`))
+	// Interact while it runs: pan and zoom the map, as an agent would.
+	deadline := time.Now().Add(window)
+	for i := 0; time.Now().Before(deadline); i++ {
+		dir := []string{"ArrowLeft", "ArrowUp", "ArrowRight", "ArrowDown"}[i%4]
+		b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector("#map").dispatchEvent(new KeyboardEvent("keydown", {key: %q, keyCode: %d, bubbles: true}))`,
+			dir, map[string]int{"ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40}[dir])))
+		time.Sleep(time.Second)
+	}
+	type benchResult struct {
+		Frames []float64 `json:"frames"`
+		Long   []float64 `json:"long"`
+	}
+	res, err := chromedp.Run(b.ctx, chromedp.Evaluate[benchResult](`(() => { window.__bench.stop = true; return window.__bench; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heapAfter := b.evalFloat(`performance.memory.usedJSHeapSize`)
+	cancel()
+	n := <-published
+	b.shot("bench-500")
+
+	frames := res.Frames[1:]
+	sort.Float64s(frames)
+	pct := func(p float64) float64 { return frames[min(len(frames)-1, int(math.Ceil(p*float64(len(frames))))-1)] }
+	var sum, longSum float64
+	slow := 0
+	for _, f := range frames {
+		sum += f
+		if f > 50 {
+			slow++
+		}
+	}
+	for _, l := range res.Long {
+		longSum += l
+	}
+	listed := b.evalFloat(`document.querySelectorAll("#veh-list li").length`)
+	t.Logf("500 vehicles × 1 batch/s (%d batches published), %v window with panning:", n, window)
+	t.Logf("  vehicles on the page: %.0f; stream clients dropped by the monitor for falling behind: %s", listed, metric(t, mon.base, "trenzinho_monitor_stream_dropped_total"))
+	t.Logf("  frames: %d (%.1f fps); frame time mean %.1f ms, p50 %.1f, p95 %.1f, p99 %.1f, max %.1f ms; frames > 50 ms: %d",
+		len(frames), float64(len(frames))/window.Seconds(), sum/float64(len(frames)), pct(.5), pct(.95), pct(.99), frames[len(frames)-1], slow)
+	t.Logf("  long tasks: %d, %.0f ms in total (%.1f%% of the window)", len(res.Long), longSum, 100*longSum/float64(window.Milliseconds()))
+	t.Logf("  JS heap used: %.1f MB before, %.1f MB after", heapBefore/1e6, heapAfter/1e6)
+	b.checkConsole()
+}
+
+// metric reads one unlabelled value from the monitor's /metrics.
+func metric(t *testing.T, base, name string) string {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Errorf("metrics: %v", err)
+		return "?"
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return "?"
+}
+
+// publishFleet publishes one batch a second for each of n synthetic vehicles driving circles
+// around Piúma (every 25th speeding), until ctx ends; it returns how many it published. The
+// vehicles send at evenly spread phases, as independent bridges do, not all in the same
+// millisecond.
+func publishFleet(ctx context.Context, t *testing.T, url string, n int) int {
+	o := mqtt.NewClientOptions().AddBroker(url).SetClientID("bench-fleet").SetAutoReconnect(true)
+	c := mqtt.NewClient(o)
+	if tok := c.Connect(); tok.Wait() && tok.Error() != nil {
+		t.Errorf("bench publisher: %v", tok.Error())
+		return 0
+	}
+	defer c.Disconnect(250)
+	// Device time: a Friday afternoon (service hours), advancing with the clock.
+	base := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)
+	start := time.Now()
+	interval := time.Second / time.Duration(n)
+	next := start
+	count := 0
+	for seq := uint64(1); ; seq++ {
+		for i := range n {
+			next = next.Add(interval)
+			select {
+			case <-ctx.Done():
+				return count
+			case <-time.After(time.Until(next)):
+			}
+			now := base.Add(time.Since(start)).Truncate(time.Millisecond)
+			speed := 20.0
+			if i%25 == 0 {
+				speed = 45
+			}
+			// Circles of 150–350 m around the points of a grid over the town.
+			cx := -40.745 + float64(i%25)*0.0012
+			cy := -20.848 + float64(i/25)*0.0011
+			r := 0.0015 + float64(i%5)*0.0005
+			w := speed / 3.6 / (r * 111000)
+			a := float64(i) + w*now.Sub(base).Seconds()
+			lat, lon := cy+r*math.Sin(a), cx+r*math.Cos(a)/math.Cos(cy*math.Pi/180)
+			course := math.Mod(math.Mod(-a*180/math.Pi, 360)+360, 360) // counter-clockwise: heading = -angle
+			if course >= 360 {
+				course = 0
+			}
+			hdop, sats, db := 0.9, 9, 62.0+float64(i%10)
+			batch := &wire.Batch{V: 1, Vehicle: fmt.Sprintf("B%03d", i+1), Epoch: "e-bench", Seq: seq, SentAt: wire.NewTime(now), Clock: wire.ClockGPS,
+				GPS:   []wire.GPS{{T: wire.NewTime(now), Lat: lat, Lon: lon, SpeedKmh: &speed, CourseDeg: &course, HDOP: &hdop, Sats: &sats, Fix: "3d"}},
+				Tacho: []wire.Tacho{{T: wire.NewTime(now), SpeedKmh: &speed}},
+				Sound: []wire.Sound{{T: wire.NewTime(now), LAeqDB: &db}}}
+			payload, err := wire.Encode(batch, nil)
+			if err != nil {
+				t.Errorf("encode: %v", err)
+				return count
+			}
+			c.Publish(wire.TelemetryTopic(batch.Vehicle), 1, false, payload)
+			count++
+		}
+	}
+}
+
+// dashBrowser is a headless Chromium tab with its console watched.
+type dashBrowser struct {
+	t     *testing.T
+	ctx   context.Context
+	dir   string
+	mu    sync.Mutex
+	msgs  []string
+	shots []string
+}
+
+// chromiumPath finds Debian's chromium: a missing browser fails the test in CI and skips it
+// elsewhere.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("TRENZINHO_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	testenv.Missing(t, "chromium not found (Debian package chromium)")
+	return ""
+}
+
+// artifactsDir is where the screenshots go: $TRENZINHO_ARTIFACTS/<test>, else a temporary
+// directory.
+func artifactsDir(t *testing.T) string {
+	dir := t.TempDir()
+	if root := os.Getenv("TRENZINHO_ARTIFACTS"); root != "" {
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(testenv.RepoRoot(t), root)
+		}
+		dir = filepath.Join(root, t.Name())
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func startDashBrowser(t *testing.T, chrome string, width, height int, extra ...chromedp.ExecAllocatorOption) *dashBrowser {
+	t.Helper()
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chrome),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("lang", "pt-BR"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}, extra...)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	b := &dashBrowser{t: t, ctx: ctx, dir: artifactsDir(t)}
+	messages := chromedp.Console(ctx) // subscribes now: nothing the page says is lost
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				where := ""
+				if m.URL != "" {
+					where = fmt.Sprintf(" (%s:%d)", m.URL, m.Line+1)
+				}
+				b.mu.Lock()
+				b.msgs = append(b.msgs, m.String()+where)
+				b.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+		t.Logf("screenshots in %s: %s", b.dir, strings.Join(b.shots, ", "))
+	})
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+func (b *dashBrowser) do(steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.shot("failed")
+		b.t.Fatalf("browser: %v%s", err, b.consoleSoFar())
+	}
+}
+
+func (b *dashBrowser) resize(width, height int) {
+	b.t.Helper()
+	b.do(chromedp.EmulateViewport(int64(width), int64(height)))
+	time.Sleep(500 * time.Millisecond) // the sidebar slides away
+}
+
+// waitJS polls a JavaScript expression until it is true.
+func (b *dashBrowser) waitJS(expr string, timeout time.Duration, what string) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expr+")"))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		lastErr = err
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.shot("timeout")
+	b.t.Fatalf("waiting for %s: not after %v (%v)%s", what, timeout, lastErr, b.consoleSoFar())
+}
+
+func (b *dashBrowser) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q).textContent`, sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (b *dashBrowser) evalFloat(expr string) float64 {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64](expr))
+	if err != nil {
+		b.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+type markerPos struct{ Lat, Lon, Transform string }
+
+func (b *dashBrowser) markerPosition(marker string) markerPos {
+	b.t.Helper()
+	p, err := chromedp.Run(b.ctx, chromedp.Evaluate[markerPos](fmt.Sprintf(
+		`(() => { const m = %s; return {Lat: m.dataset.lat, Lon: m.dataset.lon, Transform: m.style.transform}; })()`, marker)))
+	if err != nil {
+		b.t.Fatalf("marker position: %v", err)
+	}
+	return p
+}
+
+var shotName = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// shot saves a PNG of the viewport as a test artefact.
+func (b *dashBrowser) shot(name string) {
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	file := filepath.Join(b.dir, shotName.ReplaceAllString(name, "-")+".png")
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	b.shots = append(b.shots, filepath.Base(file))
+}
+
+func (b *dashBrowser) consoleSoFar() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.msgs) == 0 {
+		return ""
+	}
+	return "\nbrowser console:\n  " + strings.Join(b.msgs, "\n  ")
+}
+
+// checkConsole fails the test for every error-level console message and uncaught exception.
+func (b *dashBrowser) checkConsole() {
+	b.t.Helper()
+	time.Sleep(300 * time.Millisecond) // let the last events arrive
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range b.msgs {
+		b.t.Errorf("browser console: %s", m)
+	}
+}

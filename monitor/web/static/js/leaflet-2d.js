@@ -1,1 +1,0 @@
-window.L_DISABLE_3D = true;
