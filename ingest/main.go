@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -46,6 +47,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		metricsListen string
 		inflightMB    int
 		logLevel      string
+		cpuProfile    string
 	)
 	b := config.NewBinder(fs)
 	b.BindMQTT(&s.MQTT.MQTT)
@@ -59,11 +61,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	b.Duration(&s.Pipeline.FlushInterval, "TRENZINHO_INGEST_BATCH_INTERVAL", time.Second, "longest wait before a partial write")
 	b.Int(&s.Pipeline.MaxInFlight, "TRENZINHO_INGEST_MAX_INFLIGHT", 1000, "the broker's max_inflight_messages; ingest holds at most twice as many messages unacknowledged")
 	b.Int(&inflightMB, "TRENZINHO_INGEST_MAX_INFLIGHT_MB", 256, "payload MiB held unacknowledged at most")
+	b.Int(&s.Pipeline.WriteConcurrency, "TRENZINHO_INGEST_WRITE_CONCURRENCY", 1, "InfluxDB writes in flight at once; messages are acknowledged in arrival order")
 	b.Duration(&s.Pipeline.WriteTimeout, "TRENZINHO_INGEST_WRITE_TIMEOUT", 10*time.Second, "timeout of one InfluxDB request")
 	b.Duration(&s.Pipeline.RetryMax, "TRENZINHO_INGEST_RETRY_MAX", 10*time.Second, "longest backoff between retries of a failed write")
 	b.Duration(&s.Pipeline.ShutdownTimeout, "TRENZINHO_INGEST_SHUTDOWN_TIMEOUT", 20*time.Second, "longest final flush on SIGTERM; the rest is redelivered by the broker")
+	b.Bool(&s.Influx.Gzip, "TRENZINHO_INGEST_GZIP", false, "gzip the InfluxDB write requests (for an InfluxDB behind a slow link; costs CPU and latency)")
 	b.Duration(&s.Influx.Retention, "TRENZINHO_INGEST_RETENTION", archive.DefaultRetention, "retention of a bucket or retention policy that ingest creates (0: for ever)")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until ingest stops")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: ingest [flags]\n\n"+
 			"Archives the telemetry of trenzinho/v1/+/telemetry from MQTT into InfluxDB (1.8 or 2.x),\n"+
@@ -93,6 +98,22 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	}
 	s.Pipeline.MaxInFlightBytes = int64(inflightMB) << 20
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			log.Error("--cpuprofile", "error", err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			log.Error("--cpuprofile", "error", err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

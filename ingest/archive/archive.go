@@ -71,6 +71,9 @@ type Config struct {
 	MaxInFlight int
 	// MaxInFlightBytes bounds their payload bytes (256 MiB); a larger payload counts as this.
 	MaxInFlightBytes int64
+	// WriteConcurrency is the number of writes in flight at once (1). Messages are still
+	// acknowledged in arrival order, each once its write succeeded.
+	WriteConcurrency int
 	// WriteTimeout bounds one write request (10s).
 	WriteTimeout time.Duration
 	// RetryMin and RetryMax bound the backoff between retries of a failed write (100ms, 10s).
@@ -100,6 +103,9 @@ func (c Config) withDefaults() Config {
 	c.BatchMessages = min(c.BatchMessages, c.MaxInFlight)
 	if c.MaxInFlightBytes <= 0 {
 		c.MaxInFlightBytes = 256 << 20
+	}
+	if c.WriteConcurrency <= 0 {
+		c.WriteConcurrency = 1
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
@@ -174,7 +180,7 @@ type job struct {
 	quarantine *quarantineRecord // when rejected
 	qJSON      []byte            // the wire.Quarantine record to publish
 
-	acked bool // set by the writer
+	stored bool // set by the writer once InfluxDB took its points (or refused even its quarantine record)
 }
 
 // Handle takes a received message into the pipeline. It returns at once unless the in-flight
@@ -383,25 +389,56 @@ func (a *Archiver) batch(writeQ chan<- *pending) {
 	}
 }
 
-// write stores the batches from writeQ and acknowledges their messages. It retries until ctx
-// ends; it returns how many messages it could not store and left unacknowledged.
+// write stores the batches from writeQ, up to Config.WriteConcurrency at a time, and
+// acknowledges their messages in arrival order once stored. It retries until ctx ends; it
+// returns how many messages it could not store and left unacknowledged.
 func (a *Archiver) write(ctx context.Context, writeQ <-chan *pending) (unacked int) {
-	for p := range writeQ {
-		if err := a.store(ctx, p.jobs, p.body, p.points); err != nil {
-			a.log.Error("giving up writing at shutdown; the broker redelivers the messages",
-				"error", err)
-		}
-		for _, j := range p.jobs {
-			if !j.acked {
-				unacked++
-				a.done(j)
-			}
-		}
+	type flight struct {
+		p    *pending
+		done chan struct{}
 	}
-	return unacked
+	slots := make(chan struct{}, a.cfg.WriteConcurrency)
+	flights := make(chan *flight, a.cfg.WriteConcurrency)
+	left := make(chan int)
+	go func() {
+		n := 0
+		for f := range flights {
+			<-f.done
+			for _, j := range f.p.jobs {
+				if j.stored {
+					a.ack(j)
+				} else {
+					n++
+					a.done(j)
+				}
+			}
+			<-slots
+		}
+		left <- n
+	}()
+	for {
+		// A slot first, then the next write: until a slot is free, writes wait in the batcher
+		// (whose hand-off then blocks, and the in-flight bound stops Handle).
+		slots <- struct{}{}
+		p, ok := <-writeQ
+		if !ok {
+			break
+		}
+		f := &flight{p: p, done: make(chan struct{})}
+		flights <- f
+		go func() {
+			defer close(f.done)
+			if err := a.store(ctx, p.jobs, p.body, p.points); err != nil {
+				a.log.Error("giving up writing at shutdown; the broker redelivers the messages",
+					"error", err)
+			}
+		}()
+	}
+	close(flights)
+	return <-left
 }
 
-// store writes the points of jobs (body, holding points points) and acknowledges the jobs.
+// store writes the points of jobs (body, holding points points) and marks the jobs stored.
 // When InfluxDB refuses the data, it splits the jobs to find the messages it refuses and
 // quarantines them. It returns an error only when ctx ends first.
 func (a *Archiver) store(ctx context.Context, jobs []*job, body []byte, points int) error {
@@ -413,7 +450,7 @@ func (a *Archiver) store(ctx context.Context, jobs []*job, body []byte, points i
 					a.m.points.WithLabelValues(measurements[i]).Add(float64(n))
 				}
 			}
-			a.ack(j)
+			j.stored = true
 		}
 		return nil
 	}
@@ -441,7 +478,7 @@ func (a *Archiver) store(ctx context.Context, jobs []*job, body []byte, points i
 	// Even the quarantine record is refused: acknowledge rather than stall.
 	a.log.Error("InfluxDB refused a quarantine record; the message is dropped",
 		"topic", j.msg.Topic(), "reason", j.quarantine.Reason, "error", err)
-	a.ack(j)
+	j.stored = true
 	return nil
 }
 
@@ -459,7 +496,6 @@ func (a *Archiver) ack(j *job) {
 		a.publish(j.quarantine.mqttTopic(), j.qJSON)
 	}
 	j.msg.Ack()
-	j.acked = true
 	a.m.acked.Inc()
 	a.done(j)
 }

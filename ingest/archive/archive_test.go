@@ -220,6 +220,49 @@ func TestAckOnlyAfterWriteInOrder(t *testing.T) {
 
 // TestOutageBoundsMemoryAndResumes: while InfluxDB fails, nothing is acknowledged, Handle stops
 // at twice MaxInFlight messages, and everything is written and acknowledged once it is back.
+// TestConcurrentWritesAckInOrder: with two writes in flight, a later write that succeeds first
+// waits for the earlier one before its messages are acknowledged.
+func TestConcurrentWritesAckInOrder(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	w := &fakeWriter{fail: func(body string) error {
+		calls.Add(1)
+		// The write of the first 50 messages hangs; the second returns at once.
+		if strings.Contains(body, `batch,vehicle=V-00 epoch="e-test",seq=1i,`) {
+			select {
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+		}
+		return nil
+	}}
+	h := start(t, Config{BatchLines: 1 << 20, BatchMessages: 50, FlushInterval: time.Hour, WriteConcurrency: 2}, w)
+	log := &ackLog{}
+	in := msgs(100, log)
+	for _, m := range in {
+		h.a.Handle(m)
+	}
+	eventually(t, "the second write while the first is in flight", func() bool { return calls.Load() == 2 })
+	eventually(t, "the second write's points", func() bool { return w.count("batch,") == 50 })
+	time.Sleep(20 * time.Millisecond)
+	if n := log.len(); n != 0 {
+		t.Fatalf("%d messages acknowledged while the first write is in flight", n)
+	}
+	close(release)
+	eventually(t, "all acks", func() bool { return log.len() == 100 })
+	for i, id := range log.ids {
+		if id != i {
+			t.Fatalf("ack %d is message %d: not in arrival order", i, id)
+		}
+	}
+	if got := w.count("batch,"); got != 100 {
+		t.Errorf("batch points %d, want 100", got)
+	}
+	if err := h.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestOutageBoundsMemoryAndResumes(t *testing.T) {
 	w := &fakeWriter{}
 	down := func(string) error { return &influxhttp.Error{StatusCode: 503, Message: "down"} }

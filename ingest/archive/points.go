@@ -67,6 +67,15 @@ func BatchTimestamp(sentAt time.Time, epoch string, seq uint64) int64 {
 // errSeqRange rejects a seq that InfluxDB cannot store as a signed integer.
 var errSeqRange = errors.New("seq does not fit a signed 64-bit integer")
 
+// AppendLines appends to dst the line protocol that ingest writes for a decoded batch received
+// at receivedAt (size is the payload length), and returns it with the number of lines (points).
+// Tools that must write exactly the points of ingest, such as the bare writer of the load
+// benchmark, use it.
+func AppendLines(dst []byte, b *wire.Batch, receivedAt time.Time, size int) ([]byte, int, error) {
+	out, points, _, err := encodeBatch(dst, b, receivedAt, size)
+	return out, points.total(), err
+}
+
 // encodeBatch appends the line protocol of a decoded batch to dst: one line per reading in
 // gps, tacho, sound and service, and one line in batch. Of readings of one kind with the same
 // time, only the last is written (counted in collisions). size is the payload length.

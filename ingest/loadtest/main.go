@@ -5,9 +5,14 @@
 // It drives ingest (the default counts the batch measurement of docs/storage.md) or a peer such
 // as Telegraf (--measurement, --field and --tag name what that peer writes for each batch).
 //
+// `loadtest bench` is the comparative benchmark of docs/benchmarks.md: it starts its own
+// Mosquitto (the repository's configuration) and InfluxDB 1.8, and runs the same load through
+// ingest, Telegraf and a bare influxdb-client-go writer one after the other (bench.go).
+//
 // Usage:
 //
 //	loadtest [flags]
+//	loadtest bench [flags]
 package main
 
 import (
@@ -37,15 +42,23 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// load is the simulated fleet: every vehicle sends batches batches of 5 s.
+type load struct {
+	vehicles int
+	batches  int // per vehicle
+	gps      int // readings per batch
+	tacho    int
+	sound    int
+}
+
+// readings is the number of readings of the whole load.
+func (l load) readings() int { return l.vehicles * l.batches * (l.gps + l.tacho + l.sound) }
+
 // options of one load test.
 type options struct {
+	load
 	mqtt        config.MQTT
 	influx      config.Influx
-	vehicles    int
-	batches     int // per vehicle
-	gps         int // readings per batch
-	tacho       int
-	sound       int
 	rate        float64 // batches per second, 0: unlimited
 	window      int     // QoS 1 publishes in flight
 	measurement string
@@ -55,6 +68,14 @@ type options struct {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "bench":
+			return runBench(ctx, args[1:], stdout, stderr)
+		case bareWriterCommand:
+			return runBareWriter(ctx, args[1:], os.Stdin, stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
@@ -73,7 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.tag, "tag", "vehicle", "tag holding the vehicle id")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up waiting for the batches after this long")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: loadtest [flags]\n\nPublishes a simulated fleet's batches and measures how fast they are stored in InfluxDB.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: loadtest [flags]\n       loadtest bench [flags] (loadtest bench --help)\n\n"+
+			"Publishes a simulated fleet's batches and measures how fast they are stored in InfluxDB.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := b.Parse(args); err != nil {
@@ -113,7 +135,7 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (report, error
 	rand.Read(id)
 	prefix := "LT" + hex.EncodeToString(id) + "-"
 	base := time.Now().Add(-time.Duration(o.batches)*5*time.Second - time.Hour).Truncate(time.Second)
-	msgs, r, err := fleet(o, prefix, base)
+	msgs, r, err := fleet(o.load, prefix, base)
 	if err != nil {
 		return r, err
 	}
@@ -158,7 +180,7 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (report, error
 	defer pub.Disconnect(250)
 
 	start := time.Now()
-	if err := publish(ctx, pub, msgs, o); err != nil {
+	if err := publish(ctx, pub, msgs, o.rate, o.window); err != nil {
 		return r, err
 	}
 	r.publish = time.Since(start)
@@ -194,36 +216,18 @@ type message struct {
 }
 
 // fleet encodes every batch beforehand, so that encoding does not compete with the archiver.
-// Each batch covers 5 s; readings are spread evenly over it.
-func fleet(o options, prefix string, base time.Time) ([]message, report, error) {
+// Batches go in time order: the first batch of every vehicle, then the second, and so on.
+func fleet(l load, prefix string, base time.Time) ([]message, report, error) {
 	var r report
-	msgs := make([]message, 0, o.vehicles*o.batches)
-	const span = 5 * time.Second
-	for s := 1; s <= o.batches; s++ {
-		t0 := base.Add(time.Duration(s) * span)
-		for v := range o.vehicles {
-			vehicle := fmt.Sprintf("%s%03d", prefix, v)
-			b := &wire.Batch{V: wire.Version, Vehicle: vehicle, Epoch: "e-load", Seq: uint64(s),
-				SentAt: wire.NewTime(t0.Add(span)), Clock: wire.ClockGPS}
-			at := func(i, n int) wire.Time { return wire.NewTime(t0.Add(time.Duration(i) * span / time.Duration(n))) }
-			for i := range o.gps {
-				speed, course, hdop, sats := 12.3+float64(i%7), 90.5, 0.9, 9
-				b.GPS = append(b.GPS, wire.GPS{T: at(i, o.gps), Lat: -20.8367 - float64(s*o.gps+i)*1e-6, Lon: -40.7292 + float64(v)*1e-3,
-					SpeedKmh: &speed, CourseDeg: &course, HDOP: &hdop, Sats: &sats, Fix: wire.Fix3D})
-			}
-			for i := range o.tacho {
-				speed, odo := 12.1, 10234.555+float64(s)*0.01
-				b.Tacho = append(b.Tacho, wire.Tacho{T: at(i, o.tacho), SpeedKmh: &speed, OdometerKm: &odo, Card: "0000000086H101"})
-			}
-			for i := range o.sound {
-				laeq, lamax, dur := 68.2+float64(i%5), 74.0, 0.1
-				b.Sound = append(b.Sound, wire.Sound{T: at(i, o.sound), LAeqDB: &laeq, LAmaxDB: &lamax, DurS: &dur})
-			}
+	msgs := make([]message, 0, l.vehicles*l.batches)
+	for s := 1; s <= l.batches; s++ {
+		for v := range l.vehicles {
+			b := makeBatch(l, prefix, base, v, s)
 			p, err := wire.Encode(b, nil)
 			if err != nil {
 				return nil, r, err
 			}
-			msgs = append(msgs, message{wire.TelemetryTopic(vehicle), p})
+			msgs = append(msgs, message{wire.TelemetryTopic(b.Vehicle), p})
 			r.batches++
 			r.points += b.Readings() + 1
 			r.bytes += len(p)
@@ -232,9 +236,38 @@ func fleet(o options, prefix string, base time.Time) ([]message, report, error) 
 	return msgs, r, nil
 }
 
-// publish sends msgs with QoS 1, at most o.window awaiting their PUBACK, paced by o.rate.
-func publish(ctx context.Context, c mqtt.Client, msgs []message, o options) error {
-	inflight := make(chan mqtt.Token, o.window)
+// batchSpan is the time one batch covers; its readings are spread evenly over it.
+const batchSpan = 5 * time.Second
+
+// vehicleID is the id of vehicle v of the fleet.
+func vehicleID(prefix string, v int) string { return fmt.Sprintf("%s%03d", prefix, v) }
+
+// makeBatch returns batch seq s (from 1) of vehicle v: the same batch every time it is called.
+func makeBatch(l load, prefix string, base time.Time, v, s int) *wire.Batch {
+	t0 := base.Add(time.Duration(s) * batchSpan)
+	b := &wire.Batch{V: wire.Version, Vehicle: vehicleID(prefix, v), Epoch: "e-load", Seq: uint64(s),
+		SentAt: wire.NewTime(t0.Add(batchSpan)), Clock: wire.ClockGPS}
+	at := func(i, n int) wire.Time { return wire.NewTime(t0.Add(time.Duration(i) * batchSpan / time.Duration(n))) }
+	for i := range l.gps {
+		speed, course, hdop, sats := 12.3+float64(i%7), 90.5, 0.9, 9
+		b.GPS = append(b.GPS, wire.GPS{T: at(i, l.gps), Lat: -20.8367 - float64(s*l.gps+i)*1e-6, Lon: -40.7292 + float64(v)*1e-3,
+			SpeedKmh: &speed, CourseDeg: &course, HDOP: &hdop, Sats: &sats, Fix: wire.Fix3D})
+	}
+	for i := range l.tacho {
+		speed, odo := 12.1, 10234.555+float64(s)*0.01
+		b.Tacho = append(b.Tacho, wire.Tacho{T: at(i, l.tacho), SpeedKmh: &speed, OdometerKm: &odo, Card: "0000000086H101"})
+	}
+	for i := range l.sound {
+		laeq, lamax, dur := 68.2+float64(i%5), 74.0, 0.1
+		b.Sound = append(b.Sound, wire.Sound{T: at(i, l.sound), LAeqDB: &laeq, LAmaxDB: &lamax, DurS: &dur})
+	}
+	return b
+}
+
+// publish sends msgs with QoS 1, at most window awaiting their PUBACK, paced at rate messages
+// per second (0: as fast as the broker takes them).
+func publish(ctx context.Context, c mqtt.Client, msgs []message, rate float64, window int) error {
+	inflight := make(chan mqtt.Token, window)
 	errc := make(chan error, 1)
 	go func() {
 		defer close(errc)
@@ -249,8 +282,8 @@ func publish(ctx context.Context, c mqtt.Client, msgs []message, o options) erro
 	}()
 	start := time.Now()
 	for i, m := range msgs {
-		if o.rate > 0 {
-			if d := time.Until(start.Add(time.Duration(float64(i) / o.rate * float64(time.Second)))); d > 0 {
+		if rate > 0 {
+			if d := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); d > 0 {
 				time.Sleep(d)
 			}
 		}
