@@ -133,44 +133,65 @@ func (s *Set) Licensees() []string {
 // hitsWithin returns the features of l within r metres of p, nearest
 // first.
 func (l *layer) hitsWithin(p orb.Point, r float64) []Hit {
+	return l.appendHitsWithin(nil, p, r)
+}
+
+// appendHitsWithin appends the features of l within r metres of p to dst,
+// nearest first, and returns the extended slice.
+func (l *layer) appendHitsWithin(dst []Hit, p orb.Point, r float64) []Hit {
+	n := len(dst)
+	l.eachWithin(p, r, func(h Hit) { dst = append(dst, h) })
+	sortHits(dst[n:])
+	return dst
+}
+
+// eachWithin calls fn with every feature of l within r metres of p, in no
+// particular order.
+func (l *layer) eachWithin(p orb.Point, r float64, fn func(Hit)) {
 	if !(r >= 0) {
-		return nil
+		return
 	}
 	fr := newFrame(p)
-	var hits []Hit
 	l.tree.search(fr.box(r), func(i int) bool {
 		f := l.features[i]
 		if d := fr.dist(f.Geometry); d <= r {
-			hits = append(hits, Hit{Feature: f, DistanceM: d})
+			fn(Hit{Feature: f, DistanceM: d})
 		}
 		return true
 	})
-	sortHits(hits)
-	return hits
 }
 
 // sortHits orders hits by distance, then id.
 func sortHits(hits []Hit) {
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if c := cmp.Compare(a.DistanceM, b.DistanceM); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Feature.ID, b.Feature.ID)
-	})
+	slices.SortFunc(hits, compareHits)
+}
+
+// compareHits orders hits by distance, then id.
+func compareHits(a, b Hit) int {
+	if c := cmp.Compare(a.DistanceM, b.DistanceM); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Feature.ID, b.Feature.ID)
 }
 
 // containing returns the features of l whose polygons contain p.
 func (l *layer) containing(p orb.Point) []*Feature {
 	var fs []*Feature
+	l.eachContaining(p, func(f *Feature) { fs = append(fs, f) })
+	return fs
+}
+
+// eachContaining calls fn with every feature of l whose polygons contain
+// p, in index order.
+func (l *layer) eachContaining(p orb.Point, fn func(*Feature)) {
 	fr := newFrame(p)
 	l.tree.search(orb.Bound{Min: p, Max: p}, func(i int) bool {
 		f := l.features[i]
 		if fr.contains(f.Geometry) {
-			fs = append(fs, f)
+			fn(f)
 		}
 		return true
 	})
-	return fs
 }
 
 // SensitiveWithin returns the sensitive sites within radiusM metres of p
@@ -180,18 +201,29 @@ func (s *Set) SensitiveWithin(p orb.Point, radiusM float64) []Hit {
 	return s.sensitive.hitsWithin(p, radiusM)
 }
 
+// AppendSensitiveWithin is SensitiveWithin appending to dst: it appends the
+// sensitive sites within radiusM metres of p to dst, nearest first, ties by
+// id, and returns the extended slice. A caller that looks up on every
+// reading reuses its slice and allocates nothing.
+func (s *Set) AppendSensitiveWithin(dst []Hit, p orb.Point, radiusM float64) []Hit {
+	return s.sensitive.appendHitsWithin(dst, p, radiusM)
+}
+
 // ZonesAt returns the nbr_zone features that contain p (their boundary
 // included), in the order ZoneAt chooses from: smallest area first, ties
 // by id.
 func (s *Set) ZonesAt(p orb.Point) []*Feature {
 	zs := s.zones.containing(p)
-	slices.SortFunc(zs, func(a, b *Feature) int {
-		if c := cmp.Compare(a.areaM2, b.areaM2); c != 0 {
-			return c
-		}
-		return byID(a, b)
-	})
+	slices.SortFunc(zs, bySmallestArea)
 	return zs
+}
+
+// bySmallestArea orders zones by area, then id.
+func bySmallestArea(a, b *Feature) int {
+	if c := cmp.Compare(a.areaM2, b.areaM2); c != 0 {
+		return c
+	}
+	return byID(a, b)
 }
 
 // ZoneAt returns the nbr_zone that contains p. Where zones overlap, the one
@@ -200,22 +232,29 @@ func (s *Set) ZonesAt(p orb.Point) []*Feature {
 // id; ZonesAt lists them all. It reports false outside every zone, where
 // the profile's default area applies.
 func (s *Set) ZoneAt(p orb.Point) (*Feature, bool) {
-	zs := s.ZonesAt(p)
-	if len(zs) == 0 {
-		return nil, false
-	}
-	return zs[0], true
+	// The first of ZonesAt's order, without building the list.
+	var best *Feature
+	s.zones.eachContaining(p, func(f *Feature) {
+		if best == nil || bySmallestArea(f, best) < 0 {
+			best = f
+		}
+	})
+	return best, best != nil
 }
 
 // BoardingPointAt returns the nearest boarding point within whose radius_m
-// p lies.
+// p lies (ties by id).
 func (s *Set) BoardingPointAt(p orb.Point) (Hit, bool) {
-	for _, h := range s.boarding.hitsWithin(p, s.boarding.maxPadM) {
-		if h.DistanceM <= h.Feature.RadiusM {
-			return h, true
+	// The first hit, in the order of BoardingPointsWithin, that lies within
+	// its point's radius, without building the list.
+	var best Hit
+	found := false
+	s.boarding.eachWithin(p, s.boarding.maxPadM, func(h Hit) {
+		if h.DistanceM <= h.Feature.RadiusM && (!found || compareHits(h, best) < 0) {
+			best, found = h, true
 		}
-	}
-	return Hit{}, false
+	})
+	return best, found
 }
 
 // BoardingPointsWithin returns the boarding points within radiusM metres
@@ -235,11 +274,11 @@ func (s *Set) InGarage(p orb.Point, licensee string) bool {
 // licensee is "") that contains p, the smallest id first.
 func (s *Set) GarageAt(p orb.Point, licensee string) (*Feature, bool) {
 	var best *Feature
-	for _, f := range s.garages.containing(p) {
+	s.garages.eachContaining(p, func(f *Feature) {
 		if (licensee == "" || f.Licensee == licensee) && (best == nil || f.ID < best.ID) {
 			best = f
 		}
-	}
+	})
 	return best, best != nil
 }
 

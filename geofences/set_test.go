@@ -153,6 +153,10 @@ func TestIndexMatchesBruteForce(t *testing.T) {
 			t.Fatalf("SensitiveWithin(%v, %v): %d hits, brute force %d", p, radius, len(got), len(want))
 		}
 		nHits += len(got)
+		prefix := []Hit{{DistanceM: -1}} // AppendSensitiveWithin keeps what dst holds
+		if got := s.AppendSensitiveWithin(prefix, p, radius); len(got) == 0 || got[0] != prefix[0] || !hitsEqual(got[1:], want) {
+			t.Fatalf("AppendSensitiveWithin(%v, %v): %d hits, brute force %d", p, radius, len(got)-1, len(want))
+		}
 
 		var wantNear []Hit
 		for _, f := range itineraries {
@@ -221,6 +225,31 @@ func TestIndexMatchesBruteForce(t *testing.T) {
 		nHits, nNear, nZones, nBoarding, nGarages)
 	if nHits == 0 || nZones == 0 || nBoarding == 0 || nGarages == 0 || nNear == 0 {
 		t.Error("a lookup never found anything: the test does not exercise it")
+	}
+}
+
+// TestLookupsDoNotAllocate: the lookups the rules engine makes on every reading allocate
+// nothing (AppendSensitiveWithin once its slice has grown).
+func TestLookupsDoNotAllocate(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	s := randomSet(t, r, 3000)
+	points := make([]orb.Point, 64)
+	for i := range points {
+		points[i] = orb.Point{-40.77 + 0.08*r.Float64(), -20.88 + 0.08*r.Float64()}
+	}
+	buf := make([]Hit, 0, 1024)
+	i := 0
+	allocs := testing.AllocsPerRun(200, func() {
+		p := points[i%len(points)]
+		i++
+		buf = s.AppendSensitiveWithin(buf[:0], p, 400)
+		s.ZoneAt(p)
+		s.BoardingPointAt(p)
+		s.InGarage(p, "L1")
+		s.GarageAt(p, "")
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per lookup", allocs)
 	}
 }
 

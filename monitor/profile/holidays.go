@@ -10,9 +10,11 @@ import (
 func (p *Profile) Holiday(t time.Time) (string, bool) {
 	t = t.In(p.loc)
 	y, m, d := t.Date()
-	md := t.Format("01-02")
+	// The rules ask on every reading: the dates are formatted into a buffer on the stack.
+	var buf [len(time.DateOnly)]byte
+	md := t.AppendFormat(buf[:0], "01-02")
 	for _, h := range p.Holidays.Fixed {
-		if h.Day == md && (h.Since == 0 || y >= h.Since) {
+		if h.Day == string(md) && (h.Since == 0 || y >= h.Since) {
 			return h.Name, true
 		}
 	}
@@ -22,9 +24,12 @@ func (p *Profile) Holiday(t time.Time) (string, bool) {
 			return h.Name, true
 		}
 	}
-	date := t.Format(time.DateOnly)
+	if len(p.Holidays.Dates) == 0 {
+		return "", false
+	}
+	date := t.AppendFormat(buf[:0], time.DateOnly)
 	for _, h := range p.Holidays.Dates {
-		if h.Date == date {
+		if h.Date == string(date) {
 			return h.Name, true
 		}
 	}

@@ -64,6 +64,35 @@ func TestHolidays(t *testing.T) {
 			t.Errorf("%s: holiday %v, want %v", c.date, got, c.want)
 		}
 	}
+	// A single date (a municipal holiday), at both ends of the local day.
+	p.Holidays.Dates = []DateHoliday{{Date: "2026-06-29", Name: "São Pedro"}}
+	for _, c := range []struct {
+		t    time.Time
+		want bool
+	}{
+		{time.Date(2026, 6, 29, 3, 0, 0, 0, time.UTC), true},   // 00:00 in Piúma
+		{time.Date(2026, 6, 30, 2, 59, 0, 0, time.UTC), true},  // 23:59
+		{time.Date(2026, 6, 29, 2, 59, 0, 0, time.UTC), false}, // the 28th, local
+		{time.Date(2026, 6, 30, 3, 0, 0, 0, time.UTC), false},
+	} {
+		if name, got := p.Holiday(c.t); got != c.want || got && name != "São Pedro" {
+			t.Errorf("%s: holiday %q %v, want %v", c.t, name, got, c.want)
+		}
+	}
+}
+
+// TestHolidayDoesNotAllocate: the rules ask on every reading.
+func TestHolidayDoesNotAllocate(t *testing.T) {
+	p := Piuma()
+	p.Holidays.Dates = []DateHoliday{{Date: "2026-06-29", Name: "São Pedro"}}
+	day := time.Date(2026, 6, 1, 15, 0, 0, 0, time.UTC)
+	i := 0
+	if n := testing.AllocsPerRun(100, func() {
+		p.Holiday(day.AddDate(0, 0, i%60))
+		i++
+	}); n != 0 {
+		t.Errorf("%v allocations per call", n)
+	}
 }
 
 func loadGuarapari(t *testing.T) *Profile {

@@ -44,12 +44,14 @@ func (v *Vehicle) open(ep *Episode, evidence []Evidence) {
 	ep.Evidence += len(evidence)
 }
 
-func (v *Vehicle) changed(ep *Episode, ev *Evidence, kind EventKind) {
+// changed records a change of an episode, with the evidence of the reading that changed it
+// (nil or not ok: none).
+func (v *Vehicle) changed(ep *Episode, ev *evidence, kind EventKind) {
 	c := v.pending
 	c.episodes[ep.ID] = ep
 	c.dirty[v.ID] = true
-	if ev != nil {
-		c.evidence[ep.ID] = append(c.evidence[ep.ID], *ev)
+	if ev != nil && ev.ok {
+		c.evidence[ep.ID] = append(c.evidence[ep.ID], ev.make())
 		ep.Evidence++
 	}
 	if kind != EventUpdate {

@@ -27,7 +27,43 @@ type sample struct {
 	Cond     bool
 	Value    float64
 	Lat, Lon float64
-	Evidence *Evidence // nil: nothing worth keeping as evidence
+	Evidence evidence // zero: nothing worth keeping as evidence
+}
+
+// evidence describes the Evidence a sample would give. Most samples' evidence is never kept
+// (no run, no episode): the detector makes an Evidence of it only when it keeps it, so that
+// judging a reading allocates nothing for it.
+type evidence struct {
+	ok       bool
+	kind     string
+	epoch    string
+	seq      uint64
+	t        time.Time
+	value    float64
+	unit     string
+	pos      bool // lat and lon are known
+	lat, lon float64
+}
+
+// readingEvidence describes the evidence of reading r: value in unit.
+func readingEvidence(r *reading, kind string, value float64, unit string) evidence {
+	return evidence{ok: true, kind: kind, epoch: r.Epoch, seq: r.Seq, t: r.T, value: value, unit: unit}
+}
+
+// at gives the evidence a position.
+func (e evidence) at(lat, lon float64) evidence {
+	e.pos, e.lat, e.lon = true, lat, lon
+	return e
+}
+
+// make returns the Evidence; e.ok must be true.
+func (e *evidence) make() Evidence {
+	ev := Evidence{Kind: e.kind, Epoch: e.epoch, Seq: e.seq, T: newTime(e.t), Value: e.value, Unit: e.unit}
+	if e.pos {
+		ll := &[2]float64{e.lat, e.lon}
+		ev.Lat, ev.Lon = &ll[0], &ll[1]
+	}
+	return ev
 }
 
 // params are a rule's timing parameters.
@@ -63,8 +99,8 @@ func (d *detector) step(v *Vehicle, rule string, p params, s sample, newEpisode 
 			d.Peak, d.PeakAt, d.PeakLat, d.PeakLon = s.Value, s.T, s.Lat, s.Lon
 		}
 		if ep == nil {
-			if s.Evidence != nil && len(d.Pending) < p.MaxPending {
-				d.Pending = append(d.Pending, *s.Evidence)
+			if s.Evidence.ok && len(d.Pending) < p.MaxPending {
+				d.Pending = append(d.Pending, s.Evidence.make())
 			}
 			if s.T.Sub(d.RunStart) >= p.Confirm {
 				ep = newEpisode(d.RunStart)
@@ -77,7 +113,7 @@ func (d *detector) step(v *Vehicle, rule string, p params, s sample, newEpisode 
 			return
 		}
 		d.fill(ep, s.T)
-		v.changed(ep, s.Evidence, EventUpdate)
+		v.changed(ep, &s.Evidence, EventUpdate)
 		return
 	}
 	if ep == nil {
@@ -89,10 +125,10 @@ func (d *detector) step(v *Vehicle, rule string, p params, s sample, newEpisode 
 		d.ClearStart = s.T
 	}
 	if s.T.Sub(d.ClearStart) >= p.Clear {
-		d.close(v, ep, d.ClearStart, ClosedCleared, s.Evidence)
+		d.close(v, ep, d.ClearStart, ClosedCleared, &s.Evidence)
 		return
 	}
-	v.changed(ep, s.Evidence, EventUpdate)
+	v.changed(ep, &s.Evidence, EventUpdate)
 }
 
 func (d *detector) fill(ep *Episode, now time.Time) {
@@ -115,7 +151,7 @@ func (d *detector) breakRun(v *Vehicle, reason string) {
 	d.reset()
 }
 
-func (d *detector) close(v *Vehicle, ep *Episode, end time.Time, reason string, last *Evidence) {
+func (d *detector) close(v *Vehicle, ep *Episode, end time.Time, reason string, last *evidence) {
 	e := newTime(end)
 	ep.End = &e
 	ep.DurationS = end.Sub(ep.Start.Time).Seconds()

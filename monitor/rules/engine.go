@@ -26,6 +26,34 @@ type Engine struct {
 	rules    []rule
 	vehicles map[string]*Vehicle
 	changes  pendingChanges
+
+	// licensed caches each licensee's itineraries and garages: places is immutable, and the
+	// rules ask for them on every reading.
+	licensed map[string]*licenseePlaces
+	// Scratch space of Apply, reused from batch to batch so that judging a reading allocates
+	// as little as possible.
+	scratch []reading            // the readings of the batch being judged
+	hits    []geofences.Hit      // sensitive sites near a position
+	active  []*geofences.Feature // itineraries active at a time
+}
+
+// licenseePlaces are the geofences of one licensee.
+type licenseePlaces struct {
+	itineraries []*geofences.Feature // sorted by id, whatever their days, hours and validity
+	garages     []*geofences.Feature // sorted by id
+}
+
+// placesOf returns the licensee's itineraries and garages; e.places must not be nil.
+func (e *Engine) placesOf(licensee string) *licenseePlaces {
+	lp := e.licensed[licensee]
+	if lp == nil {
+		lp = &licenseePlaces{itineraries: e.places.Itineraries(licensee), garages: e.places.Garages(licensee)}
+		if e.licensed == nil {
+			e.licensed = map[string]*licenseePlaces{}
+		}
+		e.licensed[licensee] = lp
+	}
+	return lp
 }
 
 // rule is one rule of the law.
@@ -123,7 +151,7 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 		v.Epoch = b.Epoch
 		e.pruneCursors(v)
 	}
-	rs := readings(b)
+	rs := readings(e.scratch, b)
 	for i := range rs {
 		r := &rs[i]
 		if !e.accept(v, r, b.Clock) {
@@ -138,6 +166,8 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 			v.LastT = r.T
 		}
 	}
+	clear(rs) // keep no pointer into the batch
+	e.scratch = rs[:0]
 	return res
 }
 
@@ -155,9 +185,9 @@ func (e *Engine) pruneCursors(v *Vehicle) {
 }
 
 // readings flattens a batch into one time-ordered list (stable: tachograph, GPS, sound, service
-// at equal times).
-func readings(b *wire.Batch) []reading {
-	rs := make([]reading, 0, b.Readings())
+// at equal times), reusing buf's array.
+func readings(buf []reading, b *wire.Batch) []reading {
+	rs := slices.Grow(buf[:0], b.Readings())
 	for i := range b.Tacho {
 		rs = append(rs, reading{T: b.Tacho[i].T.Time, Tacho: &b.Tacho[i]})
 	}

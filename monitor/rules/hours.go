@@ -36,11 +36,11 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 	cond := in && outside > p.GraceM
 	lat, lon, _ := v.position(r.T)
 	d := v.detector("hours")
-	var ev *Evidence
+	var ev evidence
 	if cond && (d.LastTrue.IsZero() || r.T.Sub(d.LastTrue) >= hoursEvidenceStep || d.EpisodeID == "" && len(d.Pending) == 0) {
-		ev = &Evidence{Kind: kindOf(r), Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: outside, Unit: "min"}
+		ev = readingEvidence(r, kindOf(r), outside, "min")
 		if lat != 0 || lon != 0 {
-			ev.Lat, ev.Lon = ptr(lat), ptr(lon)
+			ev = ev.at(lat, lon)
 		}
 	}
 	d.step(v, "hours", params{

@@ -33,7 +33,7 @@ func (parkedRule) tick(e *Engine, v *Vehicle, t time.Time) { parkedStep(e, v, t,
 const parkedMaxGap = 30 * 24 * time.Hour
 
 func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
-	if e.places == nil || v.Licensee == "" || v.Fix == nil || len(e.places.Garages(v.Licensee)) == 0 {
+	if e.places == nil || v.Licensee == "" || v.Fix == nil || len(e.placesOf(v.Licensee).garages) == 0 {
 		return
 	}
 	p := e.profile.Parked
@@ -44,13 +44,13 @@ func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
 		minutes = t.Sub(v.StoppedSince).Minutes()
 	}
 	cond := stopped && minutes >= p.MinMinutes && !e.places.InGarage(pt, v.Licensee) && !e.authorised(v, t)
-	var ev *Evidence
+	var ev evidence
 	if r != nil && r.GPS != nil {
-		ev = &Evidence{Kind: "gps", Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: minutes, Unit: "min", Lat: ptr(r.GPS.Lat), Lon: ptr(r.GPS.Lon)}
+		ev = readingEvidence(r, "gps", minutes, "min").at(r.GPS.Lat, r.GPS.Lon)
 	}
 	d := v.detector("parked_public_road")
-	if ev != nil && d.EpisodeID != "" && d.LastTrue.After(t.Add(-time.Minute)) {
-		ev = nil // one reading a minute is evidence enough of standing still
+	if ev.ok && d.EpisodeID != "" && d.LastTrue.After(t.Add(-time.Minute)) {
+		ev = evidence{} // one reading a minute is evidence enough of standing still
 	}
 	d.step(v, "parked_public_road", params{Confirm: 0, Clear: time.Minute, MaxGap: parkedMaxGap, MaxPending: 16},
 		sample{T: t, Cond: cond, Value: minutes, Lat: v.Fix.Lat, Lon: v.Fix.Lon, Evidence: ev},
@@ -63,7 +63,7 @@ func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
 // licensee active then, or — when it has none on file — Art. 29's service hours.
 func (e *Engine) authorised(v *Vehicle, t time.Time) bool {
 	local := t.In(e.profile.Location())
-	its := e.places.Itineraries(v.Licensee)
+	its := e.placesOf(v.Licensee).itineraries
 	if len(its) == 0 {
 		return MinutesOutside(e.profile, t) == 0
 	}

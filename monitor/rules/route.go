@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/paulmach/orb"
-
-	"github.com/trenzinho/trenzinho/geofences"
 )
 
 // routeRule flags a vehicle in service outside the itinerary authorised for that day and time
@@ -27,7 +25,7 @@ func (routeRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if r.GPS == nil || !r.Evidence || e.places == nil || v.Licensee == "" {
 		return
 	}
-	all := e.places.Itineraries(v.Licensee)
+	all := e.placesOf(v.Licensee).itineraries
 	if len(all) == 0 {
 		return
 	}
@@ -38,17 +36,23 @@ func (routeRule) observe(e *Engine, v *Vehicle, r *reading) {
 	pt := orb.Point{r.GPS.Lon, r.GPS.Lat}
 	local := r.T.In(e.profile.Location())
 	_, holiday := e.profile.Holiday(local)
-	var active []*geofences.Feature
+	active := e.active[:0]
 	for _, it := range all {
 		if it.ActiveAt(local, holiday) {
 			active = append(active, it)
 		}
 	}
+	e.active = active
 	inside := false
-	if len(active) > 0 {
-		inside, _ = e.places.InCorridor(pt, active)
+	var nearest float64
+	if len(active) == len(all) {
+		inside, nearest = e.places.InCorridor(pt, all) // every one active: one pass answers both
+	} else {
+		if len(active) > 0 {
+			inside, _ = e.places.InCorridor(pt, active)
+		}
+		_, nearest = e.places.InCorridor(pt, all)
 	}
-	_, nearest := e.places.InCorridor(pt, all)
 	corridor := e.profile.Route.CorridorM
 	if len(all) > 0 && all[0].CorridorM > 0 {
 		corridor = all[0].CorridorM
@@ -57,7 +61,7 @@ func (routeRule) observe(e *Engine, v *Vehicle, r *reading) {
 		nearest = 0
 	}
 	p := e.profile.Route
-	ev := &Evidence{Kind: "gps", Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: nearest, Unit: "m", Lat: ptr(r.GPS.Lat), Lon: ptr(r.GPS.Lon)}
+	ev := readingEvidence(r, "gps", nearest, "m").at(r.GPS.Lat, r.GPS.Lon)
 	d := v.detector("route_deviation")
 	d.step(v, "route_deviation", params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: routeMaxGap, MaxPending: 2048,

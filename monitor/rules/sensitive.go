@@ -63,7 +63,8 @@ func (e *Engine) openSensitiveSite(lat, lon float64, t time.Time) (*geofences.Fe
 	p := e.profile.Sensitive
 	local := t.In(e.profile.Location())
 	isHoliday := func(day time.Time) bool { _, ok := e.profile.Holiday(day); return ok }
-	for _, h := range e.places.SensitiveWithin(orb.Point{lon, lat}, p.RadiusM) {
+	e.hits = e.places.AppendSensitiveWithin(e.hits[:0], orb.Point{lon, lat}, p.RadiusM)
+	for _, h := range e.hits {
 		if !slices.Contains(p.Categories, string(h.Feature.Category)) {
 			continue
 		}

@@ -40,25 +40,51 @@ const soundSource = "slm"
 func (v *Vehicle) leq(t time.Time, windowS float64) (float64, bool) {
 	var energy, covered float64
 	from := t.Add(-time.Duration(windowS * float64(time.Second)))
+	// v.Sounds is in time order (keepSound appends only readings newer than the last), so the
+	// readings in (from, t] are a run of it, found from its end.
+	hi := len(v.Sounds)
+	for hi > 0 && v.Sounds[hi-1].T.After(t) {
+		hi--
+	}
+	lo := hi
+	for lo > 0 && v.Sounds[lo-1].T.After(from) {
+		lo--
+	}
+	window := v.Sounds[lo:hi]
 	top := math.Inf(-1)
-	for _, s := range v.Sounds {
-		if s.T.After(from) && !s.T.After(t) {
-			top = max(top, s.DB)
-		}
+	for _, s := range window {
+		top = max(top, s.DB)
 	}
 	if math.IsInf(top, -1) {
 		return 0, false
 	}
-	for _, s := range v.Sounds {
-		if s.T.After(from) && !s.T.After(t) {
-			energy += s.DurS * math.Pow(10, (s.DB-top)/10)
-			covered += s.DurS
-		}
+	for i := range window {
+		s := &window[i]
+		energy += s.DurS * s.relativeEnergy(top)
+		covered += s.DurS
 	}
 	if covered <= 0 {
 		return 0, false
 	}
 	return top + 10*math.Log10(energy/covered), covered >= 0.9*windowS
+}
+
+// relativeEnergy returns 10^((DB−top)/10), the sample's energy relative to the loudest sample
+// of a window. A sample stays in the windows for a minute and their loudest sample seldom
+// changes from one reading to the next, so the value is kept for the last two tops asked for
+// (each reading asks for a short and a long window, whose tops often differ).
+func (s *SoundSample) relativeEnergy(top float64) float64 {
+	for i := range s.energyKnown {
+		if s.energyTop[i] == top {
+			return s.energy[i]
+		}
+	}
+	e := math.Pow(10, (s.DB-top)/10)
+	i := s.energyNext
+	s.energy[i], s.energyTop[i] = e, top
+	s.energyNext = 1 - i
+	s.energyKnown = max(s.energyKnown, i+1)
+	return e
 }
 
 // emitting reports whether the vehicle emits sound at t per the profile (Art. 28): the L_Aeq
@@ -72,10 +98,10 @@ func (e *Engine) emitting(v *Vehicle, t time.Time) (level float64, emits, known 
 	return l, l >= p.EmissionDB, true
 }
 
-func soundEvidence(r *reading, value float64, lat, lon float64, havePos bool) *Evidence {
-	ev := &Evidence{Kind: "sound", Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: value, Unit: "dB(A)"}
+func soundEvidence(r *reading, value float64, lat, lon float64, havePos bool) evidence {
+	ev := readingEvidence(r, "sound", value, "dB(A)")
 	if havePos {
-		ev.Lat, ev.Lon = ptr(lat), ptr(lon)
+		ev = ev.at(lat, lon)
 	}
 	return ev
 }

@@ -36,11 +36,11 @@ func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	}
 	threshold := p.LimitKmh + p.ToleranceKmh
 	lat, lon, _ := v.position(r.T)
-	ev := &Evidence{Kind: source, Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: kmh, Unit: "km/h"}
+	ev := readingEvidence(r, source, kmh, "km/h")
 	if r.GPS != nil {
-		ev.Lat, ev.Lon = ptr(r.GPS.Lat), ptr(r.GPS.Lon)
+		ev = ev.at(r.GPS.Lat, r.GPS.Lon)
 	} else if lat != 0 || lon != 0 {
-		ev.Lat, ev.Lon = ptr(lat), ptr(lon)
+		ev = ev.at(lat, lon)
 	}
 	d := v.detector("speed")
 	d.step(v, "speed", params{

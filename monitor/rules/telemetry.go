@@ -41,7 +41,7 @@ func (telemetryRule) observe(e *Engine, v *Vehicle, r *reading) {
 		detail = "contradicts_gps"
 	}
 	cond := gps >= p.GPSMinKmh && detail != ""
-	ev := &Evidence{Kind: "gps", Epoch: r.Epoch, Seq: r.Seq, T: newTime(r.T), Value: gps, Unit: "km/h", Lat: ptr(r.GPS.Lat), Lon: ptr(r.GPS.Lon)}
+	ev := readingEvidence(r, "gps", gps, "km/h").at(r.GPS.Lat, r.GPS.Lon)
 	d := v.detector("telemetry_fault")
 	d.step(v, "telemetry_fault", params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ConfirmS), MaxGap: speedMaxGap, MaxPending: 1024,

@@ -106,6 +106,12 @@ type SoundSample struct {
 	T    time.Time `json:"t"`
 	DB   float64   `json:"db"`
 	DurS float64   `json:"dur_s"`
+
+	// A cache for leq: 10^((DB−energyTop[i])/10) for the last two window tops asked for
+	// (see relativeEnergy).
+	energy, energyTop [2]float64
+	energyKnown       uint8 // slots filled
+	energyNext        uint8 // slot to fill next
 }
 
 // freshness of an instrument's last value.
