@@ -287,7 +287,12 @@ func TestPowerCutMidEpisode(t *testing.T) {
 }
 
 func TestLateBufferJudgedAsLive(t *testing.T) {
-	speeds := concat(repeat(20, 60), repeat(45, 40), repeat(20, 300), repeat(50, 15), repeat(20, 60))
+	// Two hours of driving: every 10 minutes, 40 s at 45 km/h; once, 15 s at 50.
+	var speeds []float64
+	for range 12 {
+		speeds = append(speeds, concat(repeat(20, 60), repeat(45, 40), repeat(20, 500))...)
+	}
+	speeds = append(speeds, concat(repeat(50, 15), repeat(20, 60))...)
 	live := newRun(t)
 	live.apply(t, newTrip(noon).batches(speeds...), time.Second)
 
@@ -297,8 +302,8 @@ func TestLateBufferJudgedAsLive(t *testing.T) {
 	late.e.Tick(noon.Add(30 * time.Minute)) // the receive clock runs while nothing arrives
 	late.apply(t, bs, 2*time.Hour)
 	late.apply(t, bs, 3*time.Hour)
-	if len(live.episodes) != 2 {
-		t.Fatalf("%d live episodes, want 2", len(live.episodes))
+	if len(live.episodes) != 13 {
+		t.Fatalf("%d live episodes, want 13", len(live.episodes))
 	}
 	if len(late.episodes) != len(live.episodes) {
 		t.Fatalf("%d late episodes, %d live", len(late.episodes), len(live.episodes))
