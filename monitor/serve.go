@@ -26,6 +26,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/judge"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
@@ -95,8 +96,15 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	var regStore *registry.Store
 	if c.registry != "" {
-		log.Warn("the registry is not read yet; vehicles are judged as not registered", "registry", c.registry)
+		if regStore, err = registry.Open(c.registry); err != nil {
+			return err
+		}
+		regStore.SetLocation(prof.Location())
+		log.Info("registry loaded", "path", c.registry, "vehicles", len(regStore.Vehicles()), "licensees", len(regStore.Licensees()))
+	} else {
+		log.Warn("TRENZINHO_REGISTRY not set: every vehicle is judged as not registered (veículo não cadastrado)")
 	}
 	if dir := filepath.Dir(c.db); dir != "" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -142,6 +150,12 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	engine := rules.New(prof, set)
+	if regStore != nil {
+		engine.SetRegistry(func(id string) (rules.Registration, bool) {
+			v, ok := regStore.Vehicle(id)
+			return rules.Registration{Licensee: v.Licensee, MeterDistanceM: v.MeterDistanceM}, ok
+		})
+	}
 	hub := api.NewHub(api.HubConfig{Logger: log})
 	var client mqtt.Client
 	j := judge.New(judge.Config{
@@ -175,9 +189,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	go func() { judgeDone <- j.Run(runCtx) }()
 
 	client = mqtt.NewClient(monitorMQTTOptions(c, log, j.MQTTHandler(runCtx)))
-	connect := client.Connect()
-	connect.Wait()
-	if err := connect.Error(); err != nil {
+	// With ConnectRetry the connect token completes only once connected: do not wait for it,
+	// so that the API serves (and SIGTERM stops the monitor) while the broker is unreachable.
+	if connect := client.Connect(); !connect.WaitTimeout(5 * time.Second) {
+		log.Warn("broker unreachable; retrying in the background", "url", c.mqtt.URL)
+	} else if err := connect.Error(); err != nil {
 		log.Warn("broker unreachable; retrying in the background", "url", c.mqtt.URL, "err", err)
 	}
 

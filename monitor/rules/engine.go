@@ -21,11 +21,14 @@ import (
 
 // Engine applies the rules to every vehicle.
 type Engine struct {
-	profile  *profile.Profile
-	places   *geofences.Set // nil: no geofences; the rules that need them are not evaluated
-	rules    []rule
-	vehicles map[string]*Vehicle
-	changes  pendingChanges
+	profile *profile.Profile
+	places  *geofences.Set // nil: no geofences; the rules that need them are not evaluated
+	// registered looks a vehicle up in the registry; nil: no registry, every vehicle is "não
+	// cadastrado" and the rules that need its licensee are not evaluated.
+	registered func(vehicle string) (Registration, bool)
+	rules      []rule
+	vehicles   map[string]*Vehicle
+	changes    pendingChanges
 
 	// licensed caches each licensee's itineraries and garages: places is immutable, and the
 	// rules ask for them on every reading.
@@ -124,9 +127,24 @@ func (e *Engine) attach(v *Vehicle) {
 	}
 }
 
+// Registration is what the registry says of a vehicle that the rules use.
+type Registration struct {
+	Licensee string
+	// MeterDistanceM is r₁, the meter's distance to the loudspeaker (0: the profile's).
+	MeterDistanceM float64
+}
+
+// SetRegistry sets how the engine looks vehicles up in the registry. It is read on every batch,
+// so that registry edits apply from the next batch on.
+func (e *Engine) SetRegistry(lookup func(vehicle string) (Registration, bool)) { e.registered = lookup }
+
 // Apply judges one decoded batch received at receivedAt (the receive clock).
 func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 	v := e.vehicle(b.Vehicle)
+	if e.registered != nil {
+		reg, _ := e.registered(b.Vehicle)
+		v.Licensee, v.R1M = reg.Licensee, reg.MeterDistanceM
+	}
 	var res Result
 	c := v.Cursors[b.Epoch]
 	if c == nil {

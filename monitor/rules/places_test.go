@@ -360,3 +360,33 @@ func TestTelemetryFault(t *testing.T) {
 		}
 	})
 }
+
+// The registry gives the vehicle its licensee (and so the rules that need one) and its r₁.
+func TestRegistryLookup(t *testing.T) {
+	r := &run{e: New(profile.Piuma(), testPlaces(t)), episodes: map[string]Episode{}, evidence: map[string]int{}}
+	r.e.SetRegistry(func(id string) (Registration, bool) {
+		if id == "PIU-001" {
+			return Registration{Licensee: "L1", MeterDistanceM: 4}, true
+		}
+		return Registration{}, false
+	})
+	tr := newTrip(localTime(t, "2026-11-26 15:00:00"))
+	tr.lat, tr.lon = -20.8010, -40.5950 // off L1's route
+	r.apply(t, standing(tr, 90, 15, 0), time.Second)
+	eps := r.rule("route_deviation")
+	if len(eps) != 1 || eps[0].Unregistered {
+		t.Fatalf("registered vehicle off its route: %+v", eps)
+	}
+	if v := r.e.vehicles["PIU-001"]; v.R1M != 4 {
+		t.Errorf("r1 %v, want the registry's 4 m", v.R1M)
+	}
+	// A vehicle the registry does not know: judged, marked, route not evaluated.
+	r2 := &run{e: New(profile.Piuma(), testPlaces(t)), episodes: map[string]Episode{}, evidence: map[string]int{}}
+	r2.e.SetRegistry(func(string) (Registration, bool) { return Registration{}, false })
+	tr2 := newTrip(localTime(t, "2026-11-26 15:00:00"))
+	tr2.lat, tr2.lon = -20.8010, -40.5950
+	r2.apply(t, standing(tr2, 90, 15, 0), time.Second)
+	if n := len(r2.rule("route_deviation")); n != 0 {
+		t.Fatalf("unregistered vehicle: %d route episodes", n)
+	}
+}
