@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -175,4 +177,14 @@ func (b *Binder) Float(p *float64, env string, def float64, text string) {
 		}
 	}
 	b.FS.Float64Var(p, FlagName(env), def, usage(env, text))
+}
+
+// Logger returns the text logger on w that every program uses, at the level named by
+// TRENZINHO_LOG_LEVEL (debug, info, warn, error).
+func Logger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("config: TRENZINHO_LOG_LEVEL=%q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }

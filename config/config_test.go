@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"io"
 	"testing"
 	"time"
 )
@@ -42,5 +43,14 @@ func TestEnvThenFlag(t *testing.T) {
 func TestFlagName(t *testing.T) {
 	if got := FlagName("TRENZINHO_METRICS_LISTEN"); got != "metrics-listen" {
 		t.Fatal(got)
+	}
+}
+
+func TestLogger(t *testing.T) {
+	if _, err := Logger(io.Discard, "debug"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Logger(io.Discard, "loud"); err == nil {
+		t.Fatal("an unknown log level must be an error, not silently info")
 	}
 }

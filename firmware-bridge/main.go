@@ -77,9 +77,3 @@ func run(ctx context.Context, args []string) int {
 }
 
 var errUsage = errors.New("usage")
-
-func logger(level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
-}

@@ -82,7 +82,7 @@ func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
 	if s != nil && s.Protocol != "modbus-rtu" {
 		probeDevice(ctx, w, "Decibelímetro", s.Port, *seconds, func(r io.Reader) string {
 			if wr, ok := r.(io.Writer); ok {
-				wr.Write(pceStart)
+				_ = slm.StartPCE(wr)
 			}
 			dec := slm.NewPCEDecoder(time.UTC)
 			frames := 0
@@ -112,8 +112,6 @@ func cmdProbe(ctx context.Context, args []string, w io.Writer) error {
 	}
 	return nil
 }
-
-var pceStart = []byte{0xAC, 0xFF}
 
 // timedReader makes reads return EOF after a deadline.
 type timedReader struct {

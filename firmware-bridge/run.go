@@ -108,10 +108,12 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := b.Parse(args); err != nil {
 		return err
 	}
-	log := logger(logLevel)
+	log, err := config.Logger(os.Stderr, logLevel)
+	if err != nil {
+		return err
+	}
 	cfg.Logger, cfg.Version = log, version
 	cfg.SpoolMaxBytes = int64(spoolMB) << 20
-	var err error
 	if cfg.GPS, cfg.Tacho, cfg.SLM, err = dev.devices(); err != nil {
 		return err
 	}

@@ -87,12 +87,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ingest: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-		fmt.Fprintln(stderr, "ingest: --log-level:", err)
+	log, err := config.Logger(stderr, logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "ingest:", err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	if s.Influx.URL == "" {
 		log.Error("TRENZINHO_INFLUX_URL (--influx-url) is required")
 		return 2

@@ -73,7 +73,10 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err := b.Parse(args); err != nil {
 		return err
 	}
-	log := logger(c.logLevel)
+	log, err := config.Logger(os.Stderr, c.logLevel)
+	if err != nil {
+		return err
+	}
 	return serve(ctx, c, log)
 }
 

@@ -216,7 +216,7 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 	}
 	sealed := Seal(draft.ID, seq+1, b, prev, d.cfg.Key)
 	if err := d.cfg.Store.InsertDraft(ctx, sealed, &draft); err != nil {
-		if strings.Contains(err.Error(), "exists") {
+		if errors.Is(err, ErrDrafted) {
 			d.cfg.Logger.Warn("draft not made twice", "draft", draft.ID, "err", err)
 			return nil, errSkip
 		}

@@ -133,6 +133,10 @@ func Seal(id string, seq int64, bundle []byte, prevHash string, key ed25519.Priv
 		Signature: hex.EncodeToString(sig), PublicKey: hex.EncodeToString(key.Public().(ed25519.PublicKey))}
 }
 
+// ErrDrafted reports a draft that exists already, or an episode already in a draft: a store
+// returns it so that a replay or a restart never makes a second draft.
+var ErrDrafted = errors.New("already drafted")
+
 // Integrity errors.
 var (
 	ErrHashMismatch = errors.New("o conteúdo do auto não confere com o hash registrado")

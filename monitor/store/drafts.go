@@ -179,7 +179,7 @@ func (db *DB) InsertDraft(ctx context.Context, s drafts.Sealed, d *drafts.Draft)
 				return err
 			}
 			if n > 0 {
-				return fmt.Errorf("episode %s: %w", id, ErrExists)
+				return fmt.Errorf("episode %s: %w: %w", id, ErrExists, drafts.ErrDrafted)
 			}
 		}
 		_, err = tx.ExecContext(ctx, `
@@ -189,7 +189,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			s.Hash, s.PrevHash, s.Signature, s.PublicKey)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE") {
-				return fmt.Errorf("draft %s: %w", s.ID, ErrExists)
+				return fmt.Errorf("draft %s: %w: %w", s.ID, ErrExists, drafts.ErrDrafted)
 			}
 			return err
 		}
