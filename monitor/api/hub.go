@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -22,8 +23,12 @@ const (
 // HubConfig configures a Hub. Zero fields take the defaults.
 type HubConfig struct {
 	// Buffer is how many events may wait for one client; a client that falls further behind
-	// is dropped (its browser reconnects and reloads). Default 256.
+	// is dropped (its browser reconnects and reloads). Default 256. Events published with
+	// PublishLatest do not count: they wait one per key (see MaxKeys).
 	Buffer int
+	// MaxKeys bounds the keys (vehicles) whose latest event may wait for one client; a client
+	// with more pending is dropped. Default 20000.
+	MaxKeys int
 	// MaxClients bounds the open streams; more are refused with 503. Default 1000.
 	MaxClients int
 	Logger     *slog.Logger
@@ -33,6 +38,7 @@ type HubConfig struct {
 // each client has a bounded buffer, and one that lets it fill is dropped.
 type Hub struct {
 	buffer     int
+	maxKeys    int
 	maxClients int
 	log        *slog.Logger
 
@@ -48,13 +54,36 @@ type subscriber struct {
 	frames chan []byte
 	// gone is closed when the hub drops the subscriber (it fell behind, or the hub closed).
 	gone chan struct{}
+
+	// The events of PublishLatest waiting to be written: only the newest per key, in the
+	// order their keys first became pending. wake has a token while any wait.
+	mu     sync.Mutex
+	latest map[string][]byte
+	order  []string
+	wake   chan struct{}
+}
+
+// takeLatest removes and returns the pending latest-value frames, oldest key first.
+func (s *subscriber) takeLatest() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([][]byte, 0, len(s.order))
+	for _, k := range s.order {
+		out = append(out, s.latest[k])
+	}
+	clear(s.latest)
+	s.order = s.order[:0]
+	return out
 }
 
 // NewHub returns a hub with no clients.
 func NewHub(cfg HubConfig) *Hub {
-	h := &Hub{buffer: cfg.Buffer, maxClients: cfg.MaxClients, log: cfg.Logger, clients: map[*subscriber]struct{}{}}
+	h := &Hub{buffer: cfg.Buffer, maxKeys: cfg.MaxKeys, maxClients: cfg.MaxClients, log: cfg.Logger, clients: map[*subscriber]struct{}{}}
 	if h.buffer <= 0 {
 		h.buffer = 256
+	}
+	if h.maxKeys <= 0 {
+		h.maxKeys = 20000
 	}
 	if h.maxClients <= 0 {
 		h.maxClients = 1000
@@ -68,23 +97,10 @@ func NewHub(cfg HubConfig) *Hub {
 // Publish sends the event with data encoded as JSON to every client. It does not block: a
 // client whose buffer is full is dropped instead.
 func (h *Hub) Publish(event string, data any) {
-	if event == "" || strings.ContainsAny(event, "\r\n:") {
-		h.log.Error("stream: invalid event name", "event", event)
+	frame, ok := h.frame(event, data)
+	if !ok {
 		return
 	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		h.log.Error("stream: cannot encode event", "event", event, "err", err)
-		return
-	}
-	// json.Marshal escapes line breaks inside strings, so the data fits on one "data:" line.
-	frame := make([]byte, 0, len(event)+len(b)+16)
-	frame = append(frame, "event: "...)
-	frame = append(frame, event...)
-	frame = append(frame, "\ndata: "...)
-	frame = append(frame, b...)
-	frame = append(frame, "\n\n"...)
-
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.clients {
@@ -96,6 +112,64 @@ func (h *Hub) Publish(event string, data any) {
 			h.log.Warn("stream: client too slow, dropped", "event", event)
 		}
 	}
+}
+
+// PublishLatest sends the event to every client like Publish, but an event that a client has
+// not yet been sent is replaced by a newer one with the same key: a client that falls behind
+// gets the newest state of each key (each vehicle's position) instead of every step, and is not
+// dropped for it. Events of different keys keep their order; relative to events sent with
+// Publish they may arrive later.
+func (h *Hub) PublishLatest(event, key string, data any) {
+	frame, ok := h.frame(event, data)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.clients {
+		s.mu.Lock()
+		_, pending := s.latest[key]
+		full := !pending && len(s.order) >= h.maxKeys
+		if !full {
+			if !pending {
+				s.order = append(s.order, key)
+			}
+			s.latest[key] = frame
+		}
+		s.mu.Unlock()
+		if full {
+			h.dropLocked(s)
+			h.dropped.Add(1)
+			h.log.Warn("stream: client too slow, dropped", "event", event, "keys", h.maxKeys)
+			continue
+		}
+		select {
+		case s.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// frame encodes an event as a Server-Sent Events frame; ok is false (and it is logged) when
+// the event cannot be framed or encoded.
+func (h *Hub) frame(event string, data any) (frame []byte, ok bool) {
+	if event == "" || strings.ContainsAny(event, "\r\n:") {
+		h.log.Error("stream: invalid event name", "event", event)
+		return nil, false
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		h.log.Error("stream: cannot encode event", "event", event, "err", err)
+		return nil, false
+	}
+	// json.Marshal escapes line breaks inside strings, so the data fits on one "data:" line.
+	frame = make([]byte, 0, len(event)+len(b)+16)
+	frame = append(frame, "event: "...)
+	frame = append(frame, event...)
+	frame = append(frame, "\ndata: "...)
+	frame = append(frame, b...)
+	frame = append(frame, "\n\n"...)
+	return frame, true
 }
 
 // Clients is the number of open streams.
@@ -133,7 +207,8 @@ func (h *Hub) subscribe() (*subscriber, error) {
 	if len(h.clients) >= h.maxClients {
 		return nil, errHubFull
 	}
-	s := &subscriber{frames: make(chan []byte, h.buffer), gone: make(chan struct{})}
+	s := &subscriber{frames: make(chan []byte, h.buffer), gone: make(chan struct{}),
+		latest: map[string][]byte{}, wake: make(chan struct{}, 1)}
 	h.clients[s] = struct{}{}
 	return s, nil
 }
@@ -196,6 +271,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			return
 		case frame := <-sub.frames:
 			if !write(frame) {
+				return
+			}
+		case <-sub.wake:
+			// One write and one flush for all the pending states.
+			if frames := sub.takeLatest(); len(frames) > 0 && !write(bytes.Join(frames, nil)) {
 				return
 			}
 		case <-keepAlive.C:

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -92,5 +93,58 @@ func TestThrottle(t *testing.T) {
 	th.reset("192.0.2.1")
 	if len(th.fails) != 0 {
 		t.Errorf("reset left %v", th.fails)
+	}
+}
+
+// A client that does not read while 500 vehicles move 20 times each is not dropped: it holds
+// one position per vehicle, the newest, in the order the vehicles first moved.
+func TestHubPublishLatestCoalesces(t *testing.T) {
+	h := NewHub(HubConfig{Buffer: 4, MaxKeys: 500})
+	slow, err := h.subscribe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := range 20 {
+		for v := range 500 {
+			h.PublishLatest(EventPosition, fmt.Sprint("PIU-", v), map[string]int{"v": v, "step": step})
+		}
+	}
+	h.Publish(EventEpisode, 1) // ordered events still go through the buffer
+	select {
+	case <-slow.gone:
+		t.Fatal("slow subscriber dropped")
+	default:
+	}
+	if len(slow.wake) != 1 {
+		t.Fatal("no wake-up pending")
+	}
+	frames := slow.takeLatest()
+	if len(frames) != 500 {
+		t.Fatalf("%d pending positions, want 500", len(frames))
+	}
+	for v, f := range frames {
+		want := fmt.Sprintf("event: position\ndata: {\"step\":19,\"v\":%d}\n\n", v)
+		if string(f) != want {
+			t.Fatalf("frame %d = %q, want %q", v, f, want)
+		}
+	}
+	if len(slow.takeLatest()) != 0 {
+		t.Error("takeLatest did not empty the pending positions")
+	}
+	if len(slow.frames) != 1 {
+		t.Errorf("%d ordered frames, want 1", len(slow.frames))
+	}
+
+	// More distinct keys than MaxKeys pending: dropped like a full buffer.
+	for v := range 501 {
+		h.PublishLatest(EventPosition, fmt.Sprint("X-", v), v)
+	}
+	select {
+	case <-slow.gone:
+	default:
+		t.Fatal("subscriber with more than MaxKeys pending not dropped")
+	}
+	if h.Dropped() != 1 {
+		t.Errorf("dropped %d", h.Dropped())
 	}
 }

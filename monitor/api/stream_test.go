@@ -106,6 +106,21 @@ func TestStream(t *testing.T) {
 			t.Errorf("event %+v, want %+v", ev, want)
 		}
 	}
+	// Positions by key arrive too, each once.
+	f.api.Hub().PublishLatest(api.EventPosition, "PIU-002", map[string]any{"vehicle": "PIU-002"})
+	f.api.Hub().PublishLatest(api.EventPosition, "PIU-003", map[string]any{"vehicle": "PIU-003"})
+	for _, want := range []sseEvent{
+		{api.EventPosition, `{"vehicle":"PIU-002"}`},
+		{api.EventPosition, `{"vehicle":"PIU-003"}`},
+	} {
+		ev, err := rd.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev != want {
+			t.Errorf("event %+v, want %+v", ev, want)
+		}
+	}
 }
 
 // slowListener makes the server's socket buffers small, so that a client that does not read

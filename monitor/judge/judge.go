@@ -38,6 +38,9 @@ type Store interface {
 // Hub receives live events for the dashboard (Server-Sent Events).
 type Hub interface {
 	Publish(event string, data any)
+	// PublishLatest publishes an event that a newer one with the same key replaces for a
+	// client that has not been sent it yet (a vehicle's position).
+	PublishLatest(event, key string, data any)
 }
 
 // Message is one MQTT message the judge must acknowledge once judged and committed.
@@ -387,7 +390,7 @@ func (j *Judge) refreshFleet(ids map[string][]byte) {
 	j.mu.Unlock()
 	if j.cfg.Hub != nil && ids != nil {
 		for _, v := range views {
-			j.cfg.Hub.Publish("position", v.Vehicle)
+			j.cfg.Hub.PublishLatest("position", v.ID, v.Vehicle)
 		}
 	}
 }
