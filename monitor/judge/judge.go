@@ -137,7 +137,7 @@ func New(cfg Config) *Judge {
 		}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.openEpis)
+		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.openEpis, fleetCollector{j})
 	}
 	return j
 }

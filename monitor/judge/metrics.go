@@ -1,0 +1,62 @@
+package judge
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// The bridges run on the trains, behind mobile networks no Prometheus can scrape; the monitor
+// exports what their batches and retained status tell of each vehicle, so that alerts (bridge
+// offline, spool growing, device fault) work from the server side.
+var (
+	vehicleOnlineDesc = prometheus.NewDesc("trenzinho_monitor_vehicle_online",
+		"1 when the vehicle sent a batch within the last 2 minutes and its bridge did not announce it went offline.",
+		[]string{"vehicle"}, nil)
+	vehicleLastSeenDesc = prometheus.NewDesc("trenzinho_monitor_vehicle_last_seen_timestamp_seconds",
+		"Device time of the vehicle's newest judged batch, in Unix seconds.",
+		[]string{"vehicle"}, nil)
+	vehicleSpoolDesc = prometheus.NewDesc("trenzinho_monitor_vehicle_spool_depth",
+		"Batches waiting in the vehicle's spool, as its bridge's last status said.",
+		[]string{"vehicle"}, nil)
+	vehicleDeviceDesc = prometheus.NewDesc("trenzinho_monitor_vehicle_device_ok",
+		"1 when the vehicle's bridge reported the device (gps, tacho, slm) ok in its last status, 0 when no_fix or missing.",
+		[]string{"vehicle", "device"}, nil)
+)
+
+// fleetCollector exports the fleet's state at scrape time.
+type fleetCollector struct{ j *Judge }
+
+func (c fleetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- vehicleOnlineDesc
+	ch <- vehicleLastSeenDesc
+	ch <- vehicleSpoolDesc
+	ch <- vehicleDeviceDesc
+}
+
+func (c fleetCollector) Collect(ch chan<- prometheus.Metric) {
+	vs, _ := c.j.Vehicles(context.Background()) // never fails
+	for _, v := range vs {
+		online := 0.0
+		if v.Online != nil && *v.Online {
+			online = 1
+		}
+		ch <- prometheus.MustNewConstMetric(vehicleOnlineDesc, prometheus.GaugeValue, online, v.ID)
+		if !v.LastSeen.IsZero() {
+			ch <- prometheus.MustNewConstMetric(vehicleLastSeenDesc, prometheus.GaugeValue,
+				float64(v.LastSeen.UnixMilli())/1000, v.ID)
+		}
+		if v.SpoolDepth != nil {
+			ch <- prometheus.MustNewConstMetric(vehicleSpoolDesc, prometheus.GaugeValue, float64(*v.SpoolDepth), v.ID)
+		}
+		for dev, state := range v.Devices {
+			ok := 0.0
+			if state == wire.DeviceOK {
+				ok = 1
+			}
+			ch <- prometheus.MustNewConstMetric(vehicleDeviceDesc, prometheus.GaugeValue, ok, v.ID, dev)
+		}
+	}
+}
