@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
@@ -48,6 +49,18 @@ func TestDashboardInTheBrowser(t *testing.T) {
 		20*time.Second, "the map with a live stream")
 	b.waitJS(`document.querySelectorAll(".site-badge").length > 0`, 10*time.Second, "the geofence layers")
 	b.shot("02-map")
+
+	// Keyboard: a sensitive site's badge takes the focus and shows its details; Enter keeps
+	// them open in a popup.
+	b.do(chromedp.Focus(chromedp.CSS(`.site-badge-icon[data-site]`)))
+	b.waitJS(`document.activeElement.matches(".site-badge-icon[data-site]") && document.querySelector(".leaflet-tooltip") !== null`,
+		5*time.Second, "the site's details on focus")
+	b.do(chromedp.KeyEvent(kb.Enter))
+	b.waitJS(`(document.querySelector(".leaflet-popup-content") || {}).textContent?.includes("raio de 200 m")`,
+		5*time.Second, "the site's popup after Enter")
+	time.Sleep(400 * time.Millisecond) // it fades in
+	b.shot("02b-site-keyboard")
+	b.do(chromedp.Click(chromedp.CSS(".leaflet-popup-close-button")))
 
 	// 2. A vehicle drives: 20 km/h, then 45 km/h for 30 s (a speed episode), then 20 km/h.
 	// Friday afternoon in Piúma: within service hours, so only the speed rule fires.

@@ -146,11 +146,30 @@ function addSensitive(group, f, radius, bounds) {
   bounds.extend(f.geometry.type === "Point" ? L.latLng(center).toBounds(2 * radius) : buffer.getBounds());
   const badge = h("div", { class: "site-badge" + (open ? "" : " is-closed") + (verified ? "" : " is-unverified") },
     CATEGORY_LETTERS[p.category] || "•");
+  // The badge is the site's keyboard handle: Tab reaches it, focus shows the details, Enter
+  // (Leaflet turns it into a click) or Space keeps them open in a popup; screen readers read
+  // its label.
   const m = L.marker(center, {
-    pane: "sites", keyboard: false,
+    pane: "sites", keyboard: true,
     icon: L.divIcon({ className: "site-badge-icon", html: badge, iconSize: [22, 22], iconAnchor: [11, 11] }),
   });
   m.bindTooltip(t());
+  m.bindPopup(t, { minWidth: 220, maxWidth: 320 });
+  m.on("popupopen", () => m.closeTooltip());
+  const label = `${CATEGORIES[p.category] || p.category}: ${p.name || p.id}. ${state}${verified ? "" : ". Não verificado"}`;
+  m.on("add", () => {
+    const el = m.getElement();
+    if (!el || el.dataset.a11y) return;
+    el.dataset.a11y = "1";
+    el.setAttribute("role", "button");
+    el.setAttribute("aria-label", label);
+    el.dataset.site = p.id || "";
+    el.addEventListener("focus", () => m.openTooltip());
+    el.addEventListener("blur", () => m.closeTooltip());
+    el.addEventListener("keydown", (e) => {
+      if (e.key === " ") { e.preventDefault(); m.openPopup(); }
+    });
+  });
   m.addTo(group);
 }
 
