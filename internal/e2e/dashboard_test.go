@@ -108,6 +108,17 @@ func TestDashboardInTheBrowser(t *testing.T) {
 		20*time.Second, "the draft with its integrity")
 	b.shot("07-draft")
 
+	// The PDF, previewed inside the page: the frame loads the server's PDF (same origin, allowed
+	// to be framed by it only).
+	b.do(chromedp.Click(chromedp.CSS("#pdf-preview-btn")))
+	b.waitJS(`(() => { const f = document.querySelector("#pdf-preview iframe"); return f !== null && !document.querySelector("#pdf-preview").hidden; })()`,
+		5*time.Second, "the PDF preview")
+	b.waitJS(`performance.getEntriesByType("resource").some((e) => e.name.includes("/pdf") && e.responseStatus === 200)`,
+		20*time.Second, "the PDF loaded in the frame")
+	time.Sleep(time.Second)
+	b.shot("07b-pdf-preview")
+	b.do(chromedp.Click(chromedp.CSS("#pdf-preview-btn")))
+
 	// 5. Issue it.
 	b.do(chromedp.SendKeys(chromedp.CSS(`#decision textarea`), "Conferido com as evidências do tacógrafo."),
 		chromedp.Click(chromedp.CSS("#issue-btn")))

@@ -175,6 +175,9 @@ func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `inline; filename="`+d.Sealed.ID+`.pdf"`)
+	// The review page previews the PDF in a frame: its own origin may frame it, no other.
+	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
+	w.Header().Set("Content-Security-Policy", "frame-ancestors 'self'")
 	w.Write(buf.Bytes())
 }
 

@@ -89,7 +89,7 @@ func ContentSecurityPolicy(tileURL string) string {
 		img += " " + o
 	}
 	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src " + img +
-		"; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+		"; connect-src 'self'; font-src 'self'; object-src 'none'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 }
 
 // tileOrigin is the origin of a tile URL template as a CSP source: "{s}" subdomains become a

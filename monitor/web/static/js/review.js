@@ -109,6 +109,21 @@ async function mountDraft(el, id) {
   });
 }
 
+const pdfURL = (d) => `/api/v1/drafts/${encodeURIComponent(d.id)}/pdf`;
+
+// togglePreview shows the draft's PDF, as the server renders it, inside the page (the PDF is
+// loaded on the first opening only).
+function togglePreview(btn, d) {
+  const box = document.getElementById("pdf-preview");
+  const open = box.hidden;
+  box.hidden = !open;
+  btn.setAttribute("aria-expanded", String(open));
+  if (open && !box.querySelector("iframe")) {
+    box.append(h("iframe", { src: pdfURL(d), title: "PDF do auto " + (d.notice || d.id), class: "pdf-frame" }));
+  }
+  if (open) box.scrollIntoView({ behavior: "smooth", block: "start" });
+}
+
 function renderDraft(el, d) {
   const doc = d.draft || {};
   const ok = d.integrity === "ok";
@@ -151,7 +166,9 @@ function renderDraft(el, d) {
         h("h2", { class: "page-title", id: "draft-title" }, title),
         h("p", { class: "muted" }, `${doc.municipality || ""} · ${doc.fiscal_organ || ""}`)),
       h("div", { class: "head-actions" }, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral"),
-        h("a", { class: "btn", href: `/api/v1/drafts/${encodeURIComponent(d.id)}/pdf`, target: "_blank", rel: "noopener" }, icon("file"), "Abrir PDF"),
+        h("button", { type: "button", class: "btn", id: "pdf-preview-btn", "aria-expanded": "false", "aria-controls": "pdf-preview",
+          onclick: (e) => togglePreview(e.currentTarget, d) }, icon("file"), "Pré-visualizar PDF"),
+        h("a", { class: "btn", href: pdfURL(d), target: "_blank", rel: "noopener" }, icon("file"), "Abrir PDF"),
         store.hasRole("fiscal") && ok ? h("a", { class: "btn", href: `/api/v1/drafts/${encodeURIComponent(d.id)}/export`, download: d.id + ".json" }, icon("download"), "Exportar selado") : null)),
     integrity, warnings,
     h("div", { class: "draft-grid" },
@@ -169,6 +186,7 @@ function renderDraft(el, d) {
             ["Minuta criada em", fmtDateTime(d.created_at)],
             ["Perfil legal", doc.profile_id ? `${doc.profile_id} (${doc.profile_version})` : null],
           ])),
+        h("section", { class: "card pdf-preview", id: "pdf-preview", hidden: true }, h("h3", { class: "card-title" }, "Pré-visualização do PDF")),
         h("section", { class: "card" }, h("h3", { class: "card-title" }, `Fatos (${(doc.facts || []).length})`), ...facts),
         addenda),
       h("aside", { class: "draft-side" },
