@@ -14,7 +14,7 @@ VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo
 LDFLAGS      := -s -w -X main.version=$(VERSION)
 # Debian packages the tests need: the broker, pdftotext for the PDF tests, qemu-user for the
 # Raspberry Pi builds, Chromium for the dashboard tests.
-DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils qemu-user-static chromium
+DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils qemu-user-static chromium openssl
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_TIMEOUT ?= 30m
 

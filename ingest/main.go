@@ -67,6 +67,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	b.Duration(&s.Pipeline.ShutdownTimeout, "TRENZINHO_INGEST_SHUTDOWN_TIMEOUT", 20*time.Second, "longest final flush on SIGTERM; the rest is redelivered by the broker")
 	b.Bool(&s.Influx.Gzip, "TRENZINHO_INGEST_GZIP", false, "gzip the InfluxDB write requests (for an InfluxDB behind a slow link; costs CPU and latency)")
 	b.Duration(&s.Influx.Retention, "TRENZINHO_INGEST_RETENTION", archive.DefaultRetention, "retention of a bucket or retention policy that ingest creates (0: for ever)")
+	b.String(&s.Registry, "TRENZINHO_REGISTRY", "", "registry YAML with the vehicles' public keys: signed batches are verified and forged ones quarantined (reloaded when it changes)")
+	b.Bool(&s.Pipeline.Signatures.Required, "TRENZINHO_REQUIRE_SIGNATURES", false, "quarantine unsigned batches and batches of vehicles without a registered key (set as the profile's signatures_required)")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until ingest stops")
 	fs.Usage = func() {

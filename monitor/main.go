@@ -6,6 +6,7 @@
 //	monitor geofences import-osm IN OUT   convert an OpenStreetMap export to sensitive sites
 //	monitor backup DEST                   online backup of the SQLite database
 //	monitor verify DRAFT.json             check an exported draft offline
+//	monitor vehicle add VEHICLE_ID        enrol a vehicle's bridge (password, key, ACL, registry)
 package main
 
 import (
@@ -29,6 +30,7 @@ Usage:
   monitor geofences import-osm IN OUT      convert an OpenStreetMap GeoJSON export to sensitive sites
   monitor backup [flags] DEST              online backup of the SQLite database to DEST
   monitor verify [--key HEX] DRAFT.json    check an exported draft (hash, signature) offline
+  monitor vehicle add [flags] VEHICLE_ID   enrol a vehicle: MQTT password, signing key, bridge.env for its Pi
 
 Run "monitor COMMAND --help" for the flags of a command.
 `
@@ -54,6 +56,8 @@ func run(ctx context.Context, args []string) int {
 		err = cmdBackup(ctx, args)
 	case "verify":
 		err = cmdVerify(args, os.Stdout)
+	case "vehicle":
+		err = cmdVehicle(args, os.Stdout)
 	case "help":
 		fmt.Print(usage)
 		return 0

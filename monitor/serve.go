@@ -21,6 +21,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/judge"
@@ -106,8 +107,13 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		}
 		regStore.SetLocation(prof.Location())
 		log.Info("registry loaded", "path", c.registry, "vehicles", len(regStore.Vehicles()), "licensees", len(regStore.Licensees()))
+		// Keys registered by `monitor vehicle add` (or edits by hand) apply without a restart.
+		go batchsig.Watch(ctx, regStore, batchsig.DefaultWatchInterval, log)
 	} else {
 		log.Warn("TRENZINHO_REGISTRY not set: every vehicle is judged as not registered (veículo não cadastrado)")
+	}
+	if prof.SignaturesRequired && regStore == nil {
+		return errors.New("the profile requires signed batches (signatures_required) but no registry holds the vehicles' keys: set TRENZINHO_REGISTRY")
 	}
 	if dir := filepath.Dir(c.db); dir != "" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
@@ -148,21 +154,22 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	drafter := drafts.NewDrafter(drafts.Config{
 		Store: db, Profile: prof, ProfileYAML: profileYAML, Places: set, Key: key,
 		Software: "trenzinho-monitor " + version, Logger: log, Settle: c.draftSettle,
+		Registry: regStore,
 	})
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	engine := rules.New(prof, set)
 	if regStore != nil {
-		engine.SetRegistry(func(id string) (rules.Registration, bool) {
-			v, ok := regStore.Vehicle(id)
-			return rules.Registration{Licensee: v.Licensee, MeterDistanceM: v.MeterDistanceM}, ok
-		})
+		// The lookup reads the store's current version on every batch: edits through the API
+		// apply from the next batch on.
+		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log})
 	var client mqtt.Client
 	j := judge.New(judge.Config{
 		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
+		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
 		Publish: func(topic string, payload []byte) {
 			if client != nil && client.IsConnectionOpen() {
 				client.Publish(topic, 1, false, payload)
@@ -177,10 +184,17 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 				t := d.DecidedAt.Time
 				c.DecidedAt = &t
 			}
-			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda)})
+			// The penalty calculus made when the draft was issued (its case): fine in R$, recidivism.
+			pen, err := notice.IssuedPenalty(context.Background(), db, d.Sealed.ID, prof.Location())
+			if err != nil {
+				return err
+			}
+			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})
 		},
 		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
-		Map: api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
+		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
+		RegistryStore: regStore,
+		Cases:         &api.CasesConfig{Store: db, Profile: prof, Registry: regStore},
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -29,6 +29,7 @@ import (
 	influxhttp "github.com/influxdata/influxdb-client-go/v2/api/http"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -83,6 +84,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Workers is the number of decoders (GOMAXPROCS).
 	Workers int
+	// Signatures is the signing policy (docs/protocol.md §6): a batch it refuses (unsigned,
+	// unknown_key, signature_failed) is quarantined. The zero value accepts every batch that
+	// decodes.
+	Signatures batchsig.Policy
 }
 
 func (c Config) withDefaults() Config {
@@ -285,6 +290,12 @@ func (a *Archiver) decode(j *job) {
 	topic, payload := j.msg.Topic(), j.msg.Payload()
 	b, err := wire.Decode(topic, payload, j.receivedAt)
 	if err == nil {
+		var outcome batchsig.Outcome
+		if outcome, err = a.cfg.Signatures.Check(b, payload); err != nil {
+			a.quarantine(j, err)
+			return
+		}
+		a.m.signatures.WithLabelValues(outcome.String()).Inc()
 		var collisions pointCounts
 		j.lines, j.points, collisions, err = encodeBatch(nil, b, j.receivedAt, len(payload))
 		if err == nil {

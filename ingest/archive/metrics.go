@@ -3,6 +3,7 @@ package archive
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -23,6 +24,7 @@ type Metrics struct {
 	influxUp      prometheus.Gauge
 	mqttUp        prometheus.Gauge
 	qPublished    *prometheus.CounterVec
+	signatures    *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (a registry of the program's own,
@@ -93,7 +95,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: ns, Name: "quarantine_published_total",
 			Help: "Quarantine records published to MQTT, by result: ok, error or dropped (queue full).",
 		}, []string{"result"}),
+		signatures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "batch_signatures_total",
+			Help: "Batches accepted, by signature outcome: verified (with the vehicle's registered key), unsigned, or unverified (signed, no key registered, signatures not required).",
+		}, []string{"outcome"}),
 	}
+	reg.MustRegister(m.signatures)
 	reg.MustRegister(m.messages, m.redelivered, m.acked, m.quarantined, m.points, m.collisions,
 		m.writes, m.writeSeconds, m.writePoints, m.lag, m.inFlight, m.inFlightBytes, m.influxUp,
 		m.mqttUp, m.qPublished)
@@ -111,6 +118,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	for _, r := range []string{"ok", "error", "dropped"} {
 		m.qPublished.WithLabelValues(r)
+	}
+	for _, o := range batchsig.Outcomes {
+		m.signatures.WithLabelValues(o.String())
 	}
 	return m
 }

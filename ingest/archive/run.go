@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/trenzinho/trenzinho/internal/batchsig"
+	"github.com/trenzinho/trenzinho/monitor/registry"
 )
 
 // Settings are everything ingest needs.
@@ -14,6 +17,10 @@ type Settings struct {
 	MQTT     MQTTConfig
 	Influx   InfluxConfig
 	Pipeline Config
+	// Registry is the registry YAML (TRENZINHO_REGISTRY) holding the vehicles' public keys;
+	// "" : no keys. It is reloaded when the file changes. Pipeline.Signatures.Required refuses
+	// unsigned batches (TRENZINHO_REQUIRE_SIGNATURES).
+	Registry string
 }
 
 // Run is ingest: it prepares InfluxDB (waiting for it when it is unreachable), subscribes to
@@ -22,6 +29,18 @@ type Settings struct {
 func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.Logger) error {
 	m := NewMetrics(reg)
 	s.Pipeline = s.Pipeline.withDefaults()
+	if s.Registry != "" {
+		keys, err := registry.Open(s.Registry)
+		if err != nil {
+			return err
+		}
+		go batchsig.Watch(ctx, keys, batchsig.DefaultWatchInterval, log)
+		s.Pipeline.Signatures.Keys = batchsig.RegistryKeys(keys)
+		log.Info("registry loaded: batches of vehicles with a registered key are verified", "path", s.Registry,
+			"vehicles", len(keys.Vehicles()), "signatures_required", s.Pipeline.Signatures.Required)
+	} else if s.Pipeline.Signatures.Required {
+		return fmt.Errorf("signatures are required (TRENZINHO_REQUIRE_SIGNATURES) but no registry holds the vehicles' keys (TRENZINHO_REGISTRY)")
+	}
 	if s.Influx.Timeout <= 0 {
 		s.Influx.Timeout = s.Pipeline.WriteTimeout
 	}

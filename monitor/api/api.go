@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
@@ -112,6 +113,12 @@ type Config struct {
 	StreamKeepAlive time.Duration
 	// Map serves the dashboard's map: GET /api/v1/geofences and GET /api/v1/config.
 	Map MapConfig
+	// RegistryStore serves the registry routes (/api/v1/registry/…) and receives their edits;
+	// nil: the monitor runs without a registry and those routes answer 404.
+	RegistryStore *registry.Store
+	// Cases serves the case workflow (cases.go): issuing a draft opens its case with the penalty
+	// calculus; nil: drafts are only numbered when issued, and the case routes answer 404.
+	Cases *CasesConfig
 }
 
 // Limits.
@@ -139,6 +146,8 @@ type Server struct {
 	secure     bool
 	keepAlive  time.Duration
 	mapCfg     MapConfig
+	reg        *registry.Store
+	cases      *CasesConfig
 
 	metrics    *metrics
 	throttle   *throttle
@@ -167,6 +176,8 @@ func New(cfg Config) *Server {
 		secure:     cfg.SecureCookie,
 		keepAlive:  cfg.StreamKeepAlive,
 		mapCfg:     cfg.Map,
+		reg:        cfg.RegistryStore,
+		cases:      cfg.Cases,
 		throttle:   newThrottle(loginFailures, loginWindow, time.Now),
 		loginSlots: make(chan struct{}, loginConcurrency),
 		api:        http.NewServeMux(),
@@ -204,13 +215,16 @@ func New(cfg Config) *Server {
 		a.Handle("GET /api/v1/drafts", s.requireRole(store.RoleViewer, s.handleDrafts))
 		a.Handle("GET /api/v1/drafts/{id}", s.requireRole(store.RoleViewer, s.handleDraft))
 		a.Handle("GET /api/v1/drafts/{id}/export", s.requireRole(store.RoleFiscal, s.handleDraftExport))
-		a.Handle("GET /api/v1/drafts/{id}/pdf", s.requireRole(store.RoleViewer, s.handleDraftPDF))
+		// The PDF names the driver (personal data): fiscal and above, audited.
+		a.Handle("GET /api/v1/drafts/{id}/pdf", s.requireRole(store.RoleFiscal, s.handleDraftPDF))
 		a.Handle("POST /api/v1/drafts/{id}/decision", s.requireRole(store.RoleFiscal, s.handleDecision))
 	}
 	a.Handle("GET /api/v1/users", s.requireRole(store.RoleAdmin, s.handleListUsers))
 	a.Handle("POST /api/v1/users", s.requireRole(store.RoleAdmin, s.handleCreateUser))
 	a.Handle("PATCH /api/v1/users/{name}", s.requireRole(store.RoleAdmin, s.handlePatchUser))
 	a.Handle("GET /api/v1/audit", s.requireRole(store.RoleAdmin, s.handleListAudit))
+	s.registryRoutes()
+	s.caseRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()
@@ -242,6 +256,15 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.api.Handler(r)
 	if pattern != "" {
 		s.api.ServeHTTP(w, r) // not h: ServeHTTP also sets the path values
+		return
+	}
+	// No route: without a session that is a 401 like every other route, so that an anonymous
+	// client learns nothing of which routes exist (or of their methods).
+	if u, err := s.authenticate(r); err != nil {
+		s.internalError(w, r, err)
+		return
+	} else if u == nil {
+		s.writeError(w, r, http.StatusUnauthorized, "não autenticado")
 		return
 	}
 	// The mux's own answer (404, 405 with Allow, or a redirect to the clean path): find out
@@ -285,6 +308,9 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
+		// A default for responses that set none (a static 404, a redirect, /metrics): nothing may
+		// load or frame them. JSON answers and the dashboard's files set their own.
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 		next.ServeHTTP(w, r)
 	})
 }

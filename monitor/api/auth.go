@@ -19,6 +19,8 @@ const SessionCookie = "trenzinho_session"
 const (
 	loginFailures = 10
 	loginWindow   = 15 * time.Minute
+	// maxThrottledAudits bounds the refused attempts audited per address and window.
+	maxThrottledAudits = 100
 )
 
 // sessionUser is a user as the session and login answers show them.
@@ -57,6 +59,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	ip := remoteIP(r)
 	if !s.throttle.allowed(ip) {
 		s.metrics.logins.WithLabelValues("throttled").Inc()
+		// Audited too (the password is not even checked), up to a bound per address and
+		// window so that a flood of attempts cannot flood the audit log.
+		if s.throttle.refuse(ip) <= maxThrottledAudits {
+			s.record(r, store.AuditEntry{Action: "login_throttled", Object: "user:" + auditName(req.User)})
+		}
 		w.Header().Set("Retry-After", "900")
 		s.writeError(w, r, http.StatusTooManyRequests, "muitas tentativas de login; tente novamente mais tarde")
 		return
@@ -71,10 +78,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	u, err := s.users.CheckPassword(r.Context(), req.User, req.Password)
 	<-s.loginSlots
 
-	name := req.User // as typed: the audit shows what was tried, cut to a sane length
-	if r := []rune(name); len(r) > 64 {
-		name = string(r[:64])
-	}
+	name := auditName(req.User)
 	if errors.Is(err, store.ErrInvalidCredentials) {
 		s.throttle.fail(ip)
 		s.metrics.logins.WithLabelValues("failed").Inc()
@@ -96,6 +100,15 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	s.record(r, store.AuditEntry{User: u.Name, Action: "login", Object: "user:" + u.Name})
 	http.SetCookie(w, s.sessionCookie(r, token, s.sessionTTL))
 	s.writeJSON(w, r, http.StatusOK, loginResponse{Token: token, User: sessionUser{u.Name, u.Role}})
+}
+
+// auditName is a user name as typed at login, as the audit shows what was tried: cut to a sane
+// length.
+func auditName(name string) string {
+	if r := []rune(name); len(r) > 64 {
+		return string(r[:64])
+	}
+	return name
 }
 
 // handleLogout serves POST /api/v1/logout: it ends the session the request came with.
@@ -221,8 +234,9 @@ type throttle struct {
 }
 
 type failures struct {
-	n     int
-	since time.Time
+	n       int
+	refused int // attempts refused since the limit was reached
+	since   time.Time
 }
 
 func newThrottle(max int, window time.Duration, now func() time.Time) *throttle {
@@ -262,6 +276,19 @@ func (t *throttle) fail(key string) {
 		t.fails[key] = f
 	}
 	f.n++
+}
+
+// refuse counts an attempt of key refused by the throttle and returns how many were refused
+// in its window.
+func (t *throttle) refuse(key string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.fails[key]
+	if !ok {
+		return 0
+	}
+	f.refused++
+	return f.refused
 }
 
 // reset forgets the failures of key after a successful login.

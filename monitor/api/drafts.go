@@ -47,6 +47,8 @@ type DraftView struct {
 	Reason    string           `json:"reason,omitempty"`
 	Addenda   []store.Addendum `json:"addenda"`
 	Sealed    drafts.Sealed    `json:"sealed"`
+	// Case is the notice's process once issued, with the penalty calculus made at issue.
+	Case *CaseView `json:"case,omitempty"`
 }
 
 // verify re-checks a stored draft: the bundle against its hash, the monitor's signature, the
@@ -135,8 +137,33 @@ func (s *Server) handleDraft(w http.ResponseWriter, r *http.Request) {
 	if v.Addenda == nil {
 		v.Addenda = []store.Addendum{}
 	}
+	v.Case = s.draftCase(r.Context(), d.Sealed.ID)
+	if d.Doc.Driver != nil {
+		// The driver is personal data (BRIEF §2): a viewer sees that a driver was identified
+		// and how, not who (nor the sealed bundle, which holds the same draft); a fiscal sees
+		// it, and the read is audited like a read of the registry's drivers.
+		u := userFrom(r.Context())
+		if !u.Role.AtLeast(store.RoleFiscal) {
+			doc := d.Doc
+			doc.Driver = &drafts.Driver{IdentifiedBy: d.Doc.Driver.IdentifiedBy, Identification: driverWithheld}
+			v.Draft, v.Sealed.Bundle = doc, nil
+		} else {
+			s.record(r, store.AuditEntry{User: u.Name, Action: auditDraftDriverRead, Object: "draft:" + d.Sealed.ID,
+				After: mustJSON(driversRead{Drivers: []string{d.Doc.Driver.ID}})})
+		}
+	}
 	s.writeJSON(w, r, http.StatusOK, v)
 }
+
+// driverWithheld replaces a draft's driver for users below fiscal.
+const driverWithheld = "condutor identificado; dados pessoais visíveis apenas a partir do perfil fiscal"
+
+// Audit actions of reads of a draft's personal data: the JSON and the PDF (the export is
+// audited as draft.export).
+const (
+	auditDraftDriverRead = "draft.driver.read"
+	auditDraftPDF        = "draft.pdf"
+)
 
 // handleDraftExport serves GET /api/v1/drafts/{id}/export: the sealed draft as a file that
 // `monitor verify` checks offline.
@@ -173,6 +200,7 @@ func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, err)
 		return
 	}
+	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftPDF, Object: "draft:" + d.Sealed.ID})
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `inline; filename="`+d.Sealed.ID+`.pdf"`)
 	// The review page previews the PDF in a frame: its own origin may frame it, no other.
@@ -208,9 +236,12 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := userFrom(r.Context())
-	notice, err := s.drafts.DecideDraft(r.Context(), d.Sealed.ID, decision, req.Reason, user.Name, time.Now())
+	notice, err := s.decide(r, d, decision, req.Reason, user.Name) // cases.go: issuing opens the case
 	if errors.Is(err, store.ErrDecided) {
 		s.writeError(w, r, http.StatusConflict, "o auto já foi decidido")
+		return
+	}
+	if s.caseError(w, r, err) {
 		return
 	}
 	if err != nil {
@@ -227,5 +258,5 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	if s.hub != nil {
 		s.hub.Publish(EventDraft, s.summary(r.Context(), d))
 	}
-	s.writeJSON(w, r, http.StatusOK, s.summary(r.Context(), d))
+	s.writeJSON(w, r, http.StatusOK, s.decisionAnswer(r.Context(), d))
 }

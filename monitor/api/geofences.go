@@ -42,6 +42,29 @@ type mapSettings struct {
 	SpeedLimitKmh     *float64 `json:"speed_limit_kmh,omitempty"`
 	SpeedToleranceKmh *float64 `json:"speed_tolerance_kmh,omitempty"`
 	SensitiveRadiusM  *float64 `json:"sensitive_radius_m,omitempty"`
+	// Registry says whether the monitor has a registry (the /api/v1/registry routes answer
+	// instead of 404) and Cases whether it serves the case workflow (/api/v1/cases,
+	// /api/v1/notices): the dashboard asks here rather than probing a route that may be absent.
+	Registry bool `json:"registry"`
+	Cases    bool `json:"cases"`
+	// ManualInfractions are the profile's infractions an agent may notice by hand
+	// (POST /api/v1/notices), sorted by id; Suspension the profile's range of days (Art. 52).
+	ManualInfractions []manualInfractionJSON `json:"manual_infractions,omitempty"`
+	Suspension        *suspensionJSON        `json:"suspension,omitempty"`
+}
+
+type manualInfractionJSON struct {
+	ID      string  `json:"id"`
+	Article string  `json:"article"`
+	Penalty string  `json:"penalty"`
+	Text    string  `json:"text"`
+	Fine    float64 `json:"fine"`
+	Notice  string  `json:"notice,omitempty"`
+}
+
+type suspensionJSON struct {
+	MinDays int `json:"min_days"`
+	MaxDays int `json:"max_days"`
 }
 
 // handleConfig serves GET /api/v1/config: the settings the dashboard reads once after login.
@@ -56,6 +79,16 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.Law, out.LawInForce, out.FiscalUnit = p.Law.Name, &inForce, p.FiscalUnit.Name
 		out.SpeedLimitKmh, out.SpeedToleranceKmh = &p.Speed.LimitKmh, &p.Speed.ToleranceKmh
 		out.SensitiveRadiusM = &p.Sensitive.RadiusM
+	}
+	out.Registry = s.reg != nil
+	if c := s.cases; c != nil && c.Store != nil && c.Profile != nil {
+		out.Cases = true
+		for _, id := range slices.Sorted(maps.Keys(c.Profile.ManualInfractions)) {
+			m := c.Profile.ManualInfractions[id]
+			out.ManualInfractions = append(out.ManualInfractions, manualInfractionJSON{ID: id, Article: m.Article,
+				Penalty: m.Penalty, Text: m.Text, Fine: m.Fine, Notice: m.Notice})
+		}
+		out.Suspension = &suspensionJSON{MinDays: c.Profile.Suspension.MinDays, MaxDays: c.Profile.Suspension.MaxDays}
 	}
 	s.writeJSON(w, r, http.StatusOK, out)
 }

@@ -127,7 +127,7 @@ func TestGeofencesEmpty(t *testing.T) {
 		t.Errorf("geofences without a set: %d %s", code, b)
 	}
 	code, b, _ = f.do("GET", "/api/v1/config", nil, session{bearer: token})
-	if code != http.StatusOK || string(b) != `{"time_zone":"America/Sao_Paulo"}`+"\n" {
+	if code != http.StatusOK || string(b) != `{"time_zone":"America/Sao_Paulo","registry":false,"cases":false}`+"\n" {
 		t.Errorf("config without settings: %d %s", code, b)
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -48,6 +50,12 @@ type Config struct {
 	Settle time.Duration
 	// Margin is the evidence window around the episodes (2 minutes).
 	Margin time.Duration
+	// VehicleKey finds a vehicle's registered key, to verify the signatures of the raw batches
+	// when a draft is made (Draft.EvidenceSigned); nil: the keys of Registry, if any.
+	VehicleKey batchsig.KeyLookup
+	// Registry is the registry the draft takes the licensee, the vehicle, its devices and the
+	// driver from when it is made; nil: none.
+	Registry *registry.Store
 }
 
 // Drafter makes drafts from closed episodes. Run it from one goroutine.
@@ -67,10 +75,18 @@ func NewDrafter(cfg Config) *Drafter {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.VehicleKey == nil {
+		cfg.VehicleKey = batchsig.RegistryKeys(cfg.Registry) // nil without a registry
+	}
 	var ids []string
 	for id, r := range cfg.Profile.Rules {
 		if r.Infraction {
 			ids = append(ids, id)
+		}
+	}
+	for _, r := range cfg.Profile.DocumentExpired.Documents {
+		if r.Infraction && !slices.Contains(ids, profile.DocumentExpiredRule) {
+			ids = append(ids, profile.DocumentExpiredRule)
 		}
 	}
 	slices.Sort(ids)
@@ -91,6 +107,11 @@ func (d *Drafter) Run(ctx context.Context, now time.Time) ([]Made, error) {
 	if err != nil {
 		return nil, err
 	}
+	// document_expired is an infraction for some document kinds only.
+	pending = slices.DeleteFunc(pending, func(pe Pending) bool {
+		r, ok := d.cfg.Profile.RuleFor(pe.Episode.Rule, pe.Episode.Detail)
+		return !ok || !r.Infraction
+	})
 	var made []Made
 	for _, g := range groups(pending) {
 		ready := true
@@ -187,7 +208,7 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 		if !slices.Contains(draft.Articles, ep.Article) {
 			draft.Articles = append(draft.Articles, ep.Article)
 		}
-		draft.FineUFMP = max(draft.FineUFMP, p.Rules[ep.Rule].FineUFMP)
+		draft.FineUFMP = max(draft.FineUFMP, ruleOf(p, &ep).FineUFMP)
 		draft.Facts = append(draft.Facts, fact(p, &ep))
 	}
 	draft.Start, draft.End = wire.NewTime(start), wire.NewTime(end)
@@ -198,6 +219,8 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 	if err != nil {
 		return nil, err
 	}
+	draft.EvidenceSigned = EvidenceSignatures(batches, d.cfg.VehicleKey)
+	d.register(&draft, eps, batches)
 	bundle := Bundle{
 		Format: BundleFormat, Draft: draft, Episodes: eps, Batches: batches,
 		Places:  d.places(eps),

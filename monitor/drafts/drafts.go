@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -49,6 +50,67 @@ type Draft struct {
 	// Warnings are what the agent must know before relying on the draft (sample or
 	// unverified site data, an estimated value, an interrupted episode, …), in Portuguese.
 	Warnings []string `json:"warnings,omitempty"`
+	// EvidenceSigned says, in Portuguese, whether the vehicle signed the raw batches of the
+	// bundle, as verified with its registered key when the draft was made:
+	// "todas assinadas e verificadas", "sem assinatura", or the counts of each kind
+	// (EvidenceSignatures). Absent when the bundle holds no batch.
+	EvidenceSigned string `json:"evidence_signed,omitempty"`
+	// Registry is what the registry said of the vehicle, its licensee and its devices when the
+	// draft was made; nil without a registry or for a vehicle it does not know.
+	Registry *Registered `json:"registry,omitempty"`
+	// Driver is the driver the draft names, and how it was identified; nil when not
+	// identified (the agent identifies the driver on site). Personal data: the draft is the
+	// legal document that needs it.
+	Driver *Driver `json:"driver,omitempty"`
+	// MeterDistanceM is r₁, the distance from the sound-level meter to the loudspeakers the
+	// receptor estimate uses, in metres, and MeterDistanceSource where it came from:
+	// "registry" (the vehicle's meter_distance_m) or "profile" (noise.r1_m).
+	MeterDistanceM      float64 `json:"meter_distance_m,omitempty"`
+	MeterDistanceSource string  `json:"meter_distance_source,omitempty"`
+}
+
+// Registered is the registry's record of a drafted vehicle, as it stood when the draft was
+// made.
+type Registered struct {
+	Licensee        string   `json:"licensee"`
+	RazaoSocial     string   `json:"razao_social,omitempty"`
+	CNPJ            string   `json:"cnpj,omitempty"`
+	Address         string   `json:"address,omitempty"`
+	Plate           string   `json:"plate,omitempty"`
+	ManufactureYear int      `json:"manufacture_year,omitempty"`
+	Devices         []Device `json:"devices,omitempty"`
+}
+
+// Device is a registered instrument of the vehicle; dates are YYYY-MM-DD, omitted when not
+// known.
+type Device struct {
+	Kind                string `json:"kind"` // tachograph, gps, slm, bridge
+	Serial              string `json:"serial"`
+	Model               string `json:"model,omitempty"`
+	INMETROVerification string `json:"inmetro_verification,omitempty"`
+	Calibration         string `json:"calibration,omitempty"`
+	ValidUntil          string `json:"valid_until,omitempty"`
+}
+
+// How a draft's driver was identified.
+const (
+	DriverByCard     = "card"     // the tachograph's driver card, matched in the registry
+	DriverByRegistry = "registry" // the driver the registry assigns to the vehicle
+)
+
+// Driver is the driver a draft names.
+type Driver struct {
+	ID            string `json:"id"` // registry id
+	Name          string `json:"name"`
+	CNHNumber     string `json:"cnh_number,omitempty"`
+	CNHCategory   string `json:"cnh_category,omitempty"`
+	CNHValidUntil string `json:"cnh_valid_until,omitempty"`
+	// Card is the card number as the tachograph reported it (by card only).
+	Card string `json:"card,omitempty"`
+	// IdentifiedBy is DriverByCard or DriverByRegistry, and Identification says it in
+	// Portuguese ("cartão do tacógrafo nº …", "cadastro: condutor designado para o veículo").
+	IdentifiedBy   string `json:"identified_by"`
+	Identification string `json:"identification"`
 }
 
 // Fact is one episode as the draft states it.
@@ -73,6 +135,11 @@ type Fact struct {
 	Source      string      `json:"source,omitempty"`
 	Closed      string      `json:"closed_reason,omitempty"`
 	Evidence    int         `json:"evidence_count"`
+	// Detail is the episode's detail (document_expired: the document kind).
+	Detail string `json:"detail,omitempty"`
+	// Document is, for document_expired, the expired document: kind, record, number and last
+	// valid day.
+	Document *registry.Expiry `json:"document,omitempty"`
 }
 
 // Bundle is the evidence frozen into a draft when it is made: the draft as made, the episodes

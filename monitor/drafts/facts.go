@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 )
 
@@ -14,10 +16,10 @@ import (
 // measured values.
 func fact(p *profile.Profile, ep *rules.Episode) Fact {
 	f := Fact{
-		EpisodeID: ep.ID, Rule: ep.Rule, Article: ep.Article, LegalText: p.Rules[ep.Rule].Text,
+		EpisodeID: ep.ID, Rule: ep.Rule, Article: ep.Article, LegalText: ruleOf(p, ep).Text,
 		Start: ep.Start, DurationS: ep.DurationS, Peak: ep.Peak, Unit: ep.Unit, Limit: ep.Limit,
 		Tolerance: ep.Tolerance, Estimate: ep.Estimate, Lat: ep.Lat, Lon: ep.Lon, Site: ep.Site,
-		Source: ep.Source, Evidence: ep.Evidence,
+		Source: ep.Source, Evidence: ep.Evidence, Detail: ep.Detail, Document: ep.Document,
 	}
 	if ep.End != nil {
 		f.End = *ep.End
@@ -106,6 +108,8 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		}
 		fmt.Fprintf(&b, "Saída de dados do tacógrafo %s com o veículo em movimento (até %s km/h pelo GPS), de %s a %s (%s).",
 			what, Num(ep.Peak, 1), from, to, dur)
+	case profile.DocumentExpiredRule:
+		describeDocument(&b, ep, from, to, dur)
 	default:
 		fmt.Fprintf(&b, "%s: %s %s, de %s a %s.", ep.Rule, Num(ep.Peak, 2), ep.Unit, from, to)
 	}
@@ -146,6 +150,11 @@ func warnings(p *profile.Profile, eps []rules.Episode) []string {
 		if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
 			add("Episódio encerrado por interrupção dos dados do veículo.")
 		}
+		if ep.Rule == profile.DocumentExpiredRule {
+			if n := ruleOf(p, &ep).Notice; n != "" {
+				add(fmt.Sprintf("%s vencido(a) (%s): %s.", upperFirst(registry.DocumentKind(ep.Detail).Label()), ep.Article, n))
+			}
+		}
 		if s := ep.Site; s != nil {
 			if s.Source == "sample" {
 				add("O local protegido vem de dados de exemplo, não de levantamento: não usar para autuação.")
@@ -156,4 +165,49 @@ func warnings(p *profile.Profile, eps []rules.Episode) []string {
 		}
 	}
 	return w
+}
+
+// ruleOf is the legal mapping of an episode: rules.<rule>, or for document_expired the
+// mapping of its document kind (profile.RuleFor).
+func ruleOf(p *profile.Profile, ep *rules.Episode) profile.Rule {
+	r, _ := p.RuleFor(ep.Rule, ep.Detail)
+	return r
+}
+
+// describeDocument states a document_expired episode: which document of which record, its
+// number and last valid day, and how long the vehicle was in service with it expired.
+func describeDocument(b *strings.Builder, ep *rules.Episode, from, to, dur string) {
+	x := ep.Document
+	if x == nil {
+		fmt.Fprintf(b, "Veículo em serviço com documento vencido (%s), de %s a %s (%s).",
+			registry.DocumentKind(ep.Detail).Label(), from, to, dur)
+		return
+	}
+	if x.Problem == registry.ProblemCategory {
+		fmt.Fprintf(b, "Veículo em serviço conduzido pelo %s com CNH de categoria incompatível com o veículo (%s), de %s a %s (%s).",
+			x.Subject.Label(), x.Detail, from, to, dur)
+		return
+	}
+	fmt.Fprintf(b, "Veículo em serviço com documento vencido: %s", x.Document.Label())
+	if x.Number != "" && x.Subject.Kind != registry.SubjectDevice {
+		fmt.Fprintf(b, " nº %s", x.Number)
+	}
+	fmt.Fprintf(b, ", do %s, válido até %s", x.Subject.Label(), x.ValidUntil.FormatBR())
+	if days := int(ep.Peak); days > 0 {
+		unit := "dias"
+		if days == 1 {
+			unit = "dia"
+		}
+		fmt.Fprintf(b, " (vencido havia %d %s)", days, unit)
+	}
+	fmt.Fprintf(b, "; em serviço de %s a %s (%s).", from, to, dur)
+}
+
+// upperFirst capitalises the first letter of s.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	return strings.ToUpper(string(r)) + s[n:]
 }

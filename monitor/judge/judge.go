@@ -19,6 +19,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/rules"
@@ -70,6 +71,10 @@ type Config struct {
 	// Pruner deletes logged batches older than BatchRetention (48 h by default); may be nil.
 	Pruner         func(ctx context.Context, before time.Time) (int64, error)
 	BatchRetention time.Duration
+	// Signatures is the signing policy (docs/protocol.md §6): a batch it refuses is counted
+	// (rejected_total by reason), logged once per vehicle per minute, acknowledged and not
+	// judged. The zero value accepts every batch that decodes.
+	Signatures batchsig.Policy
 }
 
 // Judge runs the live loop.
@@ -81,6 +86,7 @@ type Judge struct {
 	raw       []store.Batch // judged batches waiting for the next commit
 	lastDraft time.Time
 	lastPrune time.Time
+	sigLogged map[string]time.Time // vehicle → last log of a refused signature
 
 	mu    sync.RWMutex
 	fleet map[string]fleetEntry
@@ -88,7 +94,10 @@ type Judge struct {
 	batches   *prometheus.CounterVec
 	rejected  *prometheus.CounterVec
 	commitDur prometheus.Histogram
+	commitErr prometheus.Counter
 	openEpis  prometheus.Gauge
+	episodes  *prometheus.CounterVec
+	drafted   prometheus.Counter
 }
 
 // New returns a Judge. Call Restore before Run.
@@ -131,13 +140,25 @@ func New(cfg Config) *Judge {
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "commit_seconds",
 			Help: "Time to commit a group of judged batches.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 		}),
+		commitErr: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "commit_errors_total",
+			Help: "Failed attempts to commit judged batches to the database (each is retried; the monitor stops after six in a row).",
+		}),
+		episodes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "episodes_total",
+			Help: "Episode events committed, by rule and event (open, close, reopen).",
+		}, []string{"rule", "event"}),
+		drafted: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "drafts_total",
+			Help: "Drafts of autos de infração made.",
+		}),
 		openEpis: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "open_episodes",
 			Help: "Episodes open now.",
 		}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.openEpis, fleetCollector{j})
+		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
 	}
 	return j
 }
@@ -192,6 +213,7 @@ func (j *Judge) Run(ctx context.Context) error {
 			if err != nil && ctx.Err() == nil {
 				j.log.Error("drafter", "err", err)
 			}
+			j.drafted.Add(float64(len(made)))
 			for _, m := range made {
 				if j.cfg.Hub != nil {
 					j.cfg.Hub.Publish("draft", m.Draft)
@@ -266,6 +288,10 @@ func (j *Judge) judge(m Message) {
 		j.log.Debug("batch rejected", "topic", topic, "err", err)
 		return
 	}
+	if _, err := j.cfg.Signatures.Check(b, m.Payload()); err != nil {
+		j.refuseSignature(b.Vehicle, err, now)
+		return
+	}
 	res := j.cfg.Engine.Apply(b, now)
 	if res.Duplicate {
 		j.batches.WithLabelValues("duplicate").Inc()
@@ -276,6 +302,21 @@ func (j *Judge) judge(m Message) {
 		j.raw = append(j.raw, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now,
 			TMin: tmin, TMax: tmax, Payload: append([]byte(nil), m.Payload()...)})
 	}
+}
+
+// refuseSignature counts a batch the signing policy refused and logs it, once per vehicle per
+// minute.
+func (j *Judge) refuseSignature(vehicle string, err error, now time.Time) {
+	j.batches.WithLabelValues("rejected").Inc()
+	j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
+	if j.sigLogged == nil {
+		j.sigLogged = map[string]time.Time{}
+	}
+	if last, ok := j.sigLogged[vehicle]; ok && now.Sub(last) < time.Minute {
+		return
+	}
+	j.sigLogged[vehicle] = now
+	j.log.Warn("batch refused by the signing policy; not judged", "vehicle", vehicle, "reason", wire.ReasonOf(err), "err", err)
 }
 
 // span returns the device times of a batch's first and last readings.
@@ -319,9 +360,11 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 				break
 			}
 			if ctx.Err() != nil || attempt >= 5 {
+				j.commitErr.Inc()
 				// Not acknowledged: the broker redelivers after a restart.
 				return fmt.Errorf("judge: commit: %w", errors.Join(err, ctx.Err()))
 			}
+			j.commitErr.Inc()
 			j.log.Warn("commit failed; retrying", "err", err, "attempt", attempt+1)
 			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 		}
@@ -354,6 +397,9 @@ func (j *Judge) announce(ev rules.Event) {
 		return
 	}
 	j.log.Info("episode "+string(ev.Kind), "episode", ev.Episode.ID, "vehicle", ev.Vehicle, "rule", ev.Episode.Rule, "peak", ev.Episode.Peak)
+	if ev.Kind != rules.EventUpdate {
+		j.episodes.WithLabelValues(ev.Episode.Rule, string(ev.Kind)).Inc()
+	}
 	if j.cfg.Publish != nil {
 		if b, err := json.Marshal(ev.Episode); err == nil {
 			j.cfg.Publish(wire.EpisodesTopic(ev.Vehicle), b)

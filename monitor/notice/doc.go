@@ -567,6 +567,9 @@ func (d *doc) parties() {
 		if dr.Card != "" {
 			s += " — cartão do tacógrafo " + dr.Card
 		}
+		if dr.Identification != "" {
+			s += " (identificado por: " + dr.Identification + ")"
+		}
 		d.kv("Condutor", s, lw)
 		return
 	}
@@ -950,6 +953,9 @@ func (d *doc) devices() {
 	d.pdf.Ln(1.5)
 	d.para(fmt.Sprintf("Pacote de evidências: %d leituras dos episódios e %d lotes de telemetria recebidos do veículo (%d assinados pelo equipamento de bordo), do período dos fatos com margem de 2 minutos, preservados sem alteração.",
 		readings, len(d.b.Batches), signed), "", 8.2, 4)
+	if es := d.b.Draft.EvidenceSigned; es != "" {
+		d.para("Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na geração da minuta): "+es+".", "", 8.2, 4)
+	}
 }
 
 // device finds the registered device of a kind.

@@ -77,6 +77,9 @@ type Driver struct {
 	Name string
 	CNH  string // CNH number
 	Card string // tachograph card
+	// Identification says how the driver was identified, in Portuguese ("cartão do tacógrafo
+	// nº …", "cadastro: …"); empty: not said.
+	Identification string
 }
 
 // Device is a measuring instrument of the vehicle, as registered.
@@ -129,6 +132,7 @@ func Render(w io.Writer, in Input) error {
 	if len(b.Draft.Facts) == 0 {
 		return ErrNoFacts
 	}
+	in = fromDraft(in, &b.Draft)
 	d := newDoc(in, b)
 	d.render()
 	if err := d.pdf.Error(); err != nil {

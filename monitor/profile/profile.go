@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -64,11 +65,18 @@ type Profile struct {
 	Evidence       EvidencePolicy `yaml:"evidence"`
 	GapTimeoutS    float64        `yaml:"gap_timeout_s"`
 
-	Rules      map[string]Rule `yaml:"rules"`
-	Recidivism Recidivism      `yaml:"recidivism"`
-	Suspension Suspension      `yaml:"suspension"`
-	Cassacao   Cassacao        `yaml:"cassacao"`
-	Defence    Defence         `yaml:"defence"`
+	Rules map[string]Rule `yaml:"rules"`
+	// ManualInfractions are the infractions an agent observes in the street and notices by hand
+	// (Art. 16, 25, 26, 46 II–IX, …), by id (optional).
+	ManualInfractions map[string]ManualInfraction `yaml:"manual_infractions"`
+	// DocumentExpired maps each kind of registry document to the article an expired one is
+	// cited under (BRIEF §2, document_expired); optional: without documents the rule is not
+	// evaluated.
+	DocumentExpired DocumentExpired `yaml:"document_expired"`
+	Recidivism      Recidivism      `yaml:"recidivism"`
+	Suspension      Suspension      `yaml:"suspension"`
+	Cassacao        Cassacao        `yaml:"cassacao"`
+	Defence         Defence         `yaml:"defence"`
 
 	SignaturesRequired bool `yaml:"signatures_required"`
 
@@ -279,6 +287,57 @@ type Rule struct {
 	FineUFMP   float64 `yaml:"fine"`
 	Infraction bool    `yaml:"infraction"`
 	Notice     string  `yaml:"notice"`
+	// Repeat is the fine on repeat of a rule whose first offence is a notificação preliminar
+	// (Art. 41, I; its fine is 0), optional.
+	Repeat *RepeatFine `yaml:"repeat"`
+}
+
+// RepeatFine is the fine of a warning-first rule on repeat.
+type RepeatFine struct {
+	Penalty string  `yaml:"penalty"` // e.g. "Art. 47"
+	Fine    float64 `yaml:"fine"`    // in the fiscal unit
+}
+
+// ManualInfraction is an infraction the monitor does not measure: an agent observes it and
+// writes the notice by hand. The penalty calculus fines it as it fines a rule.
+type ManualInfraction struct {
+	Article string  `yaml:"article"` // the precept violated, e.g. "Art. 16"
+	Penalty string  `yaml:"penalty"` // the article that fines it, e.g. "Art. 46, XII"
+	Text    string  `yaml:"text"`    // the legal text of the infraction, pt-BR
+	Fine    float64 `yaml:"fine"`    // in the fiscal unit (> 0)
+	Notice  string  `yaml:"notice"`  // what the agent does besides the fine (optional)
+}
+
+// DocumentExpired are the parameters of the document_expired rule and its legal mapping per
+// document kind.
+type DocumentExpired struct {
+	// ConfirmS is how long a vehicle must be in service with an expired document before an
+	// episode opens; ClearS how long out of service (or with the document renewed) closes it.
+	ConfirmS float64 `yaml:"confirm_s"`
+	ClearS   float64 `yaml:"clear_s"`
+	// Documents maps a document kind of the registry (licenca, csv, inspecao,
+	// afericao_tacografo, cnh, atestado_medico, verificacao_dispositivo) to its article,
+	// penalty, text and fine. A kind not listed is not judged.
+	Documents map[string]Rule `yaml:"documents"`
+}
+
+// DocumentKinds are the document kinds document_expired.documents may map (the registry's).
+var DocumentKinds = []string{"licenca", "csv", "inspecao", "afericao_tacografo", "cnh", "atestado_medico",
+	"verificacao_dispositivo"}
+
+// DocumentExpiredRule is the id of the rule whose legal mapping depends on the document kind.
+const DocumentExpiredRule = "document_expired"
+
+// RuleFor is the legal mapping of an episode of rule: for document_expired, the mapping of its
+// document kind (detail); for every other rule, rules.<rule>. ok is false when the profile
+// maps neither.
+func (p *Profile) RuleFor(rule, detail string) (Rule, bool) {
+	if rule == DocumentExpiredRule {
+		r, ok := p.DocumentExpired.Documents[detail]
+		return r, ok
+	}
+	r, ok := p.Rules[rule]
+	return r, ok
 }
 
 // Recidivism are the Art. 48 settings.
@@ -501,6 +560,40 @@ func (p *Profile) validate() error {
 		req("rules."+id+".article", r.Article)
 		req("rules."+id+".penalty", r.Penalty)
 		nonneg("rules."+id+".fine", r.FineUFMP)
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.Rules)) {
+		r := p.Rules[id]
+		if r.Repeat == nil {
+			continue
+		}
+		req("rules."+id+".repeat.penalty", r.Repeat.Penalty)
+		pos("rules."+id+".repeat.fine", r.Repeat.Fine)
+		if r.FineUFMP != 0 {
+			bad("rules."+id+".repeat", "only for a rule whose fine is 0 (a notificação preliminar first), got fine %v", r.FineUFMP)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.ManualInfractions)) {
+		m, key := p.ManualInfractions[id], "manual_infractions."+id
+		if _, clash := p.Rules[id]; clash || slices.Contains(RuleIDs, id) || id == DocumentExpiredRule {
+			bad(key, "the id is also a rule's")
+		}
+		req(key+".article", m.Article)
+		req(key+".penalty", m.Penalty)
+		req(key+".text", m.Text)
+		pos(key+".fine", m.Fine)
+	}
+	nonneg("document_expired.confirm_s", p.DocumentExpired.ConfirmS)
+	nonneg("document_expired.clear_s", p.DocumentExpired.ClearS)
+	for _, kind := range slices.Sorted(maps.Keys(p.DocumentExpired.Documents)) {
+		key := "document_expired.documents." + kind
+		if !slices.Contains(DocumentKinds, kind) {
+			bad(key, "unknown document kind (want one of %s)", strings.Join(DocumentKinds, ", "))
+			continue
+		}
+		r := p.DocumentExpired.Documents[kind]
+		req(key+".article", r.Article)
+		req(key+".penalty", r.Penalty)
+		nonneg(key+".fine", r.FineUFMP)
 	}
 	if b := p.Recidivism.Basis; b != "confirmed" && b != "issued" {
 		bad("recidivism.basis", "want confirmed or issued, got %q", b)

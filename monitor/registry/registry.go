@@ -67,6 +67,10 @@ type Vehicle struct {
 	// key, 32 bytes in standard base64. Both or neither.
 	KeyID     string `yaml:"key_id,omitempty" json:"key_id,omitempty"`
 	PublicKey string `yaml:"public_key,omitempty" json:"public_key,omitempty"`
+	// Driver is the id of the driver the licensee assigned to the vehicle (a driver of the
+	// same licensee); empty when none. Drafts name this driver, marked "identificado pelo
+	// cadastro", when the tachograph reports no registered card.
+	Driver string `yaml:"driver,omitempty" json:"driver,omitempty"`
 }
 
 // Ed25519Key decodes the vehicle's public key; nil when it has none.

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -29,11 +30,16 @@ func mustLoadLocation(name string) *time.Location {
 // Store is the registry in memory. It is safe for concurrent use: readers never wait (each
 // sees one consistent version), and edits are serialised, validated against the whole registry
 // and written to the file before they become visible. Records it returns are copies.
+//
+// Several processes may edit one file (the monitor's API and `monitor vehicle add`): each
+// edit holds an advisory lock on the file's directory, and applies to the file as it is on disk when the
+// file changed since this Store last read or wrote it, so that no edit overwrites another.
 type Store struct {
 	path string // "" when edits are not persisted
 	wmu  sync.Mutex
 	cur  atomic.Pointer[snapshot]
 	loc  atomic.Pointer[time.Location]
+	disk [sha256.Size]byte // the file's content as last read or written; guarded by wmu
 }
 
 // snapshot is one immutable version of the registry with its indexes.
@@ -48,11 +54,15 @@ type snapshot struct {
 
 // Open loads the registry file at path into a Store whose edits are written back to it.
 func Open(path string) (*Store, error) {
-	r, err := Load(path)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	r, err := Parse(b, path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path}
+	s := &Store{path: path, disk: sha256.Sum256(b)}
 	s.loc.Store(DefaultLocation)
 	s.cur.Store(newSnapshot(r))
 	return s, nil
@@ -124,11 +134,16 @@ func (s *Store) Reload() error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	r, err := Load(s.path)
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	r, err := Parse(b, s.path)
 	if err != nil {
 		return err
 	}
 	s.cur.Store(newSnapshot(r))
+	s.disk = sha256.Sum256(b)
 	return nil
 }
 
@@ -308,12 +323,22 @@ func (s *Store) DeleteVehicle(id string) error {
 	})
 }
 
-// DeleteDriver removes a driver.
+// DeleteDriver removes a driver that no vehicle has as its assigned driver (ErrInUse
+// otherwise).
 func (s *Store) DeleteDriver(id string) error {
 	return s.update(func(r *Registry) error {
 		i := slices.IndexFunc(r.Drivers, func(x Driver) bool { return x.ID == id })
 		if i < 0 {
 			return fmt.Errorf("condutor %q: %w", id, ErrNotFound)
+		}
+		var users []string
+		for _, v := range r.Vehicles {
+			if v.Driver == id {
+				users = append(users, "veículo "+v.ID)
+			}
+		}
+		if len(users) > 0 {
+			return fmt.Errorf("condutor %s é o designado de %s: %w", id, strings.Join(users, ", "), ErrInUse)
 		}
 		r.Drivers = slices.Delete(r.Drivers, i, i+1)
 		return nil
@@ -333,6 +358,28 @@ func (s *Store) Replace(r *Registry) error {
 func (s *Store) update(fn func(r *Registry) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.path != "" {
+		unlock, err := lockDir(filepath.Dir(s.path))
+		if err != nil {
+			return fmt.Errorf("registry: lock: %w", err)
+		}
+		defer unlock()
+		// Another process (or a person) may have written the file since we read it: edit
+		// what is there, never an older copy.
+		b, err := os.ReadFile(s.path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("registry: %w", err)
+		case sha256.Sum256(b) != s.disk:
+			r, err := Parse(b, s.path)
+			if err != nil {
+				return fmt.Errorf("registry: the file was changed outside this program and is invalid; fix it first: %w", err)
+			}
+			s.cur.Store(newSnapshot(r))
+			s.disk = sha256.Sum256(b)
+		}
+	}
 	r := s.cur.Load().reg.Clone()
 	if err := fn(r); err != nil {
 		return fmt.Errorf("registry: %w", err)
@@ -348,6 +395,7 @@ func (s *Store) update(fn func(r *Registry) error) error {
 		if err := writeFileAtomic(s.path, b); err != nil {
 			return fmt.Errorf("registry: save: %w", err)
 		}
+		s.disk = sha256.Sum256(b)
 	}
 	s.cur.Store(newSnapshot(r))
 	return nil

@@ -401,3 +401,55 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("file: %v", err)
 	}
 }
+
+// Two programs editing one file (the monitor's API and `monitor vehicle add`) never overwrite
+// each other's edits: a stale store edits the file as it is on disk.
+func TestTwoStoresOnOneFile(t *testing.T) {
+	a := openCopy(t)
+	b, err := Open(a.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One after the other: b adds a vehicle, then a, which has not seen it, adds another.
+	if _, err := b.PutVehicle(Vehicle{ID: "B-1", Plate: "BBB1111", Licensee: "L1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutVehicle(Vehicle{ID: "A-1", Plate: "AAA1111", Licensee: "L1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.Vehicle("B-1"); !ok {
+		t.Error("a's edit did not pick up b's vehicle from the file")
+	}
+	// At once, from both.
+	var wg sync.WaitGroup
+	for w, s := range []*Store{a, b, a, b} {
+		wg.Go(func() {
+			for i := range 10 {
+				id := fmt.Sprintf("C%d-%d", w, i)
+				if _, err := s.PutVehicle(Vehicle{ID: id, Plate: fmt.Sprintf("CDE%d%03d", w, i), Licensee: "L1"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r, err := Load(a.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3 + 2 + 40; len(r.Vehicles) != want {
+		t.Errorf("file holds %d vehicles, want %d: edits were lost", len(r.Vehicles), want)
+	}
+
+	// A hand edit that breaks the file stops further edits instead of being overwritten.
+	if err := os.WriteFile(a.Path(), []byte("vehicles: [{id: X}]\nnonsense: 1\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutVehicle(Vehicle{ID: "A-2", Plate: "AAA2222", Licensee: "L1"}); err == nil {
+		t.Error("an edit over an invalid file succeeded")
+	}
+	if got, _ := os.ReadFile(a.Path()); string(got) != "vehicles: [{id: X}]\nnonsense: 1\n" {
+		t.Error("the invalid file was overwritten")
+	}
+}

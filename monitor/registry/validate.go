@@ -266,7 +266,33 @@ func (r *Registry) Validate() error {
 		}
 		v.reference(rec, d.Licensee, licensees)
 	}
+	v.assignedDrivers(r)
 	return v.err()
+}
+
+// assignedDrivers checks each vehicle's assigned driver: a registered driver of the vehicle's
+// licensee.
+func (v *validator) assignedDrivers(r *Registry) {
+	licenseeOf := make(map[string]string, len(r.Drivers))
+	for _, d := range r.Drivers {
+		if _, dup := licenseeOf[d.ID]; !dup {
+			licenseeOf[d.ID] = d.Licensee
+		}
+	}
+	for i := range r.Vehicles {
+		ve := &r.Vehicles[i]
+		ve.Driver = strings.TrimSpace(ve.Driver)
+		if ve.Driver == "" {
+			continue
+		}
+		rec := recordName("vehicles", ve.ID, i)
+		switch l, ok := licenseeOf[ve.Driver]; {
+		case !ok:
+			v.add(rec, "driver", "condutor %q não cadastrado", ve.Driver)
+		case l != ve.Licensee:
+			v.add(rec, "driver", "o condutor %s é do licenciado %s, não do licenciado do veículo (%s)", ve.Driver, l, ve.Licensee)
+		}
+	}
 }
 
 // recordName names a record by its id, or by its position when the id is unusable.

@@ -19,6 +19,9 @@ type detector struct {
 	PeakLon    float64    `json:"peak_lon"`
 	Pending    []Evidence `json:"pending,omitempty"` // evidence of an unconfirmed run
 	EpisodeID  string     `json:"episode_id,omitempty"`
+	// LastEvidence is when a rule that keeps one reading every so often as evidence
+	// (document_expired) last kept one.
+	LastEvidence time.Time `json:"last_evidence,omitzero"`
 }
 
 // sample is one evaluation of a rule's condition.

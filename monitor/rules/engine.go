@@ -16,6 +16,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -38,6 +39,8 @@ type Engine struct {
 	scratch []reading            // the readings of the batch being judged
 	hits    []geofences.Hit      // sensitive sites near a position
 	active  []*geofences.Feature // itineraries active at a time
+	// document_expired's detector keys of the reading being judged (see document_expired.go)
+	docKeys, docStale []string
 }
 
 // licenseePlaces are the geofences of one licensee.
@@ -88,7 +91,7 @@ func New(p *profile.Profile, places *geofences.Set) *Engine {
 		profile: p,
 		places:  places,
 		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
-			routeRule{}, parkedRule{}, telemetryRule{}},
+			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}
@@ -132,6 +135,10 @@ type Registration struct {
 	Licensee string
 	// MeterDistanceM is r₁, the meter's distance to the loudspeaker (0: the profile's).
 	MeterDistanceM float64
+	// Expired lists what the vehicle lacks when in service at an instant, with the driver card
+	// the tachograph reports ("" when none): registry.Store.ExpiredFor. Nil: document_expired
+	// is not evaluated for the vehicle.
+	Expired func(card string, at time.Time) []registry.Expiry
 }
 
 // SetRegistry sets how the engine looks vehicles up in the registry. It is read on every batch,
@@ -144,6 +151,7 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 	if e.registered != nil {
 		reg, _ := e.registered(b.Vehicle)
 		v.Licensee, v.R1M = reg.Licensee, reg.MeterDistanceM
+		v.expired, v.docs = reg.Expired, docCache{}
 	}
 	var res Result
 	c := v.Cursors[b.Epoch]
@@ -242,6 +250,9 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 		}
 		v.TachoT = r.T
 		v.TachoKmh = r.Tacho.SpeedKmh
+		if r.Tacho.Card != "" {
+			v.Card, v.CardT = r.Tacho.Card, r.T
+		}
 	case r.GPS != nil:
 		if v.LastGPS != nil && !r.T.After(v.LastGPS.T) {
 			v.OutOfOrder++

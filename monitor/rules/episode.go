@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -37,6 +38,12 @@ type Episode struct {
 	Evidence     int     `json:"evidence_count"`
 	Closed       *string `json:"closed_reason"`
 	Unregistered bool    `json:"unregistered,omitempty"` // "veículo não cadastrado": not in the registry
+	// Document is, for document_expired, the expired item of the registry as it stood when the
+	// episode opened: which document, of which record, its number and its last valid day.
+	Document *registry.Expiry `json:"document,omitempty"`
+	// R1M is, for noise_limit, the meter-to-loudspeaker distance r₁ the estimate used (the
+	// registry's, else the profile's), in metres.
+	R1M float64 `json:"r1_m,omitempty"`
 	// Readings are the evidence; only in the single-episode view.
 	Readings []Evidence `json:"readings,omitempty"`
 }

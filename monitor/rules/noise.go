@@ -59,6 +59,7 @@ func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 			ep := e.newEpisode(v, "noise_limit", start, "dB(A)", limit, p.ToleranceDB, soundSource)
 			ep.Area = ptr(area)
 			ep.Estimate = true
+			ep.R1M = r1
 			return ep
 		})
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -33,6 +34,14 @@ type Vehicle struct {
 	StoppedSince time.Time `json:"stopped_since,omitzero"`
 	// R1M is the distance from the meter to the loudspeaker (registry; 0: the profile's).
 	R1M float64 `json:"r1_m,omitempty"`
+	// Card is the last driver card the tachograph reported, as reported, and CardT when
+	// (device time).
+	Card  string    `json:"card,omitempty"`
+	CardT time.Time `json:"card_t,omitzero"`
+	// expired lists the vehicle's expired registry items for a driver card and an instant
+	// (Registration.Expired, set on every batch); nil: not registered. docs caches its answer.
+	expired func(card string, at time.Time) []registry.Expiry
+	docs    docCache
 
 	Detectors map[string]*detector `json:"detectors"`
 	// Episodes holds the episodes a detector may still change: open ones, and those closed as

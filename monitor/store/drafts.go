@@ -357,13 +357,12 @@ func (db *DB) DecideDraft(ctx context.Context, id, decision, reason, user string
 		}
 		switch decision {
 		case drafts.StatusIssued:
-			prefix := fmt.Sprintf("AI-%d/", at.Year())
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM drafts WHERE notice LIKE ?`, prefix+"%").Scan(&n); err != nil {
+			// One series with manual notices, after any number taken (cases.go).
+			var err error
+			if notice, err = nextNoticeNumber(ctx, tx, at.Year()); err != nil {
 				return err
 			}
-			notice = fmt.Sprintf("%s%04d", prefix, n+1)
-			_, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, notice = ?, decided_by = ?, decided_at = ?, reason = ? WHERE id = ?`,
+			_, err = tx.ExecContext(ctx, `UPDATE drafts SET status = ?, notice = ?, decided_by = ?, decided_at = ?, reason = ? WHERE id = ?`,
 				drafts.StatusIssued, notice, user, millis(at), reason, id)
 			return err
 		case drafts.StatusDismissed:

@@ -159,6 +159,77 @@ CREATE TABLE draft_addenda (
 ) STRICT;
 CREATE INDEX draft_addenda_draft ON draft_addenda (draft_id);
 `},
+	{4, `
+-- Cases: the notices (autos de infração) the penalty calculus counts, and their administrative
+-- process (Art. 51–57). A case is an issued draft, a manual notice written by an agent, or an
+-- earlier paper notice imported. Its identity, its facts (doc) and the penalty calculus made when
+-- it was issued (assessment) never change; what happened to it is the append-only list of
+-- case_events, from which its state is derived. state is that derivation, kept in the same
+-- transaction as each event so that cases can be listed by state.
+CREATE TABLE cases (
+	id         INTEGER PRIMARY KEY,
+	notice     TEXT    NOT NULL UNIQUE,
+	origin     TEXT    NOT NULL CHECK (origin IN ('draft', 'manual', 'import')),
+	draft_id   TEXT    UNIQUE REFERENCES drafts (id),
+	vehicle    TEXT    NOT NULL,
+	licensee   TEXT    NOT NULL,
+	offence_at INTEGER NOT NULL,
+	issued_at  INTEGER NOT NULL,
+	state      TEXT    NOT NULL,
+	doc        TEXT    NOT NULL CHECK (json_valid(doc)),
+	assessment TEXT    CHECK (assessment IS NULL OR json_valid(assessment)),
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	CHECK ((origin = 'draft') = (draft_id IS NOT NULL))
+) STRICT;
+CREATE INDEX cases_state ON cases (state, id);
+CREATE INDEX cases_licensee ON cases (licensee, offence_at);
+CREATE INDEX cases_origin ON cases (origin, id);
+CREATE TRIGGER cases_fixed BEFORE UPDATE OF id, notice, origin, draft_id, vehicle, licensee, offence_at,
+	issued_at, doc, assessment, created_at ON cases
+BEGIN
+	SELECT RAISE(ABORT, 'a case keeps its notice, facts and penalty calculus: append an event instead');
+END;
+CREATE TRIGGER cases_no_delete BEFORE DELETE ON cases
+BEGIN
+	SELECT RAISE(ABORT, 'cases are never deleted');
+END;
+
+-- What happened to a case, in order: issue (or import), notify, defence, decide, pay,
+-- divida_ativa, suspension. date is the day of the act as declared (YYYY-MM-DD; '' for issue and
+-- import), at when it was recorded, data the act's details.
+CREATE TABLE case_events (
+	case_id INTEGER NOT NULL REFERENCES cases (id),
+	seq     INTEGER NOT NULL CHECK (seq > 0),
+	action  TEXT    NOT NULL,
+	date    TEXT    NOT NULL,
+	at      INTEGER NOT NULL,
+	user    TEXT    NOT NULL,
+	data    TEXT    NOT NULL CHECK (json_valid(data)),
+	PRIMARY KEY (case_id, seq)
+) STRICT;
+CREATE TRIGGER case_events_no_update BEFORE UPDATE ON case_events
+BEGIN
+	SELECT RAISE(ABORT, 'case events are append-only');
+END;
+CREATE TRIGGER case_events_no_delete BEFORE DELETE ON case_events
+BEGIN
+	SELECT RAISE(ABORT, 'case events are append-only');
+END;
+
+-- Drafts issued before this step become cases, issued, without a penalty calculus (none was made
+-- when they were issued).
+INSERT INTO cases (notice, origin, draft_id, vehicle, licensee, offence_at, issued_at, state, doc, assessment, created_at, updated_at)
+SELECT notice, 'draft', id, vehicle, coalesce(json_extract(doc, '$.licensee'), ''),
+	CAST(unixepoch(json_extract(doc, '$.start'), 'subsec') * 1000 AS INTEGER), decided_at, 'issued',
+	json_object('rules', json(json_extract(doc, '$.rules')), 'articles', json(json_extract(doc, '$.articles')),
+		'penalty', json_extract(doc, '$.penalty'), 'issued_by', coalesce(decided_by, '')),
+	NULL, decided_at, decided_at
+FROM drafts WHERE status = 'issued' AND notice IS NOT NULL AND decided_at IS NOT NULL ORDER BY seq;
+INSERT INTO case_events (case_id, seq, action, date, at, user, data)
+SELECT id, 1, 'issue', '', issued_at, json_extract(doc, '$.issued_by'), json_object('migrated', json('true'))
+FROM cases;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -9,9 +9,15 @@ let unauthorized = () => {};
 // onUnauthorized sets what happens when a request finds the session gone (expired or ended).
 export function onUnauthorized(fn) { unauthorized = fn; }
 
-export async function api(path, { method = "GET", body, signal } = {}) {
+// api(path, {method, body, signal}) sends body as JSON; {raw, contentType} send a text body as
+// it is (e.g. a CSV file). The error thrown on a non-2xx answer carries the status and, when the
+// server sent them, the field problems of a 422 (error.fields: [{path, message}]).
+export async function api(path, { method = "GET", body, raw, contentType, signal } = {}) {
   const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
-  if (body !== undefined) {
+  if (raw !== undefined) {
+    opts.headers["Content-Type"] = contentType || "text/plain;charset=utf-8";
+    opts.body = raw;
+  } else if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
@@ -25,7 +31,9 @@ export async function api(path, { method = "GET", body, signal } = {}) {
   const data = await r.json().catch(() => ({}));
   if (!r.ok) {
     if (r.status === 401 && path !== "/api/v1/login") unauthorized();
-    throw new ApiError(r.status, data.error || `Erro ${r.status} do servidor`);
+    const err = new ApiError(r.status, data.error || `Erro ${r.status} do servidor`);
+    if (Array.isArray(data.fields)) err.fields = data.fields;
+    throw err;
   }
   return data;
 }

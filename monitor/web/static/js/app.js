@@ -12,10 +12,12 @@ import { fleetView } from "./fleet.js";
 import { auditView } from "./audit.js";
 import { usersView } from "./users.js";
 import { episodeView } from "./episode.js";
+import { registryView } from "./registry.js";
+import { noticesView } from "./notices.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
-  auditoria: auditView, usuarios: usersView, episodio: episodeView,
+  auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
 };
 const NAV_OF = { episodio: "alertas" };
 
@@ -76,6 +78,7 @@ async function start(user) {
   const place = [store.config.municipality, store.config.state].filter(Boolean).join("-");
   if (place) $("#brand-place").textContent = place;
   for (const li of $$("[data-min-role]")) li.hidden = ROLE_RANK[user.role] < ROLE_RANK[li.dataset.minRole];
+  for (const li of $$("[data-needs]")) if (!store.config[li.dataset.needs]) li.hidden = true;
   $("#logout").addEventListener("click", logout);
   $("#menu-btn").addEventListener("click", () => toggleMenu());
   $("#scrim").addEventListener("click", () => toggleMenu(false));

@@ -1,8 +1,9 @@
-// The audit log (admin): logins and failures, user changes, draft exports and decisions.
+// The audit log (admin): logins and failures, user changes, draft exports and decisions, the
+// acts of the notices' processes, registry edits and reads of drivers' data.
 
 import { api } from "./api.js";
 import { h, field, emptyRow, dateInput } from "./dom.js";
-import { fmtDateTime, AUDIT_ACTIONS, ROLES, dayRange } from "./fmt.js";
+import { fmtDateTime, isoDateBR, AUDIT_ACTIONS, ROLES, dayRange } from "./fmt.js";
 
 export const auditView = {
   title: "Auditoria",
@@ -62,13 +63,25 @@ function row(e) {
 }
 
 const KEYS = { status: "situação", notice: "auto", reason: "motivo", role: "papel", disabled: "desativado", name: "nome",
-  created_at: "criado em", password: "senha" };
-const VALUES = { draft: "pendente", issued: "emitido", dismissed: "arquivado", true: "sim", false: "não", ...ROLES };
+  created_at: "criado em", password: "senha", state: "situação", notified: "notificação", mode: "forma", published: "edital publicado",
+  refused_to_sign: "recusa de assinatura", defence_filed: "defesa", decided: "decisão", outcome: "resultado", paid: "pagamento",
+  divida_ativa: "dívida ativa", origin: "origem", vehicle: "veículo", licensee: "permissionário", penalty: "penalidade", plate: "placa",
+  cnpj: "CNPJ", razao_social: "razão social", meter_distance_m: "r₁ (m)", date: "data", action: "ato", text: "texto", note: "observação" };
+const VALUES = { draft: "pendente", issued: "emitido", dismissed: "arquivado", true: "sim", false: "não", ...ROLES,
+  notified: "notificado", defence_filed: "defesa pendente", defence_rejected: "defesa indeferida", defence_accepted: "defesa acolhida",
+  confirmed: "multa confirmada", paid: "pago", dividaativa: "dívida ativa", annulled: "anulado",
+  in_person: "em mãos", mail: "correio com AR", edital: "edital", accepted: "acolhida", rejected: "indeferida", manual: "lavrado na rua", import: "importado" };
 
+// change shows what an entry changed: the plain values before → after, and the records in
+// full (a case's calculus, a registry record) behind a disclosure.
 function change(e) {
   if (!e.before && !e.after) return h("span", { class: "muted" }, "—");
-  const val = (k, v) => (k === "created_at" ? fmtDateTime(v) : typeof v === "object" ? JSON.stringify(v) : VALUES[String(v)] || String(v));
-  const fmt = (o) => o == null ? "—" : Object.entries(o).filter(([, v]) => v !== "" && v != null).map(([k, v]) => `${KEYS[k] || k}: ${val(k, v)}`).join(" · ");
+  const val = (k, v) => (k === "created_at" ? fmtDateTime(v) : /^\d{4}-\d{2}-\d{2}$/.test(String(v)) ? isoDateBR(String(v)) : VALUES[String(v)] || String(v));
+  const plain = (o) => (o == null || typeof o !== "object" ? [] : Object.entries(o).filter(([, v]) => v !== "" && v != null && typeof v !== "object"));
+  const fmt = (o) => (o == null ? "—" : plain(o).map(([k, v]) => `${KEYS[k] || k}: ${val(k, v)}`).join(" · ") || "registro");
+  const nested = [e.before, e.after].some((o) => o && typeof o === "object" && Object.values(o).some((v) => v && typeof v === "object"));
   return h("span", { class: "change" }, e.before ? h("span", { class: "before" }, fmt(e.before)) : null,
-    e.before && e.after ? " → " : null, e.after ? h("span", { class: "after" }, fmt(e.after)) : null);
+    e.before && e.after ? " → " : null, e.after ? h("span", { class: "after" }, fmt(e.after)) : null,
+    nested ? h("details", { class: "change-full" }, h("summary", null, "dados completos"),
+      h("pre", null, JSON.stringify(e.before && e.after ? { antes: e.before, depois: e.after } : e.after || e.before, null, 2))) : null);
 }

@@ -1,11 +1,22 @@
 // The fleet: every vehicle's connection, last contact, spool depth and device faults, and a
 // compliance summary per vehicle per day built from the episodes; both export to CSV (made in
-// the browser, nothing is asked of the server).
+// the browser, nothing is asked of the server). With a registry (config.registry), the
+// documents expired or expiring within 30 days, and a per-vehicle indicator of them.
 
 import { store, isOnline, vehicleState, STATE_LABELS, deviceFaults } from "./store.js";
-import { listAll } from "./api.js";
+import { api, listAll } from "./api.js";
 import { h, chip, field, download, emptyRow, dateInput } from "./dom.js";
-import { fmtDateTime, fmtAgo, fmtNum, fmtDuration, localDate, dayRange, addDays, isoDateBR, ruleName, RULES_SHORT, DEVICES, DEVICE_STATES, fmtValue } from "./fmt.js";
+import { DOCUMENT_SHORT } from "./registry.js";
+import { fmtDateTime, fmtAgo, fmtNum, fmtDuration, localDate, dayRange, addDays, isoDateBR, ruleName, RULES_SHORT, DEVICES, DEVICE_STATES, fmtValue, plural } from "./fmt.js";
+
+const EXPIRING_DAYS = 30;
+const SUBJECTS = { licensee: "Permissionário", vehicle: "Veículo", driver: "Condutor" };
+// subjectCell names what an expiring item belongs to, in the page's words (a device by its
+// label, which names its vehicle).
+const subjectCell = (e) => SUBJECTS[e.subject.kind]
+  ? [SUBJECTS[e.subject.kind] + " ", h("span", { class: "nowrap" }, e.subject.id)]
+  : e.subject_label.charAt(0).toUpperCase() + e.subject_label.slice(1);
+const documentName = (e) => DOCUMENT_SHORT[e.document] || e.label;
 
 export const fleetView = {
   title: "Frota",
@@ -19,6 +30,14 @@ export const fleetView = {
     const fromIn = dateInput(addDays(today, -6), { required: true });
     const toIn = dateInput(today, { required: true });
     let summary = null;
+    // The registry's expiring documents: loaded once per visit (for fiscal and above the API
+    // audits the read of drivers' items), and the registry's vehicles (licensee, driver).
+    const hasRegistry = !!store.config.registry;
+    let expiring = null;
+    const regVehicles = new Map();
+    const expBody = h("tbody");
+    const expInfo = h("p", { class: "muted", role: "status" });
+    const expCounts = h("span", { class: "chips" });
 
     const renderFleet = () => {
       const now = Date.now();
@@ -33,7 +52,7 @@ export const fleetView = {
       tbody.replaceChildren(...(vs.length ? vs.map((v) => {
         const st = vehicleState(v, now);
         return h("tr", { dataset: { vehicle: v.id } },
-          h("th", { scope: "row" }, h("a", { href: "#/mapa/" + encodeURIComponent(v.id) }, v.id)),
+          h("th", { scope: "row", class: "nowrap" }, h("a", { href: "#/mapa/" + encodeURIComponent(v.id) }, v.id)),
           h("td", null, v.licensee || h("span", { class: "muted" }, "não cadastrado")),
           h("td", null, chip(isOnline(v, now) ? "online" : "offline", isOnline(v, now) ? "ok" : "neutral"), " ", h("small", { class: "muted" }, STATE_LABELS[st])),
           h("td", null, v.last_seen ? h("span", { title: fmtDateTime(v.last_seen) }, fmtAgo(v.last_seen, now)) : "nunca",
@@ -42,8 +61,65 @@ export const fleetView = {
           h("td", { class: "num" }, fmtValue(v.laeq_db, "dB(A)")),
           h("td", { class: "num" }, v.spool_depth == null ? "—" : fmtNum(v.spool_depth, 0)),
           h("td", null, devicesCell(v)),
+          hasRegistry ? h("td", { class: "docs-cell" }, docsCell(v)) : null,
           h("td", { class: "num" }, String((v.open_episodes || []).length)));
-      }) : [emptyRow(9, "Nenhum veículo enviou dados ainda.")]));
+      }) : [emptyRow(hasRegistry ? 10 : 9, "Nenhum veículo enviou dados ainda.")]));
+    };
+
+    // itemsOf: the expiring items that concern a vehicle: its own documents and devices, its
+    // licensee's and its assigned driver's.
+    const itemsOf = (v) => {
+      const rv = regVehicles.get(v.id);
+      const lic = (rv && rv.licensee) || v.licensee;
+      return expiring.items.filter((e) => (e.subject.kind === "vehicle" && e.subject.id === v.id) ||
+        (e.subject.kind === "device" && e.subject.vehicle === v.id) || (e.subject.kind === "licensee" && e.subject.id === lic) ||
+        (e.subject.kind === "driver" && rv && rv.driver && e.subject.id === rv.driver));
+    };
+    const docsCell = (v) => {
+      if (!expiring) return h("span", { class: "muted" }, "…");
+      if (!regVehicles.has(v.id)) return h("span", { class: "muted" }, "não cadastrado");
+      const items = itemsOf(v);
+      if (!items.length) return chip("em dia", "ok", `Nada vencido nem a vencer em ${EXPIRING_DAYS} dias`);
+      const expired = items.filter((e) => e.expired || e.problem === "category").length;
+      const soon = items.length - expired;
+      const detail = items.map((e) => `${e.subject_label}: ${documentName(e)} — ${e.status_label}`).join("\n");
+      return h("span", { class: "chips", title: detail, dataset: { docs: expired ? "expired" : "expiring" } },
+        expired ? chip(plural(expired, "vencido", "vencidos"), "danger") : null, soon ? chip(`${soon} a vencer`, "warn") : null,
+        h("span", { class: "sr-only" }, ": " + detail.replace(/\n/g, "; ")));
+    };
+
+    const loadExpiring = async () => {
+      if (!hasRegistry) return;
+      expInfo.textContent = "Carregando…";
+      try {
+        const [page, vs] = await Promise.all([api(`/api/v1/registry/expiring?days=${EXPIRING_DAYS}&limit=1000`), listAll("/api/v1/registry/vehicles")]);
+        regVehicles.clear();
+        for (const v of vs) regVehicles.set(v.id, v);
+        const items = (page.items || []).slice().sort((a, b) => (b.expired - a.expired) || String(a.valid_until || "").localeCompare(String(b.valid_until || "")));
+        expiring = { ...page, items };
+        renderExpiring();
+        renderFleet();
+      } catch (e) {
+        expInfo.textContent = "Não foi possível carregar os vencimentos: " + e.message;
+      }
+    };
+    const renderExpiring = () => {
+      const { items } = expiring;
+      const expired = items.filter((e) => e.expired).length;
+      expCounts.replaceChildren(...[expired ? chip(plural(expired, "vencido", "vencidos"), "danger") : null,
+        items.length - expired ? chip(`${items.length - expired} a vencer`, "warn") : null, items.length ? null : chip("tudo em dia", "ok")].filter(Boolean));
+      expBody.replaceChildren(...(items.length ? items.map((e) => h("tr", { class: e.expired ? "is-expired" : null, dataset: { subject: e.subject.vehicle || e.subject.id, document: e.document } },
+        h("td", null, e.problem === "category" ? chip("categoria incompatível", "danger") : e.expired ? chip("vencido", "danger") : e.days_left === 0 ? chip("vence hoje", "warn") : chip("a vencer", "warn")),
+        h("th", { scope: "row" }, subjectCell(e)),
+        h("td", { title: e.label }, documentName(e)),
+        h("td", null, e.number ? h("code", { class: "nowrap" }, e.number) : h("span", { class: "muted" }, "—")),
+        h("td", { class: "nowrap" }, isoDateBR(e.valid_until)),
+        h("td", { class: "nowrap" + (e.expired ? " text-danger" : ""), title: e.status_label },
+          e.expired ? `há ${plural(-e.days_left, "dia", "dias")}` : e.days_left === 0 ? "hoje" : plural(e.days_left, "dia", "dias"))))
+        : [emptyRow(6, `Nenhum documento vencido nem a vencer nos próximos ${EXPIRING_DAYS} dias.`)]));
+      const drivers = items.some((e) => e.subject.kind === "driver");
+      expInfo.textContent = `Situação em ${isoDateBR(expiring.as_of)} · ${plural(items.length, "item", "itens")}` +
+        (drivers ? " · inclui CNH e atestados de condutores (identificados pelo ID); esta consulta foi registrada na auditoria." : "");
     };
 
     const loadSummary = async () => {
@@ -75,11 +151,12 @@ export const fleetView = {
 
     const exportFleet = () => {
       const now = Date.now();
-      const rows = [["veiculo", "permissionario", "situacao", "estado", "visto_por_ultimo", "velocidade_kmh", "som_dba", "fila_lotes", "gps", "tacografo", "decibelimetro", "episodios_abertos"]];
+      const rows = [["veiculo", "permissionario", "situacao", "estado", "visto_por_ultimo", "velocidade_kmh", "som_dba", "fila_lotes", "gps", "tacografo", "decibelimetro", "episodios_abertos", ...(expiring ? ["documentos"] : [])]];
       for (const v of [...store.vehicles.values()].sort((a, b) => a.id.localeCompare(b.id))) {
         rows.push([v.id, v.licensee || "", isOnline(v, now) ? "online" : "offline", STATE_LABELS[vehicleState(v, now)],
           v.last_seen ? fmtDateTime(v.last_seen) : "", num(v.speed_kmh), num(v.laeq_db), v.spool_depth ?? "",
-          ...Object.keys(DEVICES).map((k) => (v.devices || {})[k] || ""), (v.open_episodes || []).length]);
+          ...Object.keys(DEVICES).map((k) => (v.devices || {})[k] || ""), (v.open_episodes || []).length,
+          ...(expiring ? [regVehicles.has(v.id) ? itemsOf(v).map((e) => `${e.label}: ${e.status_label}`).join(" | ") || "em dia" : "não cadastrado"] : [])]);
       }
       download(`frota-${localDate()}.csv`, csv(rows));
     };
@@ -100,8 +177,16 @@ export const fleetView = {
         h("div", { class: "card-head" }, h("h2", { class: "card-title" }, "Situação dos veículos"),
           h("button", { type: "button", class: "btn", id: "export-fleet", onclick: exportFleet }, "Exportar CSV")),
         h("div", { class: "table-wrap" }, h("table", { class: "table", id: "fleet-table" },
-          h("thead", null, h("tr", null, ...["Veículo", "Permissionário", "Conexão", "Último contato", "Velocidade", "Som", "Fila", "Dispositivos", "Episódios abertos"].map((t) => h("th", { scope: "col" }, t)))),
+          h("thead", null, h("tr", null, ...["Veículo", "Permissionário", "Conexão", "Último contato", "Velocidade", "Som", "Fila", "Dispositivos", ...(hasRegistry ? ["Documentos"] : []), "Episódios abertos"].map((t) => h("th", { scope: "col" }, t)))),
           tbody))),
+      hasRegistry ? h("section", { class: "card", id: "expiring", "aria-labelledby": "expiring-title" },
+        h("div", { class: "card-head" }, h("h2", { class: "card-title", id: "expiring-title" }, `Vencimentos (próximos ${EXPIRING_DAYS} dias)`), expCounts,
+          h("button", { type: "button", class: "btn push-right", onclick: loadExpiring }, "Atualizar")),
+        h("div", { class: "table-wrap" }, h("table", { class: "table", id: "expiring-table" },
+          h("thead", null, h("tr", null, ...["Situação", "Titular", "Documento", "Número", "Válido até", "Prazo"].map((t) => h("th", { scope: "col" }, t)))),
+          expBody)),
+        h("div", { class: "table-foot" }, expInfo, h("a", { href: "#/cadastro/documentos" }, "Ver o cadastro")))
+        : h("p", { class: "muted small quiet-note", id: "expiring-none" }, "Vencimento de documentos: cadastro não configurado neste monitor (TRENZINHO_REGISTRY)."),
       h("section", { class: "card" },
         h("div", { class: "card-head" }, h("h2", { class: "card-title" }, "Conformidade por veículo e dia"),
           h("button", { type: "button", class: "btn", onclick: exportSummary }, "Exportar CSV")),
@@ -111,6 +196,7 @@ export const fleetView = {
         sumInfo));
     renderFleet();
     loadSummary();
+    loadExpiring();
     let timer = 0;
     const later = () => { if (!timer) timer = setTimeout(() => { timer = 0; renderFleet(); }, 2000); };
     const offs = [store.on("vehicle", later), store.on("reset", later), store.on("episode", later), store.on("draft", later)];

@@ -73,6 +73,7 @@ export function addDays(iso, n) {
 }
 // isoDateBR: "2026-11-29" → 29/11/2026.
 export function isoDateBR(iso) {
+  if (!iso) return "—";
   const [y, m, d] = iso.split("-");
   return `${d}/${m}/${y}`;
 }
@@ -153,8 +154,62 @@ export const DRAFT_STATUS = { draft: "Pendente", issued: "Emitido", dismissed: "
 export const AUDIT_ACTIONS = {
   login: "Entrada no sistema", login_failed: "Falha de login", logout: "Saída do sistema",
   "user.create": "Usuário criado", "user.update": "Usuário alterado", "draft.export": "Auto exportado",
-  "draft.issue": "Auto emitido", "draft.dismiss": "Minuta arquivada",
+  "draft.issue": "Auto emitido", "draft.dismiss": "Minuta arquivada", "draft.pdf": "PDF do auto gerado",
+  "case.issue": "Processo aberto (cálculo da penalidade)", "case.import": "Auto em papel importado",
+  "case.notify": "Notificação registrada", "case.defence": "Defesa registrada", "case.decide": "Decisão sobre a defesa",
+  "case.pay": "Pagamento registrado", "case.divida_ativa": "Inscrição em dívida ativa", "case.suspension": "Suspensão aplicada",
+  "registry.licensee.create": "Permissionário cadastrado", "registry.licensee.update": "Permissionário alterado",
+  "registry.licensee.delete": "Permissionário excluído", "registry.vehicle.create": "Veículo cadastrado",
+  "registry.vehicle.update": "Veículo alterado", "registry.vehicle.delete": "Veículo excluído",
+  "registry.driver.create": "Condutor cadastrado", "registry.driver.update": "Condutor alterado",
+  "registry.driver.delete": "Condutor excluído", "registry.driver.read": "Consulta a dados de condutor",
+  "registry.drivers.list": "Consulta à lista de condutores", "registry.expiring.drivers": "Consulta a vencimentos de condutores",
 };
+
+// The case workflow (docs/api.md, "Cases").
+export const CASE_STATES = {
+  issued: "Emitido", notified: "Notificado", defence_filed: "Defesa pendente", defence_rejected: "Defesa indeferida",
+  defence_accepted: "Defesa acolhida", confirmed: "Multa confirmada", paid: "Pago", dividaativa: "Dívida ativa",
+  dismissed: "Arquivado", annulled: "Anulado",
+};
+export const CASE_STATE_TONE = {
+  issued: "warn", notified: "info", defence_filed: "info", defence_rejected: "danger", defence_accepted: "neutral",
+  confirmed: "danger", paid: "ok", dividaativa: "danger", dismissed: "neutral", annulled: "neutral",
+};
+export const CASE_ACTIONS = {
+  issue: "Emissão do auto", import: "Importação do auto em papel", notify: "Notificação do autuado",
+  defence: "Defesa apresentada", decide: "Decisão sobre a defesa", pay: "Pagamento da multa",
+  divida_ativa: "Inscrição em dívida ativa", suspension: "Suspensão aplicada",
+};
+export const NOTIFY_MODES = { in_person: "pessoalmente (em mãos)", mail: "por correio com AR", edital: "por edital" };
+export const ORIGINS = { draft: "Monitor", manual: "Lavrado na rua", import: "Importado (papel)" };
+
+const WEEKDAYS = ["domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"];
+// weekday("2026-11-23"): segunda-feira.
+export function weekday(iso) {
+  const [y, m, d] = iso.split("-").map(Number);
+  return WEEKDAYS[new Date(Date.UTC(y, m - 1, d)).getUTCDay()];
+}
+// daysUntil("2026-12-20"): whole days from today (in the municipality) to that day; negative
+// when it is past.
+export function daysUntil(iso, today = localDate()) {
+  const a = today.split("-").map(Number), b = iso.split("-").map(Number);
+  return Math.round((Date.UTC(b[0], b[1] - 1, b[2]) - Date.UTC(a[0], a[1] - 1, a[2])) / 86400000);
+}
+// fmtBRL("3360.00"): R$ 3.360,00.
+export function fmtBRL(v) {
+  if (v == null || v === "" || Number.isNaN(+v)) return "—";
+  return new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" }).format(+v);
+}
+// fmtCNPJ("11222333000181"): 11.222.333/0001-81 (also the alphanumeric CNPJ).
+export function fmtCNPJ(s) {
+  if (!s) return "—";
+  const c = String(s).replace(/[^0-9A-Za-z]/g, "").toUpperCase();
+  if (c.length !== 14) return s;
+  return `${c.slice(0, 2)}.${c.slice(2, 5)}.${c.slice(5, 8)}/${c.slice(8, 12)}-${c.slice(12)}`;
+}
+// plural(2, "dia", "dias"): "2 dias".
+export const plural = (n, one, many) => `${n} ${Math.abs(n) === 1 ? one : many}`;
 export const AREAS = {
   rural: "Residencial rural", strict_residential: "Estritamente residencial / hospitais / escolas",
   mixed_residential: "Mista, predominantemente residencial", mixed_commercial: "Mista, comercial/administrativa",

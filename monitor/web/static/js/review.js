@@ -4,7 +4,8 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, icon, chip, field, emptyRow } from "./dom.js";
-import { fmtDateTime, fmtDuration, fmtValue, fmtNum, ruleName, RULES, DRAFT_STATUS, CATEGORIES, SOURCES, AREAS, CLOSED } from "./fmt.js";
+import { fmtDateTime, fmtDuration, fmtValue, fmtNum, fmtBRL, ruleName, RULES, DRAFT_STATUS, CATEGORIES, SOURCES, AREAS, CLOSED, CASE_STATES } from "./fmt.js";
+import { mountCase, caseChip } from "./cases.js";
 
 const STATUS_TONE = { draft: "warn", issued: "ok", dismissed: "neutral" };
 
@@ -29,11 +30,17 @@ function mountQueue(el) {
   const more = h("button", { type: "button", class: "btn", hidden: true }, "Carregar mais");
   const vehicle = h("input", { type: "search", placeholder: "ex.: PIU-001", autocomplete: "off" });
   const rule = h("select", null, h("option", { value: "" }, "Todas as regras"), Object.entries(RULES).map(([k, v]) => h("option", { value: k }, v)));
+  // For issued notices, the state of their process (GET /api/v1/cases?origin=draft&state=…).
+  const caseState = h("select", { id: "case-state-filter" }, h("option", { value: "" }, "Todas"),
+    ["issued", "notified", "defence_filed", "confirmed", "defence_accepted", "paid", "dividaativa"].map((k) => h("option", { value: k }, CASE_STATES[k])));
+  caseState.value = sessionStorage.getItem("trenzinho.review.case") || "";
+  const caseField = field("Processo", caseState);
   let items = [], cursor = "";
   const tabs = h("div", { class: "segmented", role: "group", "aria-label": "Situação" },
     ...[["draft", "Pendentes"], ["issued", "Emitidos"], ["dismissed", "Arquivados"], ["", "Todos"]].map(([k, label]) =>
       h("button", { type: "button", "aria-pressed": String(k === status), dataset: { status: k }, onclick: () => {
         status = k; sessionStorage.setItem("trenzinho.review.status", k);
+        caseField.hidden = !cases || k !== "issued";
         for (const b of tabs.children) b.setAttribute("aria-pressed", String(b.dataset.status === k));
         load();
       } }, label)));
@@ -46,20 +53,38 @@ function mountQueue(el) {
   };
   const row = (d) => h("tr", { dataset: { draft: d.id }, class: "is-clickable" },
     h("td", null, fmtDateTime(d.created_at)),
-    h("td", null, h("strong", null, d.vehicle)),
+    h("td", { class: "nowrap" }, h("strong", null, d.vehicle)),
     h("td", null, d.licensee || h("span", { class: "muted" }, "não cadastrado")),
     h("td", null, h("a", { href: "#/revisao/" + encodeURIComponent(d.id) }, (d.rules || []).map(ruleName).join(" + "))),
     h("td", null, (d.articles || []).join("; ")),
     h("td", null, d.penalty),
     h("td", { class: "num" }, fmtNum(d.fine_ufmp, 2)),
-    h("td", null, integrityChip(d)),
-    h("td", null, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral")));
+    h("td", null, d.case ? h("span", { class: "muted" }, "—") : integrityChip(d)),
+    h("td", null, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral"), d.case ? h("span", { class: "block" }, caseChip(d.case)) : null));
   tbody.addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-draft]");
     if (tr && !ev.target.closest("a")) location.hash = "#/revisao/" + encodeURIComponent(tr.dataset.draft);
   });
+  const cases = !!store.config.cases;
+  caseField.hidden = !cases || status !== "issued";
+  // fromCase shows a draft's case as a row of the queue.
+  const fromCase = (c) => ({ id: c.draft_id, created_at: c.issued_at, vehicle: c.vehicle || "", licensee: c.licensee, rules: c.rules, articles: c.articles,
+    penalty: c.penalty, fine_ufmp: c.assessment ? c.assessment.total_ufmp : null, status: "issued", notice: c.notice, case: c });
   const load = async (append = false) => {
     info.textContent = "Carregando…";
+    if (cases && status === "issued" && caseState.value) {
+      try {
+        const q = new URLSearchParams({ limit: "200", origin: "draft", state: caseState.value });
+        if (append && cursor) q.set("cursor", cursor);
+        const page = await api("/api/v1/cases?" + q);
+        const got = page.items.filter((c) => c.draft_id).map(fromCase);
+        items = append ? items.concat(got) : got;
+        cursor = page.next_cursor || "";
+        more.hidden = !cursor;
+        render();
+      } catch (e) { info.textContent = e.message; }
+      return;
+    }
     try {
       const q = new URLSearchParams({ limit: "200" });
       if (status) q.set("status", status);
@@ -73,11 +98,12 @@ function mountQueue(el) {
   };
   vehicle.addEventListener("input", render);
   rule.addEventListener("change", render);
+  caseState.addEventListener("change", () => { sessionStorage.setItem("trenzinho.review.case", caseState.value); load(); });
   more.addEventListener("click", () => load(true));
   el.append(
     h("div", { class: "page-head" }, h("p", { class: "lead" }, "Minutas feitas pelo monitor a partir dos episódios encerrados. Nada é emitido sem a decisão de um agente.")),
     h("div", { class: "card" },
-      h("div", { class: "toolbar" }, tabs, field("Veículo", vehicle), field("Regra", rule)),
+      h("div", { class: "toolbar" }, tabs, field("Veículo", vehicle), field("Regra", rule), caseField),
       h("div", { class: "table-wrap" }, h("table", { class: "table", id: "drafts-table" },
         h("thead", null, h("tr", null, ...["Criada em", "Veículo", "Permissionário", "Infrações", "Artigos", "Penalidade", "Multa (UFMP)", "Integridade", "Situação"].map((t) => h("th", { scope: "col" }, t)))),
         tbody)),
@@ -85,6 +111,7 @@ function mountQueue(el) {
   this.off = store.on("draft", ({ draft }) => {
     const i = items.findIndex((d) => d.id === draft.id);
     if (i >= 0) items[i] = { ...items[i], ...draft };
+    else if (caseField.hidden === false && caseState.value) return; // a list of cases: reloaded on demand
     else if (!status || draft.status === status) items.unshift(draft);
     if (status) items = items.filter((d) => d.status === status);
     render();
@@ -107,6 +134,14 @@ async function mountDraft(el, id) {
     if (draft.id !== id || draft.status === d.status) return;
     try { d = await api("/api/v1/drafts/" + encodeURIComponent(id)); renderDraft(el, d); } catch { /* keep the page */ }
   });
+}
+
+// driverText is the draft's driver as the agent reads it: name and CNH when the user may see
+// them, and how the driver was identified.
+function driverText(dr) {
+  if (!dr) return "não identificado (sem cartão do tacógrafo nem condutor designado no cadastro)";
+  const who = dr.name ? dr.name + (dr.cnh_number ? ` — CNH ${dr.cnh_number}${dr.cnh_category ? " (" + dr.cnh_category + ")" : ""}` : "") : "";
+  return who ? `${who}; identificado por ${dr.identification}` : dr.identification;
 }
 
 const pdfURL = (d) => `/api/v1/drafts/${encodeURIComponent(d.id)}/pdf`;
@@ -160,37 +195,48 @@ function renderDraft(el, d) {
     dl([["Situação", chip(DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status])], ["Número do auto", d.notice],
       ["Decidido por", d.decided_by], ["Em", d.decided_at ? fmtDateTime(d.decided_at) : null], ["Motivo / observações", d.reason]])) : null;
 
+  // Once issued: the notice's process (cases.js).
+  const caseMain = d.case ? h("div", { class: "case-host" }) : null;
+  const caseSide = d.case ? h("div", { class: "case-host" }) : null;
+  if (d.case) mountCase(d.case, caseMain, caseSide);
+
   el.replaceChildren(
     h("div", { class: "page-head page-head--split" },
       h("div", null, h("a", { class: "back-link", href: "#/revisao" }, icon("back"), "Fila de revisão"),
         h("h2", { class: "page-title", id: "draft-title" }, title),
         h("p", { class: "muted" }, `${doc.municipality || ""} · ${doc.fiscal_organ || ""}`)),
       h("div", { class: "head-actions" }, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral"),
-        h("button", { type: "button", class: "btn", id: "pdf-preview-btn", "aria-expanded": "false", "aria-controls": "pdf-preview",
-          onclick: (e) => togglePreview(e.currentTarget, d) }, icon("file"), "Pré-visualizar PDF"),
-        h("a", { class: "btn", href: pdfURL(d), target: "_blank", rel: "noopener" }, icon("file"), "Abrir PDF"),
+        // The PDF names the driver: fiscal and above (the API refuses it to viewers).
+        store.hasRole("fiscal") ? h("button", { type: "button", class: "btn", id: "pdf-preview-btn", "aria-expanded": "false", "aria-controls": "pdf-preview",
+          onclick: (e) => togglePreview(e.currentTarget, d) }, icon("file"), "Pré-visualizar PDF") : null,
+        store.hasRole("fiscal") ? h("a", { class: "btn", href: pdfURL(d), target: "_blank", rel: "noopener" }, icon("file"), "Abrir PDF") : null,
         store.hasRole("fiscal") && ok ? h("a", { class: "btn", href: `/api/v1/drafts/${encodeURIComponent(d.id)}/export`, download: d.id + ".json" }, icon("download"), "Exportar selado") : null)),
-    integrity, warnings,
+    integrity, warnings || "",
     h("div", { class: "draft-grid" },
       h("div", { class: "draft-main" },
         h("section", { class: "card" }, h("h3", { class: "card-title" }, "Identificação e enquadramento"),
           dl([
             ["Veículo", h("span", null, h("a", { href: "#/mapa/" + encodeURIComponent(d.vehicle) }, d.vehicle), doc.unregistered ? " " : "", doc.unregistered ? chip("veículo não cadastrado", "warn") : null)],
             ["Permissionário", d.licensee || "não cadastrado"],
+            ["Condutor", driverText(doc.driver)],
             ["Infrações", (d.rules || []).map(ruleName).join(" + ")],
             ["Artigos", (d.articles || []).join("; ")],
             ["Penalidade", d.penalty],
-            ["Multa", `${fmtNum(d.fine_ufmp, 2)} ${doc.fiscal_unit || "UFMP"} (valor em R$ calculado na emissão; reincidência conferida na emissão)`],
+            ["Multa", d.case && d.case.assessment && !d.case.assessment.warning
+              ? `${fmtNum(d.case.assessment.total_ufmp, 2)} ${d.case.assessment.fiscal_unit || "UFMP"} = ${fmtBRL(d.case.assessment.total_brl)} (calculada na emissão${d.case.assessment.recidivist ? ", com reincidência" : ""})`
+              : `${fmtNum(d.fine_ufmp, 2)} ${doc.fiscal_unit || "UFMP"} (valor em R$ calculado na emissão; reincidência conferida na emissão)`],
             ["Lei", doc.law],
             ["Período dos fatos", doc.start ? `${fmtDateTime(doc.start)} a ${fmtDateTime(doc.end)}` : null],
             ["Minuta criada em", fmtDateTime(d.created_at)],
             ["Perfil legal", doc.profile_id ? `${doc.profile_id} (${doc.profile_version})` : null],
           ])),
+        caseMain,
         h("section", { class: "card pdf-preview", id: "pdf-preview", hidden: true }, h("h3", { class: "card-title" }, "Pré-visualização do PDF")),
         h("section", { class: "card" }, h("h3", { class: "card-title" }, `Fatos (${(doc.facts || []).length})`), ...facts),
         addenda),
       h("aside", { class: "draft-side" },
         pending ? decisionCard(d, ok) : decided,
+        caseSide,
         h("section", { class: "card" }, h("h3", { class: "card-title" }, "Selo de evidências"),
           dl([["Posição na cadeia", String(sealed.seq ?? "—")], ["SHA-256 do pacote", h("code", { class: "hash" }, sealed.hash || "—")],
             ["Hash anterior", h("code", { class: "hash" }, sealed.prev_hash || "— (primeiro auto)")],

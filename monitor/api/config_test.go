@@ -1,0 +1,67 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// GET /api/v1/config tells the dashboard whether the registry and the case routes are there, so
+// that it never probes a route that answers 404 (a console error in the browser), and gives the
+// manual infractions and the suspension range of the profile when cases are served.
+func TestConfigSaysWhatIsServed(t *testing.T) {
+	type manual struct {
+		ID, Article, Penalty, Text string
+		Fine                       float64
+	}
+	type config struct {
+		Registry          *bool
+		Cases             *bool
+		ManualInfractions []manual `json:"manual_infractions"`
+		Suspension        *struct {
+			MinDays int `json:"min_days"`
+			MaxDays int `json:"max_days"`
+		}
+	}
+	get := func(f interface {
+		do(string, string, any, session, ...string) (int, []byte, http.Header)
+	}, tok session) config {
+		t.Helper()
+		code, body, _ := f.do("GET", "/api/v1/config", nil, tok)
+		if code != http.StatusOK {
+			t.Fatalf("config: %d %s", code, body)
+		}
+		var c config
+		if err := json.Unmarshal(body, &c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	plain := newFixture(t, nil)
+	_, tok := plain.login("maria", viewerPassword)
+	c := get(plain, session{bearer: tok})
+	if c.Registry == nil || *c.Registry || c.Cases == nil || *c.Cases || c.ManualInfractions != nil || c.Suspension != nil {
+		t.Errorf("without registry and cases: %+v", c)
+	}
+
+	reg := newRegFixture(t, nil)
+	if c := get(reg.fixture, reg.viewer); c.Registry == nil || !*c.Registry {
+		t.Errorf("with a registry: registry = %v", c.Registry)
+	}
+
+	cf := newCaseFixture(t)
+	c = get(cf.fixture, session{bearer: cf.viewer})
+	if c.Cases == nil || !*c.Cases || c.Suspension == nil || c.Suspension.MinDays != 10 || c.Suspension.MaxDays != 45 {
+		t.Errorf("with cases: %+v", c)
+	}
+	found := false
+	for _, m := range c.ManualInfractions {
+		if m.ID == "art16" && m.Article == "Art. 16" && m.Penalty == "Art. 46, XII" && m.Fine == 400 && m.Text != "" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("manual infractions %+v lack art16", c.ManualInfractions)
+	}
+}

@@ -1,0 +1,281 @@
+package drafts_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// regFixture is the monitor's drafting path with a registry: the engine reads the registry as
+// the monitor wires it (rules.FromRegistry), the drafter takes the registry's data at draft
+// time, on a real SQLite store and a registry file in a temporary directory — the example
+// registry, with PIU-002 assigned to driver D2.
+type regFixture struct {
+	db      *store.DB
+	reg     *registry.Store
+	engine  *rules.Engine
+	drafter *drafts.Drafter
+	key     ed25519.PrivateKey
+	seq     uint64
+}
+
+func newRegFixture(t *testing.T) *regFixture {
+	t.Helper()
+	dir := t.TempDir()
+	example, err := os.ReadFile(filepath.Join("..", "registry", "testdata", "piuma-example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(path, example, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := reg.Vehicle("PIU-002")
+	v.Driver = "D2"
+	if _, err := reg.PutVehicle(v); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), filepath.Join(dir, "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	p := profile.Piuma()
+	f := &regFixture{db: db, reg: reg, engine: rules.New(p, nil), key: key,
+		drafter: drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Key: key,
+			Software: "test", Settle: time.Minute, Registry: reg})}
+	f.engine.SetRegistry(rules.FromRegistry(reg))
+	return f
+}
+
+// play drives a vehicle east from the centre of Piúma at the given speeds, one per second, the
+// tachograph reporting card (none when empty), and commits the batches as the judge does.
+func (f *regFixture) play(t *testing.T, vehicle string, start time.Time, card string, speeds []float64) {
+	t.Helper()
+	tt, lat, lon := start, -20.8367, -40.7292
+	for i := 0; i < len(speeds); i += 5 {
+		f.seq++
+		b := &wire.Batch{V: 1, Vehicle: vehicle, Epoch: "e-1", Seq: f.seq, Clock: wire.ClockGPS}
+		for _, kmh := range speeds[i:min(i+5, len(speeds))] {
+			lon += kmh / 3.6 / (111320 * 0.9346)
+			wt := wire.NewTime(tt)
+			kmh, hdop := kmh, 0.8
+			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &kmh, Card: card})
+			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: lat, Lon: lon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
+			b.SentAt = wt
+			tt = tt.Add(time.Second)
+		}
+		payload, err := wire.Encode(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.engine.Apply(b, tt)
+		c, err := f.engine.Drain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := []store.Batch{{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: tt, TMin: b.GPS[0].T.Time,
+			TMax: b.GPS[len(b.GPS)-1].T.Time, Payload: payload}}
+		if err := f.db.Commit(context.Background(), &c, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (f *regFixture) drafts(t *testing.T) []drafts.Made {
+	t.Helper()
+	made, err := f.drafter.Run(context.Background(), time.Now().Add(10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range made {
+		if _, err := drafts.Verify(&m.Sealed, f.key.Public().(ed25519.PublicKey)); err != nil {
+			t.Fatalf("draft %s does not verify: %v", m.Draft.ID, err)
+		}
+	}
+	return made
+}
+
+func speeding() []float64 {
+	return slices.Concat(repeat(20, 60), repeat(45, 20), repeat(20, 200))
+}
+
+// noonFriday is 12:00 in Piúma on Friday 2026-11-27: in service hours.
+var noonFriday = time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)
+
+func TestDraftNamesTheDriverByCard(t *testing.T) {
+	f := newRegFixture(t)
+	f.play(t, "PIU-001", noonFriday, "000000000086H101", speeding()) // D1's card, as a VDO pads it
+	made := f.drafts(t)
+	if len(made) != 1 || made[0].Draft.Rules[0] != "speed" {
+		t.Fatalf("%d drafts, want the speed draft: %+v", len(made), made)
+	}
+	d := made[0].Draft
+	dr := d.Driver
+	if dr == nil {
+		t.Fatalf("no driver in the draft; warnings %v", d.Warnings)
+	}
+	if dr.ID != "D1" || dr.Name != "Maria Aparecida dos Santos" || dr.CNHNumber != "10000000001" ||
+		dr.IdentifiedBy != drafts.DriverByCard || dr.Card != "000000000086H101" ||
+		dr.Identification != "cartão do tacógrafo nº 000000000086H101" {
+		t.Errorf("driver %+v", dr)
+	}
+	r := d.Registry
+	if r == nil || d.Licensee != "L1" || r.RazaoSocial != "Trenzinho Alegria da Orla Ltda" || r.CNPJ != "11222333000181" || r.Plate != "ABC1D23" {
+		t.Fatalf("registry record %+v, licensee %q", r, d.Licensee)
+	}
+	i := slices.IndexFunc(r.Devices, func(x drafts.Device) bool { return x.Kind == "tachograph" })
+	if i < 0 || r.Devices[i].Serial != "VDO-EX-0001" || r.Devices[i].INMETROVerification != "2026-02-10" || r.Devices[i].ValidUntil != "2028-02-09" {
+		t.Errorf("devices %+v", r.Devices)
+	}
+	j := slices.IndexFunc(r.Devices, func(x drafts.Device) bool { return x.Kind == "slm" })
+	if j < 0 || r.Devices[j].Calibration != "2026-05-05" {
+		t.Errorf("the sound-level meter's calibration is not recorded: %+v", r.Devices)
+	}
+	if d.MeterDistanceM != 2 || d.MeterDistanceSource != "registry" {
+		t.Errorf("r1 %v from %q, want 2 m from the registry", d.MeterDistanceM, d.MeterDistanceSource)
+	}
+	for _, w := range d.Warnings {
+		if strings.Contains(w, "Condutor identificado pelo cadastro") || strings.Contains(w, "não cadastrado") {
+			t.Errorf("warning %q", w)
+		}
+	}
+}
+
+func TestDraftNamesTheAssignedDriverWithoutACard(t *testing.T) {
+	f := newRegFixture(t)
+	f.play(t, "PIU-002", noonFriday, "", speeding())
+	made := f.drafts(t)
+	if len(made) != 1 {
+		t.Fatalf("%d drafts, want 1", len(made))
+	}
+	d := made[0].Draft
+	dr := d.Driver
+	if dr == nil || dr.ID != "D2" || dr.Name != "João Carlos Ferreira" || dr.CNHNumber != "10000000002" ||
+		dr.IdentifiedBy != drafts.DriverByRegistry || dr.Card != "" || !strings.HasPrefix(dr.Identification, "cadastro") {
+		t.Fatalf("driver %+v", dr)
+	}
+	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "Condutor identificado pelo cadastro") }) {
+		t.Errorf("no warning that the driver comes from the registry: %v", d.Warnings)
+	}
+	if d.MeterDistanceM != 2.5 || d.Registry == nil || d.Registry.Plate != "MTA1234" {
+		t.Errorf("r1 %v, registry %+v", d.MeterDistanceM, d.Registry)
+	}
+}
+
+// A card the registry does not know names nobody, and the assigned driver is not put in its
+// place: the agent identifies the driver.
+func TestDraftWithAnUnregisteredCard(t *testing.T) {
+	f := newRegFixture(t)
+	f.play(t, "PIU-002", noonFriday, "0000000099Z999", speeding())
+	made := f.drafts(t)
+	if len(made) != 1 {
+		t.Fatalf("%d drafts, want 1", len(made))
+	}
+	d := made[0].Draft
+	if d.Driver != nil {
+		t.Errorf("driver %+v for a card the registry does not know", d.Driver)
+	}
+	if !slices.ContainsFunc(d.Warnings, func(w string) bool { return strings.Contains(w, "0000000099Z999") }) {
+		t.Errorf("no warning about the unknown card: %v", d.Warnings)
+	}
+}
+
+func TestDocumentExpiredDraftCitesTheMappedArticle(t *testing.T) {
+	f := newRegFixture(t)
+	// PIU-003's inspection ran out on 2026-11-20 (the example registry); D3 drives it.
+	f.play(t, "PIU-003", noonFriday, "0000000077B303", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	made := f.drafts(t)
+	if len(made) != 1 {
+		t.Fatalf("%d drafts, want 1 (the inspection): %+v", len(made), made)
+	}
+	d := made[0].Draft
+	if d.Penalty != "Art. 45, IV" || d.FineUFMP != 300 || len(d.Articles) != 1 || d.Articles[0] != "Art. 32" ||
+		len(d.Rules) != 1 || d.Rules[0] != "document_expired" {
+		t.Fatalf("draft cites %v / %s, %v UFMP, rules %v; want Art. 32 / Art. 45, IV, 300", d.Articles, d.Penalty, d.FineUFMP, d.Rules)
+	}
+	fact := d.Facts[0]
+	for _, want := range []string{"inspeção técnica veicular", "VT-2025-031", "20/11/2026", "veículo PIU-003", "vencido havia 7 dias", "27/11/2026 12:00:00"} {
+		if !strings.Contains(fact.Description, want) {
+			t.Errorf("the fact does not say %q: %s", want, fact.Description)
+		}
+	}
+	if fact.Document == nil || fact.Document.Number != "VT-2025-031" || fact.Detail != "inspecao" ||
+		!strings.Contains(fact.LegalText, "inspeções técnicas") {
+		t.Errorf("fact %+v", fact)
+	}
+	if d.Driver == nil || d.Driver.ID != "D3" || d.Driver.Name != "Ana Paula de Oliveira" {
+		t.Errorf("driver %+v", d.Driver)
+	}
+	if d.Licensee != "L2" || d.Registry == nil || d.Registry.CNPJ != "12ABC34501DE35" {
+		t.Errorf("licensee %q, registry %+v", d.Licensee, d.Registry)
+	}
+}
+
+// A document kind the profile maps as an alert (an expired meter calibration) opens an episode
+// but makes no draft; the same vehicle's speeding draft warns that its meter was out of date
+// when the meter measured — here it did not, so only a tachograph out of date would.
+func TestDocumentAlertIsNotDrafted(t *testing.T) {
+	f := newRegFixture(t)
+	v, _ := f.reg.Vehicle("PIU-001")
+	for i := range v.Devices {
+		if v.Devices[i].Kind == registry.DeviceSLM {
+			v.Devices[i].ValidUntil = registry.MustDate("2026-11-01")
+		}
+		if v.Devices[i].Kind == registry.DeviceTachograph {
+			v.Devices[i].ValidUntil = registry.MustDate("2026-11-02")
+		}
+	}
+	v.Documents = slices.DeleteFunc(v.Documents, func(d registry.Document) bool { return d.Kind == registry.DocAfericaoTacografo })
+	if _, err := f.reg.PutVehicle(v); err != nil {
+		t.Fatal(err)
+	}
+	f.play(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	eps, _, err := f.db.Episodes(context.Background(), store.EpisodeFilter{Rule: "document_expired"}, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, ep := range eps {
+		kinds[ep.Detail] = true
+	}
+	if !kinds["verificacao_dispositivo"] || !kinds["afericao_tacografo"] {
+		t.Fatalf("episodes %v, want the meter's calibration and the tachograph's verification", kinds)
+	}
+	made := f.drafts(t)
+	if len(made) != 1 || made[0].Draft.Facts[0].Detail != "afericao_tacografo" || made[0].Draft.Penalty != "Art. 47" {
+		t.Fatalf("drafts %+v, want only the tachograph's verification (Art. 47)", made)
+	}
+	if a := made[0].Draft.Articles; len(a) != 1 || a[0] != "Art. 20, III, e" {
+		t.Errorf("articles %v", a)
+	}
+	if !strings.Contains(made[0].Draft.Facts[0].Description, "tacógrafo nº VDO-EX-0001") {
+		t.Errorf("the fact does not name the tachograph: %s", made[0].Draft.Facts[0].Description)
+	}
+}
+
+func repeat(v float64, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}

@@ -1,0 +1,87 @@
+package notice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/penalty"
+	"github.com/trenzinho/trenzinho/monitor/store"
+)
+
+// CaseSource finds the case of an issued draft (store.DB).
+type CaseSource interface {
+	CaseByDraft(ctx context.Context, draftID string) (*store.Case, error)
+}
+
+// IssuedPenalty is the penalty of a draft as the calculus made when it was issued states it (its
+// case's assessment), for Input.Penalty; nil when the draft has no case (not issued) or its case
+// no calculus (issued before the calculus was recorded).
+func IssuedPenalty(ctx context.Context, src CaseSource, draftID string, loc *time.Location) (*Penalty, error) {
+	if src == nil {
+		return nil, nil
+	}
+	c, err := src.CaseByDraft(ctx, draftID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notice: %w", err)
+	}
+	if c.Assessment == nil {
+		return nil, nil
+	}
+	return PenaltyOf(c.Assessment, c.Licensee, c.Issued, loc), nil
+}
+
+// PenaltyOf states a penalty calculus (penalty.Result) as the notice prints it: the fine in the
+// fiscal unit and in reais at the value in force on the day of issue, whether it is a recidivism
+// with the earlier notices relied on (number and dates), and the suspension or cassação
+// recommended to the agent with the reason. licensee is the offence's ("" when the vehicle has
+// no licensee in the registry).
+func PenaltyOf(res *penalty.Result, licensee string, issued time.Time, loc *time.Location) *Penalty {
+	if loc == nil {
+		loc = time.UTC
+	}
+	pe := &Penalty{FineUFMP: res.TotalUFMP, FineBRL: res.TotalBRL, UnitValueBRL: res.UnitValueBRL, UnitDate: issued.In(loc)}
+	list := func(ns []penalty.Notice) string {
+		var s []string
+		for _, n := range ns {
+			item := "auto nº " + n.ID + " (fato de " + n.Offence.In(loc).Format("02/01/2006")
+			if !n.Issued.IsZero() {
+				item += ", emitido em " + n.Issued.In(loc).Format("02/01/2006")
+			}
+			s = append(s, item+")")
+		}
+		return strings.Join(s, "; ")
+	}
+	switch {
+	case res.Warning:
+		pe.Recidivism = "Não se aplica: primeira ocorrência, notificação preliminar sem multa (Art. 41, I)."
+	case strings.TrimSpace(licensee) == "":
+		pe.Recidivism = "Não verificada: veículo sem prestador identificado no cadastro; a reincidência (Art. 48) não pode ser verificada."
+	case res.Recidivist:
+		pe.Recidivism = fmt.Sprintf("Sim (Art. 48): multa aplicada em dobro (× %s). Autos anteriores considerados: %s.",
+			num(res.Factor, 3), list(res.RelyingOn))
+	default:
+		pe.Recidivism = "Não (Art. 48): nenhuma multa anterior do prestador que conte para reincidência antes da data do fato."
+	}
+	if len(res.RepeatOf) > 0 {
+		pe.Recidivism += " Repetição de infração já notificada (Art. 41, I): " + list(res.RepeatOf) + "."
+	}
+	var rec []string
+	if s := res.SuspensionRecommended; s != nil {
+		rec = append(rec, s.Reason)
+	}
+	if c := res.CassacaoRecommended; c != nil {
+		rec = append(rec, c.Reason)
+	}
+	if len(rec) > 0 {
+		pe.Recommendation = strings.Join(rec, " ")
+	} else if !res.Warning {
+		pe.Recommendation = "Nenhuma: sem reincidência específica (Art. 52) nem suspensões aplicadas que levem à cassação (Art. 53, III)."
+	}
+	return pe
+}

@@ -1,0 +1,51 @@
+package notice
+
+import (
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/registry"
+)
+
+// fromDraft fills what the caller left out of in with what the draft recorded from the
+// registry when it was made (drafts.Draft.Registry, Driver, MeterDistanceM): the licensee,
+// the vehicle, its devices and the driver. What the caller gives wins.
+func fromDraft(in Input, d *drafts.Draft) Input {
+	if r := d.Registry; r != nil && !d.Unregistered {
+		if in.Licensee == nil && (r.RazaoSocial != "" || r.CNPJ != "") {
+			in.Licensee = &Licensee{Name: r.RazaoSocial, CNPJ: r.CNPJ, Address: r.Address}
+		}
+		if in.Vehicle == nil {
+			in.Vehicle = &Vehicle{Plate: registry.FormatPlate(r.Plate), ManufactureYear: r.ManufactureYear}
+			if d.MeterDistanceSource == "registry" {
+				in.Vehicle.MeterDistanceM = d.MeterDistanceM
+			}
+		}
+		if in.Devices == nil {
+			for _, dev := range r.Devices {
+				in.Devices = append(in.Devices, Device{Kind: dev.Kind, Model: dev.Model, Serial: dev.Serial,
+					Verification: day(dev.INMETROVerification), Calibration: day(dev.Calibration), ValidUntil: day(dev.ValidUntil)})
+			}
+		}
+	}
+	if dr := d.Driver; in.Driver == nil && dr != nil {
+		in.Driver = &Driver{Name: dr.Name, CNH: dr.CNHNumber, Card: dr.Card}
+		if dr.IdentifiedBy == drafts.DriverByRegistry {
+			in.Driver.Identification = "cadastro — condutor designado para o veículo; o tacógrafo não registrou cartão"
+		} else {
+			in.Driver.Identification = "cartão do tacógrafo nº " + dr.Card
+			in.Driver.Card = "" // said once, in the identification
+		}
+	}
+	return in
+}
+
+// day is a YYYY-MM-DD date as the notice's dates are (midnight UTC, printed as is); zero when
+// empty or malformed.
+func day(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

@@ -1,0 +1,180 @@
+package notice_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/notice"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// registered makes real drafts with the example registry wired as the monitor wires it (a
+// registry file in a temporary directory, PIU-002 assigned to driver D2): the engine judges,
+// the drafter takes the licensee, vehicle, devices, r₁ and driver from the registry. The
+// notices below are rendered from the sealed drafts alone, as GET /api/v1/drafts/{id}/pdf does.
+type registered struct {
+	db      *store.DB
+	engine  *rules.Engine
+	drafter *drafts.Drafter
+	p       *profile.Profile
+	seq     uint64
+}
+
+func newRegistered(t *testing.T) *registered {
+	t.Helper()
+	dir := t.TempDir()
+	example, err := os.ReadFile(filepath.Join("..", "registry", "testdata", "piuma-example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(path, example, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := reg.Vehicle("PIU-002")
+	v.Driver = "D2"
+	v.Devices = append(v.Devices, registry.Device{Kind: registry.DeviceSLM, Serial: "PCE-EX-0002", Model: "PCE-322A",
+		Calibration: registry.MustDate("2026-07-15"), ValidUntil: registry.MustDate("2027-07-14")})
+	if _, err := reg.PutVehicle(v); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(context.Background(), filepath.Join(dir, "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	p := profile.Piuma()
+	f := &registered{db: db, engine: rules.New(p, nil), p: p,
+		drafter: drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Key: key,
+			Software: "1.4.0-test", Settle: time.Minute, Registry: reg})}
+	f.engine.SetRegistry(rules.FromRegistry(reg))
+	return f
+}
+
+// play drives vehicle east at the given speeds (one a second) with the meter at db (0: no
+// meter), the tachograph reporting card, and commits as the judge does.
+func (f *registered) play(t *testing.T, vehicle, card string, start time.Time, speeds []float64, db float64) {
+	t.Helper()
+	tt, lat, lon := start, -20.8418, -40.7330
+	for i := 0; i < len(speeds); i += 5 {
+		f.seq++
+		b := &wire.Batch{V: 1, Vehicle: vehicle, Epoch: "e-1", Seq: f.seq, Clock: wire.ClockGPS}
+		for _, kmh := range speeds[i:min(i+5, len(speeds))] {
+			lon += kmh / 3.6 / (111320 * 0.9346)
+			wt := wire.NewTime(tt)
+			kmh, hdop, dur, level := kmh, 0.8, 1.0, db
+			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &kmh, Card: card})
+			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: lat, Lon: lon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
+			if db > 0 {
+				b.Sound = append(b.Sound, wire.Sound{T: wt, LAeqDB: &level, DurS: &dur})
+			}
+			b.SentAt = wt
+			tt = tt.Add(time.Second)
+		}
+		payload, err := wire.Encode(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.engine.Apply(b, tt)
+		c, err := f.engine.Drain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := []store.Batch{{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: tt, TMin: b.GPS[0].T.Time,
+			TMax: b.GPS[len(b.GPS)-1].T.Time, Payload: payload}}
+		if err := f.db.Commit(context.Background(), &c, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (f *registered) draft(t *testing.T) drafts.Made {
+	t.Helper()
+	made, err := f.drafter.Run(context.Background(), time.Now().Add(10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 1 {
+		t.Fatalf("%d drafts, want 1", len(made))
+	}
+	return made[0]
+}
+
+var fridayEvening = time.Date(2026, 11, 27, 22, 30, 0, 0, time.UTC) // 19:30 in Piúma
+
+// The speed notice of a registered vehicle names the driver the tachograph's card identifies,
+// with the CNH, and lists the tachograph with its INMETRO verification.
+func TestNoticeNamesTheDriverByCardAndTheDevices(t *testing.T) {
+	f := newRegistered(t)
+	f.play(t, "PIU-001", "0000000086H101", fridayEvening, slices.Concat(repeat(20, 60), repeat(45, 20), repeat(20, 200)), 0)
+	m := f.draft(t)
+	text := render(t, notice.Input{Sealed: m.Sealed, Profile: f.p}, "notice-registered-card")
+	mustContain(t, text, "Maria Aparecida dos Santos", "CNH nº 10000000001",
+		"identificado por: cartão do tacógrafo nº 0000000086H101",
+		"Trenzinho Alegria da Orla Ltda", "11.222.333/0001-81", "placa ABC1D23",
+		"VDO MTCO 1390", "VDO-EX-0001", "verificação em 10/02/2026", "09/02/2028",
+		"Art. 23", "Art. 46, X")
+	mustNotContain(t, text, "a identificar pelo agente", "veículo não cadastrado")
+	if t.Failed() {
+		t.Log(text)
+	}
+}
+
+// Without a card, the notice names the driver the registry assigns to the vehicle and says so;
+// a noise draft prints the registry's r₁ and the sound-level meter's calibration.
+func TestNoticeNamesTheAssignedDriverAndTheMeter(t *testing.T) {
+	f := newRegistered(t)
+	start := time.Date(2026, 11, 27, 13, 0, 0, 0, time.UTC) // 10:00 in Piúma
+	f.play(t, "PIU-002", "", start, repeat(5, 320), 0)
+	// 80 dB(A) at the meter for 2 minutes, at 5 km/h: estimated at the façade with r₁ = 2.5 m,
+	// above the mixed residential day limit (55 dB(A)).
+	f.play(t, "PIU-002", "", start.Add(320*time.Second), repeat(5, 120), 80)
+	f.play(t, "PIU-002", "", start.Add(440*time.Second), repeat(5, 200), 50)
+	m := f.draft(t)
+	if len(m.Draft.Facts) != 1 || m.Draft.Facts[0].Rule != "noise_limit" {
+		t.Fatalf("facts %+v", m.Draft.Facts)
+	}
+	text := render(t, notice.Input{Sealed: m.Sealed, Profile: f.p}, "notice-registered-assigned")
+	mustContain(t, text, "João Carlos Ferreira", "CNH nº 10000000002",
+		"identificado por: cadastro — condutor designado para o veículo",
+		"Condutor identificado pelo cadastro",
+		"r1 = 2,5 m", "placa MTA-1234",
+		"PCE-322A", "PCE-EX-0002", "calibração em 15/07/2026", "válida até", "14/07/2027")
+	mustNotContain(t, text, "a identificar pelo agente", "r1 = 2 m")
+	if t.Failed() {
+		t.Log(text)
+	}
+}
+
+// A document_expired draft: the notice cites the article the profile maps the document to, and
+// says which document, its number and its last valid day.
+func TestNoticeOfAnExpiredDocument(t *testing.T) {
+	f := newRegistered(t)
+	start := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC) // 12:00 in Piúma
+	// PIU-003's inspection ran out on 2026-11-20 (the example registry); D3's card.
+	f.play(t, "PIU-003", "0000000077B303", start, slices.Concat(repeat(20, 180), repeat(0, 400)), 0)
+	m := f.draft(t)
+	text := render(t, notice.Input{Sealed: m.Sealed, Profile: f.p}, "notice-document-expired")
+	mustContain(t, text, "Art. 32", "Art. 45, IV", "300 UFMP", "inspeções técnicas determinadas por esta lei",
+		"inspeção técnica veicular nº VT-2025-031", "válido até 20/11/2026", "vencido havia 7 dias",
+		"Passeios Recreativos Ilha do Gambá Ltda", "12.ABC.345/01DE-35", "Ana Paula de Oliveira", "CNH nº 10000000003")
+	if t.Failed() {
+		t.Log(text)
+	}
+}

@@ -1,0 +1,1122 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/penalty"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+)
+
+// Cases are the notices (autos de infração) the penalty calculus counts, and their
+// administrative process after issue (Lei 2.277/2018, Art. 51–57): an issued draft, a manual
+// notice an agent writes from a street observation, or an earlier paper notice imported.
+//
+// A case's identity, facts and the penalty calculus made when it was issued never change. What
+// happens to it is an append-only list of events (issue or import, notify, defence, decide, pay,
+// divida_ativa, suspension); its state is derived from them by folding (Case.fold), and the
+// state column of its row is that derivation, written in the same transaction as each event.
+// Every event is also written to the audit log in that transaction, with the case before and
+// after.
+
+// Origins of a case.
+const (
+	OriginDraft  = "draft"  // an issued draft of the monitor
+	OriginManual = "manual" // a notice an agent wrote from a street observation
+	OriginImport = "import" // an earlier paper notice, imported as it stood
+)
+
+// Actions on a case: the kinds of its events.
+const (
+	ActionIssue       = "issue"        // the notice was issued (a draft or a manual notice)
+	ActionImport      = "import"       // an earlier paper notice was imported as it stood
+	ActionNotify      = "notify"       // delivered to the offender (Art. 54)
+	ActionDefence     = "defence"      // a defence was filed (Art. 55, 56)
+	ActionDecide      = "decide"       // the authority decided the defence (Art. 57)
+	ActionPay         = "pay"          // the fine was paid
+	ActionDividaAtiva = "divida_ativa" // the fine was entered as dívida ativa (Art. 51)
+	ActionSuspension  = "suspension"   // a suspension of the licence was applied on it (Art. 52)
+)
+
+// The outcomes of a decision on a defence.
+const (
+	OutcomeAccepted = "accepted" // the defence is accepted: the notice has no effect
+	OutcomeRejected = "rejected" // the defence is rejected: the fine is confirmed
+)
+
+// Actor is who acts, as the audit log records it.
+type Actor struct {
+	User       string
+	RemoteAddr string
+}
+
+// CaseError is an action the case cannot take: Conflict when it contradicts the case (a wrong
+// state, a date before the previous step), otherwise invalid input. Msg is in Portuguese.
+type CaseError struct {
+	Conflict bool
+	Msg      string
+}
+
+func (e *CaseError) Error() string { return e.Msg }
+
+func conflictf(format string, a ...any) error {
+	return &CaseError{Conflict: true, Msg: fmt.Sprintf(format, a...)}
+}
+
+func invalidf(format string, a ...any) error { return &CaseError{Msg: fmt.Sprintf(format, a...)} }
+
+// CaseAction is an act on a case after issue, as the API receives it and as its event keeps it.
+// Dates are calendar days, "YYYY-MM-DD", in the profile's time zone.
+type CaseAction struct {
+	Action string `json:"action"`
+	// Date is the day of the act: of delivery by hand or of receipt on the return receipt (AR)
+	// (notify), of filing (defence), of the decision (decide), of payment (pay), of the
+	// entry as dívida ativa (divida_ativa). For an edital it defaults to Published.
+	Date string `json:"date,omitempty"`
+	// Mode is how the notice was delivered (notify): in_person, mail or edital.
+	Mode string `json:"mode,omitempty"`
+	// Published is the day an edital was published (notify, mode edital; Art. 54, § 1º).
+	Published string `json:"published,omitempty"`
+	// RefusedToSign: the offender refused to sign and the agent noted it (Art. 54, § 2º).
+	RefusedToSign bool `json:"refused_to_sign,omitempty"`
+	// Outcome of a decision: accepted or rejected; Text is the decision (decide).
+	Outcome string `json:"outcome,omitempty"`
+	Text    string `json:"text,omitempty"`
+	// From, To and Days are the suspension applied (suspension): its first and last days,
+	// both counted; give To or Days (or both, consistent).
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	Days int    `json:"days,omitempty"`
+	// Note is free text kept with the event.
+	Note string `json:"note,omitempty"`
+}
+
+// AppliedSuspension is a suspension of the licence applied on a notice (Art. 52).
+type AppliedSuspension struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Days int    `json:"days"`
+}
+
+// ManualDetails are what an agent writes on a manual notice.
+type ManualDetails struct {
+	Place       string   `json:"place"`
+	Lat         *float64 `json:"lat,omitempty"`
+	Lon         *float64 `json:"lon,omitempty"`
+	Description string   `json:"description"`
+	Agent       string   `json:"agent"` // the agent who observed the facts
+}
+
+// CaseDoc are the facts of a case, fixed when it is created.
+type CaseDoc struct {
+	// Rules are the rules (or manual infractions) of the offence, when the monitor knows them.
+	Rules        []string       `json:"rules,omitempty"`
+	Articles     []string       `json:"articles"`
+	Penalty      string         `json:"penalty"`
+	Warning      bool           `json:"warning,omitempty"` // a notificação preliminar (Art. 41, I)
+	LicenseeName string         `json:"licensee_name,omitempty"`
+	LicenseeCNPJ string         `json:"licensee_cnpj,omitempty"`
+	IssuedBy     string         `json:"issued_by,omitempty"`
+	Manual       *ManualDetails `json:"manual,omitempty"`
+}
+
+// CaseStatus is the state of a case as its events make it.
+type CaseStatus struct {
+	State         penalty.Status     `json:"state"`
+	Notified      string             `json:"notified,omitempty"`
+	Mode          string             `json:"mode,omitempty"`
+	Published     string             `json:"published,omitempty"`
+	RefusedToSign bool               `json:"refused_to_sign,omitempty"`
+	DefenceFiled  string             `json:"defence_filed,omitempty"`
+	Decided       string             `json:"decided,omitempty"`
+	Outcome       string             `json:"outcome,omitempty"`
+	DecisionText  string             `json:"decision_text,omitempty"`
+	Paid          string             `json:"paid,omitempty"`
+	DividaAtiva   string             `json:"divida_ativa,omitempty"`
+	Final         string             `json:"final,omitempty"` // known directly (imported records)
+	Suspension    *AppliedSuspension `json:"suspension,omitempty"`
+}
+
+// CaseEvent is one event of a case.
+type CaseEvent struct {
+	Seq    int             `json:"seq"`
+	Action string          `json:"action"`
+	Date   string          `json:"date,omitempty"` // the day of the act as declared
+	At     time.Time       `json:"recorded_at"`    // when it was recorded
+	User   string          `json:"user"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// Case is a notice and its process.
+type Case struct {
+	ID       int64
+	Notice   string // AI-2026/0001, or an imported paper notice's own number
+	Origin   string
+	DraftID  string
+	Vehicle  string
+	Licensee string // the registry's licensee id, the key of recidivism; "" when not known
+	Offence  time.Time
+	Issued   time.Time
+	CaseDoc
+	// Assessment is the penalty calculus made when the notice was issued (Art. 44, 48, 52, 53);
+	// nil for imported notices and for drafts issued before cases existed.
+	Assessment *penalty.Result
+	Events     []CaseEvent
+	CaseStatus // folded from Events
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// ImportedNotice is an earlier paper notice as it stood when it was imported. Dates are calendar
+// days ("YYYY-MM-DD"); Offence and Issued are instants (the caller reads the days in the
+// profile's time zone).
+type ImportedNotice struct {
+	Number        string             `json:"number"`
+	Offence       time.Time          `json:"offence"`
+	Issued        time.Time          `json:"issued"`
+	Licensee      string             `json:"licensee"`
+	LicenseeCNPJ  string             `json:"licensee_cnpj,omitempty"`
+	LicenseeName  string             `json:"licensee_name,omitempty"`
+	Vehicle       string             `json:"vehicle,omitempty"`
+	Articles      []string           `json:"articles"`
+	Penalty       string             `json:"penalty"`
+	Warning       bool               `json:"warning,omitempty"`
+	Status        penalty.Status     `json:"status"`
+	Notified      string             `json:"notified,omitempty"`
+	Mode          string             `json:"mode,omitempty"`
+	Published     string             `json:"published,omitempty"`
+	RefusedToSign bool               `json:"refused_to_sign,omitempty"`
+	DefenceFiled  string             `json:"defence_filed,omitempty"`
+	Decided       string             `json:"decided,omitempty"`
+	Paid          string             `json:"paid,omitempty"`
+	DividaAtiva   string             `json:"divida_ativa,omitempty"`
+	Final         string             `json:"final,omitempty"`
+	Suspension    *AppliedSuspension `json:"suspension,omitempty"`
+	Note          string             `json:"note,omitempty"`
+}
+
+// ManualNotice is a notice an agent writes from a street observation: the infractions are ids
+// of the profile's manual_infractions, fined by one penalty.
+type ManualNotice struct {
+	Vehicle      string
+	Licensee     string // the registry's licensee id; "" when not known
+	LicenseeName string
+	LicenseeCNPJ string
+	Infractions  []string
+	Offence      time.Time
+	ManualDetails
+}
+
+// fold derives the case's status from its events.
+func (c *Case) fold() error {
+	c.CaseStatus = CaseStatus{}
+	for _, e := range c.Events {
+		switch e.Action {
+		case ActionIssue:
+			c.State = penalty.StatusIssued
+		case ActionImport:
+			var n ImportedNotice
+			if err := json.Unmarshal(e.Data, &n); err != nil {
+				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
+			}
+			c.CaseStatus = CaseStatus{State: n.Status, Notified: n.Notified, Mode: n.Mode, Published: n.Published,
+				RefusedToSign: n.RefusedToSign, DefenceFiled: n.DefenceFiled, Decided: n.Decided, Paid: n.Paid,
+				DividaAtiva: n.DividaAtiva, Final: n.Final, Suspension: n.Suspension}
+			switch {
+			case n.Status == penalty.StatusDefenceAccepted:
+				c.Outcome = OutcomeAccepted
+			case n.Decided != "" && n.DefenceFiled != "":
+				c.Outcome = OutcomeRejected
+			}
+		default:
+			var a CaseAction
+			if err := json.Unmarshal(e.Data, &a); err != nil {
+				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
+			}
+			c.apply(a)
+		}
+	}
+	return nil
+}
+
+// apply changes the status by an act that check accepted.
+func (c *Case) apply(a CaseAction) {
+	switch a.Action {
+	case ActionNotify:
+		c.State, c.Notified, c.Mode, c.Published, c.RefusedToSign = penalty.StatusNotified, a.Date, a.Mode, a.Published, a.RefusedToSign
+	case ActionDefence:
+		c.State, c.DefenceFiled = penalty.StatusDefenceFiled, a.Date
+	case ActionDecide:
+		c.Decided, c.Outcome, c.DecisionText = a.Date, a.Outcome, a.Text
+		c.State = penalty.StatusConfirmed
+		if a.Outcome == OutcomeAccepted {
+			c.State = penalty.StatusDefenceAccepted
+		}
+	case ActionPay:
+		c.State, c.Paid = penalty.StatusPaid, a.Date
+	case ActionDividaAtiva:
+		c.State, c.DividaAtiva = penalty.StatusDividaAtiva, a.Date
+	case ActionSuspension:
+		c.Suspension = &AppliedSuspension{From: a.From, To: a.To, Days: a.Days}
+	}
+}
+
+// void reports whether the case carries no fine: dismissed, annulled, or its defence accepted.
+func (c *Case) void() bool {
+	return c.State == penalty.StatusDismissed || c.State == penalty.StatusAnnulled || c.State == penalty.StatusDefenceAccepted
+}
+
+// PenaltyNotice is the case as the penalty calculus reads it. Its dates are noon of their days
+// in the profile's time zone. A fine paid without a defence on or before the last day to defend
+// became final the day it was paid (paying is giving up the defence); otherwise the calculus
+// derives when it became final from the dates.
+func (c *Case) PenaltyNotice(p *profile.Profile) penalty.Notice {
+	loc := p.Location()
+	n := penalty.Notice{ID: c.Notice, Vehicle: c.Vehicle, Licensee: c.Licensee, Articles: c.Articles,
+		Penalty: c.Penalty, Warning: c.Warning, Offence: c.Offence, Issued: c.Issued, Status: c.State,
+		Notified: noonOf(c.Notified, loc), Mode: c.Mode, Published: noonOf(c.Published, loc),
+		RefusedToSign: c.RefusedToSign, DefenceFiled: noonOf(c.DefenceFiled, loc), Decided: noonOf(c.Decided, loc),
+		Final: noonOf(c.Final, loc)}
+	if n.Final.IsZero() && c.State == penalty.StatusPaid && c.DefenceFiled == "" && c.Paid != "" {
+		if deadline, _ := n.DefenceDeadline(p); deadline.IsZero() || c.Paid <= deadline.Format(time.DateOnly) {
+			n.Final = noonOf(c.Paid, loc)
+		}
+	}
+	if s := c.Suspension; s != nil {
+		n.Suspension = &penalty.Suspension{From: noonOf(s.From, loc), Days: s.Days, NoticeID: c.Notice}
+	}
+	return n
+}
+
+// DefenceDeadline is the last day to file a defence (Art. 55) as the profile counts it, and how
+// it was counted; the zero time (and why) before the notice is delivered.
+func (c *Case) DefenceDeadline(p *profile.Profile) (time.Time, string) {
+	if c.Notified == "" && c.Published == "" {
+		return time.Time{}, "O prazo de defesa (Art. 55) corre a partir da notificação do autuado, ainda não registrada."
+	}
+	return c.PenaltyNotice(p).DefenceDeadline(p)
+}
+
+// noonOf is noon of a calendar day "YYYY-MM-DD" in loc; the zero time for "" (or a bad day).
+func noonOf(day string, loc *time.Location) time.Time {
+	d, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, loc)
+}
+
+// dayOf is the calendar day of t in loc, "YYYY-MM-DD".
+func dayOf(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.DateOnly) }
+
+// br writes a day "YYYY-MM-DD" as dd/mm/aaaa.
+func br(day string) string {
+	d, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return day
+	}
+	return d.Format("02/01/2006")
+}
+
+// ParseDay reads a calendar day: "YYYY-MM-DD", or an RFC 3339 time whose day in loc is taken.
+func ParseDay(s string, loc *time.Location) (string, bool) {
+	s = strings.TrimSpace(s)
+	if d, err := time.Parse(time.DateOnly, s); err == nil {
+		return d.Format(time.DateOnly), true
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return dayOf(t, loc), true
+	}
+	return "", false
+}
+
+// StateText describes a state in Portuguese, as in "o auto está …".
+func StateText(s penalty.Status) string {
+	switch s {
+	case penalty.StatusIssued:
+		return "emitido, ainda não notificado"
+	case penalty.StatusNotified:
+		return "notificado, sem defesa registrada"
+	case penalty.StatusDefenceFiled:
+		return "com defesa pendente de decisão"
+	case penalty.StatusDefenceRejected:
+		return "com defesa indeferida"
+	case penalty.StatusDefenceAccepted:
+		return "com defesa acolhida (auto sem efeito)"
+	case penalty.StatusConfirmed:
+		return "com multa confirmada"
+	case penalty.StatusPaid:
+		return "pago"
+	case penalty.StatusDividaAtiva:
+		return "inscrito em dívida ativa"
+	case penalty.StatusDismissed:
+		return "arquivado"
+	case penalty.StatusAnnulled:
+		return "anulado"
+	}
+	return string(s)
+}
+
+var actionText = map[string]string{
+	ActionNotify:      "registrar a notificação",
+	ActionDefence:     "registrar a defesa",
+	ActionDecide:      "registrar a decisão sobre a defesa",
+	ActionPay:         "registrar o pagamento",
+	ActionDividaAtiva: "inscrever a multa em dívida ativa",
+	ActionSuspension:  "registrar a suspensão da licença",
+}
+
+// Allowed lists the actions the case may take in its state, in the order of the process.
+func (c *Case) Allowed() []string {
+	var out []string
+	for _, a := range []string{ActionNotify, ActionDefence, ActionDecide, ActionPay, ActionDividaAtiva, ActionSuspension} {
+		if c.stateAllows(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// stateAllows reports whether the case's state admits the action (its dates aside).
+func (c *Case) stateAllows(action string) bool {
+	switch action {
+	case ActionNotify:
+		return c.State == penalty.StatusIssued
+	case ActionDefence:
+		return c.State == penalty.StatusNotified
+	case ActionDecide:
+		return c.State == penalty.StatusDefenceFiled
+	case ActionPay:
+		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusConfirmed,
+			penalty.StatusDefenceRejected, penalty.StatusDividaAtiva}, c.State)
+	case ActionDividaAtiva:
+		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusConfirmed,
+			penalty.StatusDefenceRejected}, c.State)
+	case ActionSuspension:
+		return !c.void() && c.Suspension == nil
+	}
+	return false
+}
+
+// lastStep is the day of the latest step of the fine's process: the issue, the notification,
+// the defence, the decision or the entry as dívida ativa.
+func (c *Case) lastStep(loc *time.Location) (day, what string) {
+	day, what = dayOf(c.Issued, loc), "emissão do auto"
+	for _, s := range []struct{ day, what string }{
+		{c.Notified, "notificação"}, {c.Published, "publicação do edital"}, {c.DefenceFiled, "apresentação da defesa"},
+		{c.Decided, "decisão sobre a defesa"}, {c.DividaAtiva, "inscrição em dívida ativa"},
+	} {
+		if s.day > day {
+			day, what = s.day, s.what
+		}
+	}
+	return day, what
+}
+
+// check validates an act on the case on the day now, in the profile's time zone, and completes
+// it (the date of an edital, the last day or the days of a suspension). It returns the day of
+// the act for its event.
+func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, error) {
+	loc := p.Location()
+	today := dayOf(now, loc)
+	issued := dayOf(c.Issued, loc)
+	label, known := actionText[a.Action]
+	if !known {
+		return "", invalidf("ação desconhecida %q: use notify, defence, decide, pay, divida_ativa ou suspension", a.Action)
+	}
+	if !c.stateAllows(a.Action) {
+		switch {
+		case a.Action == ActionSuspension && c.Suspension != nil:
+			return "", conflictf("não é possível %s: já há suspensão registrada no auto %s (a partir de %s, %d dias).",
+				label, c.Notice, br(c.Suspension.From), c.Suspension.Days)
+		case (a.Action == ActionPay || a.Action == ActionDividaAtiva) && c.State == penalty.StatusDefenceFiled:
+			return "", conflictf("não é possível %s: o auto %s está com defesa pendente de decisão, que suspende a exigibilidade da multa (Art. 57).",
+				label, c.Notice)
+		}
+		return "", conflictf("não é possível %s: o auto %s está %s.", label, c.Notice, StateText(c.State))
+	}
+	// day reads a required date that is not in the future.
+	day := func(v, what string) (string, error) {
+		if strings.TrimSpace(v) == "" {
+			return "", invalidf("informe a data %s (AAAA-MM-DD).", what)
+		}
+		d, ok := ParseDay(v, loc)
+		if !ok {
+			return "", invalidf("data %s inválida: %q (use AAAA-MM-DD).", what, v)
+		}
+		if d > today {
+			return "", invalidf("a data %s (%s) é futura: hoje é %s.", what, br(d), br(today))
+		}
+		return d, nil
+	}
+	notBefore := func(d, what, ref, refWhat string) error {
+		if ref != "" && d < ref {
+			return conflictf("a data %s (%s) é anterior à %s (%s).", what, br(d), refWhat, br(ref))
+		}
+		return nil
+	}
+	var err error
+	switch a.Action {
+	case ActionNotify:
+		switch a.Mode {
+		case penalty.ModeInPerson, penalty.ModeMail:
+			what := map[string]string{penalty.ModeInPerson: "da entrega em mãos", penalty.ModeMail: "do recebimento no aviso de recebimento (AR)"}[a.Mode]
+			if a.Published != "" {
+				return "", invalidf("a data de publicação (published) é só da notificação por edital.")
+			}
+			if a.Date, err = day(a.Date, what); err != nil {
+				return "", err
+			}
+			if err := notBefore(a.Date, what, issued, "emissão do auto"); err != nil {
+				return "", err
+			}
+		case penalty.ModeEdital:
+			if a.Published, err = day(a.Published, "de publicação do edital"); err != nil {
+				return "", err
+			}
+			if err := notBefore(a.Published, "de publicação do edital", issued, "emissão do auto"); err != nil {
+				return "", err
+			}
+			if a.Date == "" {
+				a.Date = a.Published
+			}
+			if a.Date, err = day(a.Date, "do edital"); err != nil {
+				return "", err
+			}
+			if err := notBefore(a.Date, "do edital", issued, "emissão do auto"); err != nil {
+				return "", err
+			}
+			if a.Date > a.Published {
+				return "", invalidf("a data do edital (%s) é posterior à sua publicação (%s).", br(a.Date), br(a.Published))
+			}
+		default:
+			return "", invalidf("forma de notificação (mode) inválida %q: use in_person (em mãos), mail (via postal com AR) ou edital (Art. 54).", a.Mode)
+		}
+		if a.RefusedToSign && a.Mode != penalty.ModeInPerson {
+			return "", invalidf("a recusa em assinar (Art. 54, § 2º) só se registra na entrega em mãos.")
+		}
+	case ActionDefence:
+		if a.Date, err = day(a.Date, "da apresentação da defesa"); err != nil {
+			return "", err
+		}
+		ref, refWhat := c.Notified, "notificação"
+		if c.Published > ref {
+			ref, refWhat = c.Published, "publicação do edital"
+		}
+		if err := notBefore(a.Date, "da apresentação da defesa", ref, refWhat); err != nil {
+			return "", err
+		}
+	case ActionDecide:
+		if a.Outcome != OutcomeAccepted && a.Outcome != OutcomeRejected {
+			return "", invalidf("resultado da decisão (outcome) inválido %q: use accepted (defesa acolhida) ou rejected (defesa indeferida).", a.Outcome)
+		}
+		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 5 {
+			return "", invalidf("a decisão exige o seu texto (text).")
+		}
+		if a.Date, err = day(a.Date, "da decisão"); err != nil {
+			return "", err
+		}
+		if err := notBefore(a.Date, "da decisão", c.DefenceFiled, "apresentação da defesa"); err != nil {
+			return "", err
+		}
+	case ActionPay, ActionDividaAtiva:
+		what := map[string]string{ActionPay: "do pagamento", ActionDividaAtiva: "da inscrição em dívida ativa"}[a.Action]
+		if a.Date, err = day(a.Date, what); err != nil {
+			return "", err
+		}
+		last, lastWhat := c.lastStep(loc)
+		if err := notBefore(a.Date, what, last, lastWhat); err != nil {
+			return "", err
+		}
+		if a.Action == ActionDividaAtiva && c.State == penalty.StatusNotified {
+			// Without a decision the fine is final only once the period to defend has run out.
+			deadline, _ := c.DefenceDeadline(p)
+			if deadline.IsZero() {
+				return "", conflictf("não é possível %s: o prazo de defesa do auto %s não pode ser calculado.", label, c.Notice)
+			}
+			if last := deadline.Format(time.DateOnly); a.Date <= last {
+				return "", conflictf("não é possível %s em %s: o prazo de defesa do auto %s termina em %s; só depois dele a multa é definitiva (Art. 51, 55).",
+					label, br(a.Date), c.Notice, br(last))
+			}
+		}
+	case ActionSuspension:
+		if a.From, err = day(a.From, "de início da suspensão"); err != nil {
+			return "", err
+		}
+		if err := notBefore(a.From, "de início da suspensão", issued, "emissão do auto"); err != nil {
+			return "", err
+		}
+		from, _ := time.Parse(time.DateOnly, a.From)
+		switch {
+		case a.To == "" && a.Days <= 0:
+			return "", invalidf("informe o último dia (to) ou o número de dias (days) da suspensão.")
+		case a.To != "":
+			to, ok := ParseDay(a.To, loc)
+			if !ok {
+				return "", invalidf("data de fim da suspensão inválida: %q (use AAAA-MM-DD).", a.To)
+			}
+			t, _ := time.Parse(time.DateOnly, to)
+			days := int(t.Sub(from).Hours()/24) + 1
+			if days < 1 {
+				return "", invalidf("o fim da suspensão (%s) é anterior ao início (%s).", br(to), br(a.From))
+			}
+			if a.Days != 0 && a.Days != days {
+				return "", invalidf("de %s a %s são %d dias, não %d.", br(a.From), br(to), days, a.Days)
+			}
+			a.To, a.Days = to, days
+		default:
+			a.To = from.AddDate(0, 0, a.Days-1).Format(time.DateOnly)
+		}
+		if s := p.Suspension; a.Days < s.MinDays || a.Days > s.MaxDays {
+			return "", invalidf("a suspensão deve durar de %d a %d dias (Art. 52, parágrafo único); informados %d.", s.MinDays, s.MaxDays, a.Days)
+		}
+		return a.From, nil
+	}
+	return a.Date, nil
+}
+
+// Stored cases.
+
+const caseColumns = `id, notice, origin, coalesce(draft_id, ''), vehicle, licensee, offence_at, issued_at, doc,
+	assessment, created_at, updated_at`
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func scanCase(r rowScanner) (*Case, error) {
+	var c Case
+	var offence, issued, created, updated int64
+	var doc string
+	var assessment sql.NullString
+	if err := r.Scan(&c.ID, &c.Notice, &c.Origin, &c.DraftID, &c.Vehicle, &c.Licensee, &offence, &issued, &doc,
+		&assessment, &created, &updated); err != nil {
+		return nil, err
+	}
+	c.Offence, c.Issued, c.CreatedAt, c.UpdatedAt = fromMillis(offence), fromMillis(issued), fromMillis(created), fromMillis(updated)
+	if err := json.Unmarshal([]byte(doc), &c.CaseDoc); err != nil {
+		return nil, fmt.Errorf("case %s: %w", c.Notice, err)
+	}
+	if assessment.Valid {
+		c.Assessment = new(penalty.Result)
+		if err := json.Unmarshal([]byte(assessment.String), c.Assessment); err != nil {
+			return nil, fmt.Errorf("case %s assessment: %w", c.Notice, err)
+		}
+	}
+	return &c, nil
+}
+
+// loadEvents reads the events of the cases and folds them.
+func loadEvents(ctx context.Context, q queryer, cs []*Case) error {
+	for _, c := range cs {
+		rows, err := q.QueryContext(ctx, `SELECT seq, action, date, at, user, data FROM case_events WHERE case_id = ? ORDER BY seq`, c.ID)
+		if err != nil {
+			return err
+		}
+		c.Events = nil
+		for rows.Next() {
+			var e CaseEvent
+			var at int64
+			var data string
+			if err := rows.Scan(&e.Seq, &e.Action, &e.Date, &at, &e.User, &data); err != nil {
+				rows.Close()
+				return err
+			}
+			e.At, e.Data = fromMillis(at), json.RawMessage(data)
+			c.Events = append(c.Events, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := c.fold(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func caseWhere(ctx context.Context, q queryer, where string, args ...any) (*Case, error) {
+	c, err := scanCase(q.QueryRowContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE `+where, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := loadEvents(ctx, q, []*Case{c}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// CaseByID returns a case with its events, or ErrNotFound.
+func (db *DB) CaseByID(ctx context.Context, id int64) (*Case, error) {
+	c, err := caseWhere(ctx, db.db, `id = ?`, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("store: case %d: %w", id, err)
+	}
+	return c, err
+}
+
+// CaseByDraft returns the case of an issued draft, or ErrNotFound (a draft not issued has none).
+func (db *DB) CaseByDraft(ctx context.Context, draftID string) (*Case, error) {
+	c, err := caseWhere(ctx, db.db, `draft_id = ?`, draftID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("store: case of draft %s: %w", draftID, err)
+	}
+	return c, err
+}
+
+// CaseFilter selects cases; zero fields select everything.
+type CaseFilter struct {
+	State    string
+	Origins  []string
+	Licensee string
+}
+
+// Cases lists cases with their events, newest first.
+func (db *DB) Cases(ctx context.Context, f CaseFilter, limit int, cursor string) ([]*Case, string, error) {
+	limit = clampLimit(limit)
+	where, args := []string{"1"}, []any{}
+	if cursor != "" {
+		key, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		id, err := strconv.ParseInt(key, 10, 64)
+		if err != nil {
+			return nil, "", ErrBadCursor
+		}
+		where, args = append(where, "id < ?"), append(args, id)
+	}
+	if f.State != "" {
+		where, args = append(where, "state = ?"), append(args, f.State)
+	}
+	if f.Licensee != "" {
+		where, args = append(where, "licensee = ?"), append(args, f.Licensee)
+	}
+	if len(f.Origins) > 0 {
+		where = append(where, "origin IN (?"+strings.Repeat(",?", len(f.Origins)-1)+")")
+		for _, o := range f.Origins {
+			args = append(args, o)
+		}
+	}
+	rows, err := db.db.QueryContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY id DESC LIMIT ?`, append(args, limit+1)...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: cases: %w", err)
+	}
+	var out []*Case
+	for rows.Next() {
+		c, err := scanCase(rows)
+		if err != nil {
+			rows.Close()
+			return nil, "", fmt.Errorf("store: cases: %w", err)
+		}
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("store: cases: %w", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = encodeCursor(strconv.FormatInt(out[len(out)-1].ID, 10))
+	}
+	if err := loadEvents(ctx, db.db, out); err != nil {
+		return nil, "", fmt.Errorf("store: cases: %w", err)
+	}
+	return out, next, nil
+}
+
+// history is every case of a licensee as the penalty calculus reads it; none without a
+// licensee.
+func history(ctx context.Context, tx *sql.Tx, p *profile.Profile, licensee string) ([]penalty.Notice, error) {
+	if strings.TrimSpace(licensee) == "" {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE licensee = ? ORDER BY offence_at, id`, licensee)
+	if err != nil {
+		return nil, err
+	}
+	var cs []*Case
+	for rows.Next() {
+		c, err := scanCase(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := loadEvents(ctx, tx, cs); err != nil {
+		return nil, err
+	}
+	out := make([]penalty.Notice, len(cs))
+	for i, c := range cs {
+		out[i] = c.PenaltyNotice(p)
+	}
+	return out, nil
+}
+
+// nextNoticeNumber is the next notice number of the year, "AI-2026/0001": one series for issued
+// drafts and manual notices, after the highest number of the year any notice has (an imported
+// paper notice may have taken one).
+func nextNoticeNumber(ctx context.Context, q queryer, year int) (string, error) {
+	prefix := fmt.Sprintf("AI-%d/", year)
+	var n int64
+	err := q.QueryRowContext(ctx, `
+SELECT coalesce(max(CAST(substr(notice, ?) AS INTEGER)), 0) FROM (
+	SELECT notice FROM drafts WHERE notice LIKE ? UNION ALL SELECT notice FROM cases WHERE notice LIKE ?)`,
+		len(prefix)+1, prefix+"%", prefix+"%").Scan(&n)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s%04d", prefix, n+1), nil
+}
+
+// auditTx appends an audit entry in tx: the entry is written with the act or not at all.
+func (db *DB) auditTx(ctx context.Context, tx *sql.Tx, actor Actor, action, object string, before, after any) error {
+	var b, a any
+	if before != nil {
+		j, err := json.Marshal(before)
+		if err != nil {
+			return err
+		}
+		b = string(j)
+	}
+	if after != nil {
+		j, err := json.Marshal(after)
+		if err != nil {
+			return err
+		}
+		a = string(j)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO audit (time, user, action, object, before, after, remote_addr) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		millis(db.now()), actor.User, action, object, b, a, actor.RemoteAddr)
+	return err
+}
+
+// insertCase inserts a case with its first event and returns it folded.
+func (db *DB) insertCase(ctx context.Context, tx *sql.Tx, c *Case, first CaseEvent) error {
+	doc, err := json.Marshal(c.CaseDoc)
+	if err != nil {
+		return err
+	}
+	var assessment any
+	if c.Assessment != nil {
+		j, err := json.Marshal(c.Assessment)
+		if err != nil {
+			return err
+		}
+		assessment = string(j)
+	}
+	c.Events = []CaseEvent{first}
+	if err := c.fold(); err != nil {
+		return err
+	}
+	now := db.now()
+	var draftID any
+	if c.DraftID != "" {
+		draftID = c.DraftID
+	}
+	res, err := tx.ExecContext(ctx, `
+INSERT INTO cases (notice, origin, draft_id, vehicle, licensee, offence_at, issued_at, state, doc, assessment, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.Notice, c.Origin, draftID, c.Vehicle, c.Licensee, millis(c.Offence), millis(c.Issued), string(c.State),
+		string(doc), assessment, millis(now), millis(now))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return conflictf("já existe um auto com o número %s.", c.Notice)
+		}
+		return err
+	}
+	if c.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	c.CreatedAt, c.UpdatedAt = fromMillis(millis(now)), fromMillis(millis(now))
+	return insertEvent(ctx, tx, c.ID, first)
+}
+
+func insertEvent(ctx context.Context, tx *sql.Tx, caseID int64, e CaseEvent) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO case_events (case_id, seq, action, date, at, user, data) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		caseID, e.Seq, e.Action, e.Date, millis(e.At), e.User, string(e.Data))
+	return err
+}
+
+// caseAudit is a case as the audit log records it after an act.
+type caseAudit struct {
+	Notice string `json:"notice"`
+	CaseStatus
+	Event      any             `json:"event,omitempty"`
+	Assessment *penalty.Result `json:"assessment,omitempty"`
+}
+
+// The calculus at issue.
+
+// assessOptions are the options of the penalty calculus the profile holds: the repeat fines of
+// its warning-first rules (rules.<id>.repeat).
+func assessOptions(p *profile.Profile) penalty.Options {
+	opt := penalty.Options{Repeat: map[string]penalty.RepeatFine{}}
+	for id, r := range p.Rules {
+		if r.Repeat != nil {
+			opt.Repeat[id] = penalty.RepeatFine{Penalty: r.Repeat.Penalty, UFMP: r.Repeat.Fine}
+		}
+	}
+	return opt
+}
+
+// withRules returns a copy of p whose rules also hold extra; p itself is not changed.
+func withRules(p *profile.Profile, extra map[string]profile.Rule) *profile.Profile {
+	if len(extra) == 0 {
+		return p
+	}
+	cp := *p
+	cp.Rules = make(map[string]profile.Rule, len(p.Rules)+len(extra))
+	for id, r := range p.Rules {
+		cp.Rules[id] = r
+	}
+	for id, r := range extra {
+		cp.Rules[id] = r
+	}
+	return &cp
+}
+
+// draftOffence is the offence of a draft for the calculus. A rule the profile maps under
+// rules.<id> is assessed by that mapping; a rule whose mapping depends on its facts (e.g.
+// document_expired, by document kind) is assessed by the legal mapping the draft recorded for
+// each fact (its article, the draft's penalty and fine).
+func draftOffence(p *profile.Profile, d *drafts.Draft, issue time.Time) (*profile.Profile, penalty.Offence) {
+	o := penalty.Offence{Licensee: d.Licensee, Date: d.Start.Time, Issue: issue}
+	extra := map[string]profile.Rule{}
+	for _, id := range d.Rules {
+		if r, ok := p.Rules[id]; ok && r.Infraction {
+			o.Rules = append(o.Rules, id)
+			continue
+		}
+		var arts, texts []string // in the order of the facts
+		for _, f := range d.Facts {
+			if f.Rule == id && f.Article != "" && !slices.Contains(arts, f.Article) {
+				arts, texts = append(arts, f.Article), append(texts, f.LegalText)
+			}
+		}
+		if len(arts) == 0 && len(d.Articles) > 0 {
+			arts, texts = d.Articles[:1], []string{""}
+		}
+		for i, art := range arts {
+			key := id + ":" + art
+			extra[key] = profile.Rule{Article: art, Penalty: d.Penalty, Text: texts[i], FineUFMP: d.FineUFMP, Infraction: true}
+			o.Rules = append(o.Rules, key)
+		}
+	}
+	return withRules(p, extra), o
+}
+
+// manualOffence is the offence of a manual notice for the calculus: its infractions
+// (manual_infractions.<id>) assessed as rules.
+func manualOffence(p *profile.Profile, m *ManualNotice, issue time.Time) (*profile.Profile, penalty.Offence, error) {
+	if len(m.Infractions) == 0 {
+		return nil, penalty.Offence{}, invalidf("informe ao menos uma infração (infractions) do perfil legal.")
+	}
+	extra := map[string]profile.Rule{}
+	for _, id := range m.Infractions {
+		mi, ok := p.ManualInfractions[id]
+		if !ok {
+			return nil, penalty.Offence{}, invalidf("infração %q não consta do perfil legal (manual_infractions).", id)
+		}
+		extra[id] = profile.Rule{Article: mi.Article, Penalty: mi.Penalty, Text: mi.Text, FineUFMP: mi.Fine, Infraction: true, Notice: mi.Notice}
+	}
+	return withRules(p, extra), penalty.Offence{Rules: m.Infractions, Licensee: m.Licensee, Date: m.Offence, Issue: issue}, nil
+}
+
+// assess runs the penalty calculus; its failure is a conflict the agent reads.
+func assess(p *profile.Profile, o penalty.Offence, hist []penalty.Notice, opt penalty.Options) (*penalty.Result, error) {
+	res, err := penalty.Assess(p, o, hist, opt)
+	if err != nil {
+		return nil, conflictf("não foi possível calcular a penalidade na emissão (verifique o perfil legal): %v", err)
+	}
+	return &res, nil
+}
+
+// IssueDraft issues a draft at the time at: the next notice number of the year (in the
+// profile's time zone), and its case, with the penalty calculus made now over every earlier
+// notice of its licensee as it stands (Art. 44, 48, 52, 53). The draft's sealed bundle is not
+// changed: the calculus is a record of its own in the case. It fails with ErrDecided when the
+// draft was already decided, and with a *CaseError when the calculus cannot be made.
+func (db *DB) IssueDraft(ctx context.Context, id, reason string, p *profile.Profile, at time.Time, actor Actor) (*Case, error) {
+	var c *Case
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		var status, doc string
+		if err := tx.QueryRowContext(ctx, `SELECT status, doc FROM drafts WHERE id = ?`, id).Scan(&status, &doc); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if status != drafts.StatusDraft {
+			return ErrDecided
+		}
+		var d drafts.Draft
+		if err := json.Unmarshal([]byte(doc), &d); err != nil {
+			return err
+		}
+		hist, err := history(ctx, tx, p, d.Licensee)
+		if err != nil {
+			return err
+		}
+		pp, o := draftOffence(p, &d, at)
+		res, err := assess(pp, o, hist, assessOptions(p))
+		if err != nil {
+			return err
+		}
+		notice, err := nextNoticeNumber(ctx, tx, at.In(p.Location()).Year())
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, notice = ?, decided_by = ?, decided_at = ?, reason = ? WHERE id = ?`,
+			drafts.StatusIssued, notice, actor.User, millis(at), reason, id); err != nil {
+			return err
+		}
+		c = &Case{Notice: notice, Origin: OriginDraft, DraftID: id, Vehicle: d.Vehicle, Licensee: d.Licensee,
+			Offence: d.Start.Time, Issued: at, Assessment: res,
+			CaseDoc: CaseDoc{Rules: d.Rules, Articles: d.Articles, Penalty: res.Penalty, Warning: res.Warning, IssuedBy: actor.User}}
+		return db.issue(ctx, tx, c, actor, at)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: issue draft %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// issue inserts an issued case with its issue event and audits it.
+func (db *DB) issue(ctx context.Context, tx *sql.Tx, c *Case, actor Actor, at time.Time) error {
+	data, _ := json.Marshal(map[string]string{"notice": c.Notice, "origin": c.Origin})
+	if err := db.insertCase(ctx, tx, c, CaseEvent{Seq: 1, Action: ActionIssue, At: at, User: actor.User, Data: data}); err != nil {
+		return err
+	}
+	return db.auditTx(ctx, tx, actor, "case.issue", "case:"+c.Notice, nil,
+		caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: c.CaseDoc, Assessment: c.Assessment})
+}
+
+// IssueManual issues a manual notice at the time at: the next notice number of the year (the
+// series of issued drafts) and the penalty calculus, as for a draft.
+func (db *DB) IssueManual(ctx context.Context, m ManualNotice, p *profile.Profile, at time.Time, actor Actor) (*Case, error) {
+	pp, o, err := manualOffence(p, &m, at)
+	if err != nil {
+		return nil, err
+	}
+	var c *Case
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		hist, err := history(ctx, tx, p, m.Licensee)
+		if err != nil {
+			return err
+		}
+		res, err := assess(pp, o, hist, assessOptions(p))
+		if err != nil {
+			return err
+		}
+		notice, err := nextNoticeNumber(ctx, tx, at.In(p.Location()).Year())
+		if err != nil {
+			return err
+		}
+		details := m.ManualDetails
+		c = &Case{Notice: notice, Origin: OriginManual, Vehicle: m.Vehicle, Licensee: m.Licensee, Offence: m.Offence,
+			Issued: at, Assessment: res, CaseDoc: CaseDoc{Rules: m.Infractions, Articles: res.Articles, Penalty: res.Penalty,
+				Warning: res.Warning, LicenseeName: m.LicenseeName, LicenseeCNPJ: m.LicenseeCNPJ, IssuedBy: actor.User, Manual: &details}}
+		return db.issue(ctx, tx, c, actor, at)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: manual notice: %w", err)
+	}
+	return c, nil
+}
+
+// ImportNotices stores earlier paper notices as they stood, all or none: each keeps its own
+// number (unique among all notices) and counts for recidivism like any other.
+func (db *DB) ImportNotices(ctx context.Context, ns []ImportedNotice, at time.Time, actor Actor) ([]*Case, error) {
+	var out []*Case
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		for i := range ns {
+			n := &ns[i]
+			data, err := json.Marshal(n)
+			if err != nil {
+				return err
+			}
+			c := &Case{Notice: n.Number, Origin: OriginImport, Vehicle: n.Vehicle, Licensee: n.Licensee, Offence: n.Offence,
+				Issued: n.Issued, CaseDoc: CaseDoc{Articles: n.Articles, Penalty: n.Penalty, Warning: n.Warning,
+					LicenseeName: n.LicenseeName, LicenseeCNPJ: n.LicenseeCNPJ}}
+			if err := db.insertCase(ctx, tx, c, CaseEvent{Seq: 1, Action: ActionImport, At: at, User: actor.User, Data: data}); err != nil {
+				var ce *CaseError
+				if errors.As(err, &ce) {
+					ce.Msg = fmt.Sprintf("auto %d (%s): %s", i+1, n.Number, ce.Msg)
+				}
+				return err
+			}
+			if err := db.auditTx(ctx, tx, actor, "case.import", "case:"+c.Notice, nil, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: n}); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: import notices: %w", err)
+	}
+	return out, nil
+}
+
+// CaseAct records an act on a case at the time now, after checking it against the case's state
+// and dates with the profile: the event, the new state and the audit entry (before and after),
+// in one transaction. It returns the case before and after; a *CaseError when the act is not
+// possible; ErrNotFound when there is no such case.
+func (db *DB) CaseAct(ctx context.Context, id int64, a CaseAction, p *profile.Profile, now time.Time, actor Actor) (before, after *Case, err error) {
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		c, err := caseWhere(ctx, tx, `id = ?`, id)
+		if err != nil {
+			return err
+		}
+		b := *c
+		before = &b
+		day, err := c.check(p, &a, now)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		e := CaseEvent{Seq: len(c.Events) + 1, Action: a.Action, Date: day, At: now, User: actor.User, Data: data}
+		if err := insertEvent(ctx, tx, c.ID, e); err != nil {
+			return err
+		}
+		c.Events = append(slices.Clip(c.Events), e)
+		if err := c.fold(); err != nil {
+			return err
+		}
+		c.UpdatedAt = fromMillis(millis(now))
+		if _, err := tx.ExecContext(ctx, `UPDATE cases SET state = ?, updated_at = ? WHERE id = ?`, string(c.State), millis(now), c.ID); err != nil {
+			return err
+		}
+		after = c
+		return db.auditTx(ctx, tx, actor, "case."+a.Action, "case:"+c.Notice,
+			caseAudit{Notice: c.Notice, CaseStatus: before.CaseStatus}, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: a})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: case %d: %w", id, err)
+	}
+	return before, after, nil
+}

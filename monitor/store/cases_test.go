@@ -1,0 +1,463 @@
+package store
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/penalty"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// caseProfile is the Piúma profile with a second UFMP value from 2027.
+func caseProfile(t *testing.T) *profile.Profile {
+	t.Helper()
+	y := strings.Replace(string(profile.PiumaYAML()),
+		"    - {from: \"2026-01-01\", brl: \"4.2000\"",
+		"    - {from: \"2027-01-01\", brl: \"4.41234\"}\n    - {from: \"2026-01-01\", brl: \"4.2000\"", 1)
+	p, err := profile.Parse([]byte(y), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.FiscalUnit.Values) != 2 {
+		t.Fatal("the second UFMP value was not added")
+	}
+	return p
+}
+
+var sp = func() *time.Location { l, _ := time.LoadLocation("America/Sao_Paulo"); return l }()
+
+// local is a time in Piúma.
+func local(y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, sp) }
+
+var testKey = func() ed25519.PrivateKey { _, k, _ := ed25519.GenerateKey(rand.Reader); return k }()
+
+// putDraft stores a sealed speed draft of the licensee at start.
+func putDraft(t *testing.T, db *DB, id, licensee string, start time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	s := wire.NewTime(start)
+	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: licensee, Rules: []string{"speed"},
+		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: 400, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
+		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}}}
+	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, prev, err := db.ChainHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InsertDraft(ctx, drafts.Seal(id, seq+1, b, prev, testKey), &d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var fiscal = Actor{User: "joao", RemoteAddr: "192.0.2.1"}
+
+func act(t *testing.T, db *DB, p *profile.Profile, id int64, now time.Time, a CaseAction) *Case {
+	t.Helper()
+	_, after, err := db.CaseAct(context.Background(), id, a, p, now, fiscal)
+	if err != nil {
+		t.Fatalf("%s: %v", a.Action, err)
+	}
+	return after
+}
+
+func TestCaseWorkflow(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	putDraft(t, db, "D1", "L1", local(2026, 10, 1, 15, 0))
+	c, err := db.IssueDraft(ctx, "D1", "conferido", p, local(2026, 10, 2, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Notice != "AI-2026/0001" || c.State != penalty.StatusIssued || c.Assessment == nil || c.Assessment.TotalBRL != "1680.00" {
+		t.Fatalf("issued %+v", c)
+	}
+	// The draft row says it was issued, with the number; its sealed bundle is untouched.
+	d, err := db.DraftByID(ctx, "D1")
+	if err != nil || d.Status != drafts.StatusIssued || d.Notice != "AI-2026/0001" || d.DecidedBy != "joao" {
+		t.Fatalf("draft %+v %v", d, err)
+	}
+	if _, err := drafts.Verify(&d.Sealed, testKey.Public().(ed25519.PublicKey)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.IssueDraft(ctx, "D1", "", p, local(2026, 10, 2, 11, 0), fiscal); !errors.Is(err, ErrDecided) {
+		t.Fatalf("issued twice: %v", err)
+	}
+
+	now := local(2026, 11, 29, 12, 0)
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05", RefusedToSign: true})
+	if c.State != penalty.StatusNotified || c.Notified != "2026-10-05" || !c.RefusedToSign {
+		t.Fatalf("notified %+v", c.CaseStatus)
+	}
+	deadline, why := c.DefenceDeadline(p)
+	if deadline.Format(time.DateOnly) != "2026-10-15" || !strings.Contains(why, "recusou-se") {
+		t.Errorf("deadline %s %q", deadline, why)
+	}
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDefence, Date: "2026-10-14"})
+	if c.State != penalty.StatusDefenceFiled {
+		t.Fatal(c.State)
+	}
+	if ok, _ := penalty.FineSuspended(p, c.PenaltyNotice(p), local(2026, 10, 20, 12, 0)); !ok {
+		t.Error("a timely defence did not suspend the fine (Art. 57)")
+	}
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-30", Text: "Defesa indeferida: a velocidade foi medida pelo tacógrafo."})
+	if c.State != penalty.StatusConfirmed || c.Decided != "2026-10-30" || c.Outcome != OutcomeRejected {
+		t.Fatalf("decided %+v", c.CaseStatus)
+	}
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 10})
+	if c.Suspension == nil || c.Suspension.To != "2026-11-11" || c.State != penalty.StatusConfirmed {
+		t.Fatalf("suspension %+v", c.CaseStatus)
+	}
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionPay, Date: "2026-11-05"})
+	if c.State != penalty.StatusPaid || len(c.Events) != 6 {
+		t.Fatalf("paid %+v, %d events", c.CaseStatus, len(c.Events))
+	}
+
+	// The stored state is the fold of the events; the row's state column agrees.
+	got, err := db.CaseByDraft(ctx, "D1")
+	if err != nil || got.State != penalty.StatusPaid || got.Notified != "2026-10-05" || got.Suspension.Days != 10 {
+		t.Fatalf("reloaded %+v %v", got, err)
+	}
+	var state string
+	if err := db.db.QueryRow(`SELECT state FROM cases WHERE id = ?`, c.ID).Scan(&state); err != nil || state != "paid" {
+		t.Fatalf("row state %q %v", state, err)
+	}
+	list, _, err := db.Cases(ctx, CaseFilter{State: "paid"}, 10, "")
+	if err != nil || len(list) != 1 || list[0].Notice != "AI-2026/0001" {
+		t.Fatalf("cases paid: %v %v", list, err)
+	}
+
+	// Every step is audited with the case before and after.
+	entries, _, err := db.ListAudit(ctx, AuditFilter{Object: "case:AI-2026/0001"}, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"case.pay", "case.suspension", "case.decide", "case.defence", "case.notify", "case.issue"}
+	if len(entries) != len(want) {
+		t.Fatalf("%d audit entries, want %d", len(entries), len(want))
+	}
+	for i, e := range entries {
+		if e.Action != want[i] || e.User != "joao" || e.RemoteAddr != "192.0.2.1" || len(e.After) == 0 {
+			t.Errorf("audit %d: %s by %s, after %s", i, e.Action, e.User, e.After)
+		}
+		if e.Action != "case.issue" && len(e.Before) == 0 {
+			t.Errorf("audit %s without before", e.Action)
+		}
+	}
+	var before, after struct {
+		State string `json:"state"`
+		Event struct {
+			Date string `json:"date"`
+		} `json:"event"`
+	}
+	if json.Unmarshal(entries[0].Before, &before) != nil || json.Unmarshal(entries[0].After, &after) != nil ||
+		before.State != "confirmed" || after.State != "paid" || after.Event.Date != "2026-11-05" {
+		t.Errorf("pay audit: before %s after %s", entries[0].Before, entries[0].After)
+	}
+	if !strings.Contains(string(entries[5].After), `"total_brl":"1680.00"`) {
+		t.Errorf("issue audit lacks the calculus: %s", entries[5].After)
+	}
+
+	// The events and the calculus cannot be rewritten.
+	if _, err := db.db.Exec(`UPDATE case_events SET date = '2026-10-01' WHERE case_id = ?`, c.ID); err == nil {
+		t.Error("an event was rewritten")
+	}
+	if _, err := db.db.Exec(`DELETE FROM case_events WHERE case_id = ?`, c.ID); err == nil {
+		t.Error("an event was deleted")
+	}
+	if _, err := db.db.Exec(`UPDATE cases SET assessment = NULL WHERE id = ?`, c.ID); err == nil {
+		t.Error("the calculus was rewritten")
+	}
+	if _, err := db.db.Exec(`DELETE FROM cases WHERE id = ?`, c.ID); err == nil {
+		t.Error("a case was deleted")
+	}
+}
+
+// caseAt issues a fresh draft of L1 (fact on 1 October 2026, issued on the 2nd) and plays the
+// actions on it.
+func caseAt(t *testing.T, db *DB, p *profile.Profile, id string, actions ...CaseAction) *Case {
+	t.Helper()
+	putDraft(t, db, id, "L1", local(2026, 10, 1, 15, 0))
+	c, err := db.IssueDraft(context.Background(), id, "", p, local(2026, 10, 2, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range actions {
+		c = act(t, db, p, c.ID, local(2026, 11, 29, 12, 0), a)
+	}
+	return c
+}
+
+func TestCaseInvalidActions(t *testing.T) {
+	db, p := openTemp(t), caseProfile(t)
+	notify := CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"}
+	defence := CaseAction{Action: ActionDefence, Date: "2026-10-10"}
+	reject := CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-20", Text: "Indeferida."}
+	accept := CaseAction{Action: ActionDecide, Outcome: OutcomeAccepted, Date: "2026-10-20", Text: "Acolhida."}
+	pay := CaseAction{Action: ActionPay, Date: "2026-11-20"}
+	divida := CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}
+	suspension := CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 10}
+	now := local(2026, 11, 29, 12, 0)
+
+	states := map[string][]CaseAction{
+		"issued":           nil,
+		"notified":         {notify},
+		"defence_filed":    {notify, defence},
+		"confirmed":        {notify, defence, reject},
+		"defence_accepted": {notify, defence, accept},
+		"paid":             {notify, pay},
+		"dividaativa":      {notify, divida},
+	}
+	allowed := map[string][]string{
+		"issued":           {ActionNotify, ActionSuspension},
+		"notified":         {ActionDefence, ActionPay, ActionDividaAtiva, ActionSuspension},
+		"defence_filed":    {ActionDecide, ActionSuspension},
+		"confirmed":        {ActionPay, ActionDividaAtiva, ActionSuspension},
+		"defence_accepted": nil,
+		"paid":             {ActionSuspension},
+		"dividaativa":      {ActionPay, ActionSuspension},
+	}
+	try := map[string]CaseAction{ActionNotify: notify, ActionDefence: defence, ActionDecide: reject,
+		ActionPay: {Action: ActionPay, Date: "2026-11-25"}, ActionDividaAtiva: {Action: ActionDividaAtiva, Date: "2026-11-25"}, ActionSuspension: suspension}
+	n := 0
+	for state, steps := range states {
+		n++
+		c := caseAt(t, db, p, fmt.Sprintf("S%d", n), steps...)
+		if string(c.State) != state {
+			t.Fatalf("built %s, want %s", c.State, state)
+		}
+		if got := strings.Join(c.Allowed(), ","); got != strings.Join(allowed[state], ",") {
+			t.Errorf("%s allows %s, want %v", state, got, allowed[state])
+		}
+		for action, a := range try {
+			_, _, err := db.CaseAct(context.Background(), c.ID, a, p, now, fiscal)
+			ok := strings.Contains(","+strings.Join(allowed[state], ",")+",", ","+action+",")
+			var ce *CaseError
+			switch {
+			case ok && err != nil:
+				t.Errorf("%s: %s refused: %v", state, action, err)
+			case !ok && (!errors.As(err, &ce) || !ce.Conflict):
+				t.Errorf("%s: %s: want a conflict, got %v", state, action, err)
+			case !ok && !strings.Contains(ce.Msg, "não é possível"):
+				t.Errorf("%s: %s: message %q", state, action, ce.Msg)
+			}
+			if ok { // undo by building again: take a fresh case
+				n++
+				c = caseAt(t, db, p, fmt.Sprintf("S%d", n), steps...)
+			}
+		}
+	}
+
+	// Dates.
+	dated := []struct {
+		name     string
+		steps    []CaseAction
+		a        CaseAction
+		conflict bool
+		msg      string
+	}{
+		{"future", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-11-30"}, false, "é futura"},
+		{"before the issue", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-01"}, true, "anterior à emissão do auto (02/10/2026)"},
+		{"no date", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail}, false, "informe a data"},
+		{"bad date", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "05/10/2026"}, false, "inválida"},
+		{"bad mode", nil, CaseAction{Action: ActionNotify, Mode: "pombo", Date: "2026-10-05"}, false, "forma de notificação"},
+		{"refusal by mail", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05", RefusedToSign: true}, false, "Art. 54, § 2º"},
+		{"edital without publication", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeEdital}, false, "publicação do edital"},
+		{"defence before notice", []CaseAction{notify}, CaseAction{Action: ActionDefence, Date: "2026-10-04"}, true, "anterior à notificação (05/10/2026)"},
+		{"defence in the future", []CaseAction{notify}, CaseAction{Action: ActionDefence, Date: "2027-01-04"}, false, "é futura"},
+		{"decision before defence", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-09", Text: "Indeferida."}, true, "anterior à apresentação da defesa"},
+		{"decision without text", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-20"}, false, "texto"},
+		{"decision without outcome", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Date: "2026-10-20", Text: "Indeferida."}, false, "outcome"},
+		{"payment before decision", []CaseAction{notify, defence, reject}, CaseAction{Action: ActionPay, Date: "2026-10-19"}, true, "anterior à decisão sobre a defesa"},
+		{"pay with a defence pending", []CaseAction{notify, defence}, CaseAction{Action: ActionPay, Date: "2026-10-19"}, true, "Art. 57"},
+		{"dívida ativa within the period", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "termina em 15/10/2026"},
+		{"suspension twice", []CaseAction{suspension}, suspension, true, "já há suspensão"},
+		{"suspension too short", nil, CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 9}, false, "de 10 a 45 dias"},
+		{"suspension to before from", nil, CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-01"}, false, "anterior ao início"},
+		{"suspension days disagree", nil, CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-20", Days: 10}, false, "são 19 dias"},
+		{"suspension before issue", nil, CaseAction{Action: ActionSuspension, From: "2026-09-30", Days: 10}, true, "anterior à emissão"},
+		{"unknown action", nil, CaseAction{Action: "appeal"}, false, "ação desconhecida"},
+	}
+	for _, c := range dated {
+		n++
+		k := caseAt(t, db, p, fmt.Sprintf("T%d", n), c.steps...)
+		_, _, err := db.CaseAct(context.Background(), k.ID, c.a, p, now, fiscal)
+		var ce *CaseError
+		if !errors.As(err, &ce) || ce.Conflict != c.conflict || !strings.Contains(ce.Msg, c.msg) {
+			t.Errorf("%s: got %v (conflict %v), want %q (conflict %v)", c.name, err, ce != nil && ce.Conflict, c.msg, c.conflict)
+		}
+	}
+	// A refused act leaves no event and no audit entry.
+	entries, _, _ := db.ListAudit(context.Background(), AuditFilter{Action: "case.appeal"}, 10, "")
+	if len(entries) != 0 {
+		t.Error("a refused act was audited")
+	}
+	if _, _, err := db.CaseAct(context.Background(), 9999, notify, p, now, fiscal); !errors.Is(err, ErrNotFound) {
+		t.Errorf("no such case: %v", err)
+	}
+}
+
+func TestNoticeNumbersOneSeries(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	putDraft(t, db, "D1", "L1", local(2026, 10, 1, 15, 0))
+	c1, err := db.IssueDraft(ctx, "D1", "", p, local(2026, 10, 2, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := db.IssueManual(ctx, ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"},
+		Offence: local(2026, 10, 3, 16, 0), ManualDetails: ManualDetails{Place: "Av. Beira-Mar", Description: "Três crianças sem responsável.", Agent: "joao"}},
+		p, local(2026, 10, 3, 17, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A paper notice took a number of the series.
+	if _, err := db.ImportNotices(ctx, []ImportedNotice{{Number: "AI-2026/0007", Offence: local(2026, 9, 1, 0, 0), Issued: local(2026, 9, 2, 0, 0),
+		Licensee: "L2", Articles: []string{"Art. 29"}, Penalty: "Art. 47", Status: penalty.StatusIssued}}, time.Now(), fiscal); err != nil {
+		t.Fatal(err)
+	}
+	putDraft(t, db, "D2", "L1", local(2026, 10, 4, 15, 0))
+	if err := func() error {
+		_, err := db.DecideDraft(ctx, "D2", drafts.StatusIssued, "", "joao", local(2026, 10, 5, 10, 0))
+		return err
+	}(); err != nil {
+		t.Fatal(err)
+	}
+	d2, _ := db.DraftByID(ctx, "D2")
+	putDraft(t, db, "D3", "L1", local(2026, 12, 30, 15, 0))
+	c3, err := db.IssueDraft(ctx, "D3", "", p, time.Date(2027, 1, 1, 1, 30, 0, 0, time.UTC), fiscal) // still 2026 in Piúma
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{c1.Notice, m.Notice, d2.Notice, c3.Notice}; strings.Join(got, " ") != "AI-2026/0001 AI-2026/0002 AI-2026/0008 AI-2026/0009" {
+		t.Errorf("numbers %v", got)
+	}
+	if m.Assessment == nil || m.Assessment.TotalUFMP != 400 || m.Penalty != "Art. 46, XII" || m.Articles[0] != "Art. 16" || m.Manual.Place != "Av. Beira-Mar" {
+		t.Errorf("manual %+v", m)
+	}
+	// Imported numbers are unique.
+	_, err = db.ImportNotices(ctx, []ImportedNotice{{Number: "AI-2026/0007", Offence: local(2026, 9, 1, 0, 0), Issued: local(2026, 9, 2, 0, 0),
+		Licensee: "L2", Articles: []string{"Art. 29"}, Penalty: "Art. 47", Status: penalty.StatusIssued}}, time.Now(), fiscal)
+	var ce *CaseError
+	if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "AI-2026/0007") {
+		t.Errorf("duplicate import: %v", err)
+	}
+	if _, err := db.IssueManual(ctx, ManualNotice{Licensee: "L1", Infractions: []string{"art99"}, Offence: local(2026, 10, 3, 16, 0)}, p, local(2026, 10, 3, 17, 0), fiscal); err == nil {
+		t.Error("a manual notice of an infraction the profile lacks")
+	}
+}
+
+// Drafts issued before migration 4 become issued cases without a calculus.
+func TestMigrationBackfillsIssuedDrafts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	all := migrations
+	migrations = all[:3]
+	db, err := Open(ctx, path)
+	if err != nil {
+		migrations = all
+		t.Fatal(err)
+	}
+	putDraft(t, db, "OLD", "L1", time.Date(2026, 10, 1, 15, 0, 0, 250e6, time.UTC))
+	putDraft(t, db, "PENDING", "L1", time.Date(2026, 10, 2, 15, 0, 0, 0, time.UTC))
+	if _, err := db.db.Exec(`UPDATE drafts SET status = 'issued', notice = 'AI-2026/0001', decided_by = 'ana', decided_at = ? WHERE id = 'OLD'`,
+		time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	migrations = all
+	if db, err = Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.CaseByDraft(ctx, "OLD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Notice != "AI-2026/0001" || c.State != penalty.StatusIssued || c.Licensee != "L1" || c.Assessment != nil ||
+		!c.Offence.Equal(time.Date(2026, 10, 1, 15, 0, 0, 250e6, time.UTC)) || c.IssuedBy != "ana" ||
+		strings.Join(c.Articles, ",") != "Art. 23" || strings.Join(c.Rules, ",") != "speed" || len(c.Events) != 1 {
+		t.Errorf("backfilled %+v", c)
+	}
+	if _, err := db.CaseByDraft(ctx, "PENDING"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a pending draft got a case: %v", err)
+	}
+}
+
+// putDraftOf stores a sealed draft of the given rule, penalty, fine and facts' articles.
+func putDraftOf(t *testing.T, db *DB, id, licensee, rule, pen string, fine float64, start time.Time, articles ...string) {
+	t.Helper()
+	ctx := context.Background()
+	s := wire.NewTime(start)
+	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: licensee, Rules: []string{rule},
+		Articles: articles, Penalty: pen, FineUFMP: fine, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s}
+	for i, a := range articles {
+		d.Facts = append(d.Facts, drafts.Fact{EpisodeID: fmt.Sprintf("%s.ep%d", id, i), Rule: rule, Article: a, Start: s, End: s})
+	}
+	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, prev, err := db.ChainHead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InsertDraft(ctx, drafts.Seal(id, seq+1, b, prev, testKey), &d); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// route_deviation is fined only on repeat (Art. 41, I): the profile's rules.route_deviation.repeat.
+func TestIssueWarningFirstRule(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	putDraftOf(t, db, "R1", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 1, 15, 0), "Art. 36")
+	c, err := db.IssueDraft(ctx, "R1", "", p, local(2026, 10, 2, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Assessment; !a.Warning || a.TotalBRL != "0.00" || !c.Warning {
+		t.Fatalf("first route deviation: %+v", a)
+	}
+	putDraftOf(t, db, "R2", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 10, 15, 0), "Art. 36")
+	c, err = db.IssueDraft(ctx, "R2", "", p, local(2026, 10, 11, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Assessment; a.Warning || a.Penalty != "Art. 47" || a.TotalUFMP != 250 || len(a.RepeatOf) != 1 || c.Penalty != "Art. 47" {
+		t.Fatalf("repeated route deviation: %+v", a)
+	}
+}
+
+// A rule whose legal mapping depends on its facts (document_expired, by document kind) is
+// assessed by the mapping the draft recorded for each fact.
+func TestIssueRuleMappedByFact(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	// An earlier paper notice of L1 for an expired licence (Art. 7), final long ago.
+	if _, err := db.ImportNotices(ctx, []ImportedNotice{{Number: "P-1/2026", Offence: local(2026, 3, 1, 0, 0), Issued: local(2026, 3, 2, 12, 0),
+		Licensee: "L1", Articles: []string{"Art. 7"}, Penalty: "Art. 47", Status: penalty.StatusConfirmed, Final: "2026-04-01"}}, time.Now(), fiscal); err != nil {
+		t.Fatal(err)
+	}
+	putDraftOf(t, db, "E1", "L1", "document_expired", "Art. 47", 250, local(2026, 10, 1, 15, 0), "Art. 7", "Art. 20, III, b")
+	c, err := db.IssueDraft(ctx, "E1", "", p, local(2026, 10, 2, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Assessment
+	if strings.Join(a.Articles, ";") != "Art. 7;Art. 20, III, b" || a.Penalty != "Art. 47" || !a.Recidivist || a.TotalUFMP != 500 || a.RelyingOn[0].ID != "P-1/2026" {
+		t.Fatalf("document_expired: %+v", a)
+	}
+}

@@ -1,0 +1,303 @@
+// The process of an issued notice (docs/api.md, "Cases"): its state, the timeline of its acts,
+// the defence deadline and whether the fine is suspended, the penalty calculus made at issue,
+// and the forms of the next acts a fiscal may record. Used by the draft page (review.js) and
+// by the notice page of manual and imported notices (notices.js).
+
+import { store } from "./store.js";
+import { api } from "./api.js";
+import { h, icon, chip, field, dateInput } from "./dom.js";
+import {
+  fmtDateTime, fmtDate, fmtNum, isoDateBR, localDate, weekday, daysUntil, fmtBRL, fmtCNPJ, plural,
+  CASE_STATES, CASE_STATE_TONE, CASE_ACTIONS, NOTIFY_MODES, ORIGINS,
+} from "./fmt.js";
+import { confirmDialog } from "./review.js";
+
+export const caseChip = (c) => chip(CASE_STATES[c.state] || c.state, CASE_STATE_TONE[c.state] || "neutral", c.state_text);
+
+const dl = (pairs) => h("dl", { class: "facts" }, pairs.filter(([, v]) => v != null && v !== "" && v !== false)
+  .flatMap(([k, v]) => [h("dt", null, k), h("dd", null, v)]));
+
+// mountCase renders a case into two hosts (the process and the calculus in main, the acts in
+// side) and renders them again after every act recorded.
+export function mountCase(c, main, side) {
+  const render = (cur, said) => {
+    main.replaceChildren(processCard(cur, said), penaltyCard(cur));
+    side.replaceChildren(actionsCard(cur, (next, text) => render(next, text)));
+    if (said) main.querySelector("#case-title").focus();
+  };
+  render(c);
+}
+
+// ---- The process -----------------------------------------------------------------------
+
+function deadlineTile(c) {
+  const d = c.deadline;
+  if (!d || !d.date) {
+    return h("div", { class: "tile" }, h("span", { class: "tile-label" }, "Prazo de defesa (Art. 55)"),
+      h("span", { class: "tile-value muted" }, d ? "não calculado" : "aguarda notificação"));
+  }
+  const left = daysUntil(d.date);
+  const open = ["notified"].includes(c.state) && left >= 0;
+  const sub = c.defence_filed ? (c.defence_timely === false ? chip("defesa intempestiva", "danger") : chip("defesa no prazo", "ok"))
+    : left < 0 ? chip(`encerrado há ${plural(-left, "dia", "dias")}`, "neutral")
+      : left === 0 ? chip("termina hoje", "warn") : chip(`${plural(left, "dia restante", "dias restantes")}`, open ? "info" : "neutral");
+  return h("div", { class: "tile tile--accent", id: "case-deadline" }, h("span", { class: "tile-label" }, "Prazo de defesa (Art. 55)"),
+    h("span", { class: "tile-value" }, isoDateBR(d.date)), h("span", { class: "tile-sub" }, weekday(d.date), " ", sub));
+}
+
+function fineTile(c) {
+  const a = c.assessment;
+  let value = "—", sub = "cálculo não registrado";
+  if (a && a.warning) { value = "sem multa"; sub = "notificação preliminar (Art. 41, I)"; }
+  else if (a) { value = fmtBRL(a.total_brl); sub = `${fmtNum(a.total_ufmp, 2)} ${a.fiscal_unit || "UFMP"}` + (a.recidivist ? " · reincidente" : ""); }
+  return h("div", { class: "tile" }, h("span", { class: "tile-label" }, "Multa"), h("span", { class: "tile-value" }, value), h("span", { class: "tile-sub" }, sub));
+}
+
+function suspendedTile(c) {
+  const s = c.fine_suspended || {};
+  return h("div", { class: "tile" }, h("span", { class: "tile-label" }, "Exigibilidade (Art. 57)"),
+    h("span", { class: "tile-value" }, s.suspended ? "suspensa" : c.state === "paid" ? "paga" : "não suspensa"),
+    h("span", { class: "tile-sub" }, s.suspended ? chip("defesa tempestiva pendente", "info") : chip("sem efeito suspensivo", "neutral")));
+}
+
+function processCard(c, said) {
+  const notified = c.notified || c.published ? [
+    c.mode === "edital" ? `edital publicado em ${isoDateBR(c.published)}` : `${NOTIFY_MODES[c.mode] || c.mode || ""} em ${isoDateBR(c.notified)}`,
+    c.refused_to_sign ? " — o autuado recusou-se a assinar (Art. 54, § 2º)" : "",
+  ].join("") : null;
+  const decision = c.decided ? h("span", null, `${c.outcome === "accepted" ? "defesa acolhida — auto sem efeito" : "defesa indeferida — multa confirmada"} em ${isoDateBR(c.decided)}`,
+    c.decision_text ? h("q", { class: "block quote" }, c.decision_text) : null) : null;
+  const sus = c.suspension ? `${isoDateBR(c.suspension.from)} a ${isoDateBR(c.suspension.to)} (${plural(c.suspension.days, "dia", "dias")})` : null;
+  return h("section", { class: "card case-card", id: "case", "aria-labelledby": "case-title" },
+    h("div", { class: "card-head" },
+      h("h3", { class: "card-title", id: "case-title", tabindex: "-1" }, "Processo"),
+      h("span", { class: "chips" }, caseChip(c), h("span", { class: "muted small", id: "case-state-text" }, c.state_text)),
+      // In one column the acts come far below: a way there.
+      store.hasRole("fiscal") && (c.allowed_actions || []).length ? h("button", { type: "button", class: "btn btn-small jump-to-acts", onclick: () => {
+        const acts = document.getElementById("case-actions");
+        acts.scrollIntoView({ block: "start" });
+        acts.querySelector("input, select, textarea, button")?.focus({ preventScroll: true });
+      } }, "Ir para o próximo ato") : null),
+    said ? h("p", { class: "banner banner--ok slim", role: "status" }, said) : null,
+    h("div", { class: "tiles" }, deadlineTile(c), fineTile(c), suspendedTile(c)),
+    h("p", { class: "deadline-text", id: "deadline-explanation" }, c.deadline ? c.deadline.explanation
+      : "O prazo de defesa de 10 dias (Art. 55) corre a partir da notificação do autuado — em mãos, por correio com AR ou por edital (Art. 54) —, ainda não registrada."),
+    c.fine_suspended && c.fine_suspended.explanation ? h("p", { class: "muted small" }, c.fine_suspended.explanation) : null,
+    dl([
+      ["Auto", c.notice], ["Origem", ORIGINS[c.origin] || c.origin],
+      ["Emitido em", `${fmtDateTime(c.issued_at, false)}${c.issued_by ? " por " + c.issued_by : ""}`],
+      ["Notificação", notified], ["Defesa apresentada", c.defence_filed ? isoDateBR(c.defence_filed) : null],
+      ["Decisão", decision], ["Pagamento", c.paid ? isoDateBR(c.paid) : null],
+      ["Dívida ativa", c.divida_ativa ? `inscrita em ${isoDateBR(c.divida_ativa)}` : null], ["Suspensão aplicada", sus],
+      ["Multa definitiva em", c.final ? isoDateBR(c.final) : null],
+    ]),
+    h("h4", { class: "section-title" }, "Histórico do processo"),
+    h("ol", { class: "case-timeline", id: "case-timeline" }, (c.events || []).map(eventItem)));
+}
+
+function eventItem(e) {
+  const d = e.data || {};
+  const bits = [];
+  switch (e.action) {
+    case "issue": if (d.notice) bits.push(`auto ${d.notice}`); break;
+    case "import": if (d.status) bits.push(`situação no papel: ${CASE_STATES[d.status] || d.status}`); if (d.note) bits.push(d.note); break;
+    case "notify":
+      bits.push(NOTIFY_MODES[d.mode] || d.mode);
+      if (d.published) bits.push(`edital publicado em ${isoDateBR(d.published)}`);
+      if (d.refused_to_sign) bits.push("recusou-se a assinar (anotado pelo agente)");
+      break;
+    case "decide": bits.push(d.outcome === "accepted" ? "acolhida" : "indeferida"); if (d.text) bits.push(`“${d.text}”`); break;
+    case "suspension": bits.push(`${isoDateBR(d.from)} a ${isoDateBR(d.to)}${d.days ? ` (${plural(d.days, "dia", "dias")})` : ""}`); break;
+  }
+  if (d.note && e.action !== "import") bits.push("obs.: " + d.note);
+  return h("li", { class: "tl-event tl-event--" + e.action, dataset: { action: e.action } },
+    h("span", { class: "tl-marker", "aria-hidden": "true" }),
+    h("div", { class: "tl-body" },
+      h("div", { class: "tl-head" }, h("strong", null, CASE_ACTIONS[e.action] || e.action), e.date ? h("span", { class: "tl-date" }, isoDateBR(e.date)) : null),
+      bits.length ? h("p", { class: "tl-detail" }, bits.filter(Boolean).join(" · ")) : null,
+      h("small", { class: "muted" }, `registrado por ${e.user || "—"} em ${fmtDateTime(e.recorded_at, false)}`)));
+}
+
+// ---- The penalty calculus --------------------------------------------------------------
+
+function noticeList(ns) {
+  return h("ul", { class: "cell-list relied" }, ns.map((n) => h("li", null, h("strong", null, n.id),
+    ` — infração em ${fmtDate(n.offence)}, emitido em ${fmtDate(n.issued)}`,
+    n.articles && n.articles.length ? ` · ${n.articles.join("; ")}` : "", n.status ? " · " : "", n.status ? chip(CASE_STATES[n.status] || n.status, CASE_STATE_TONE[n.status] || "neutral") : null)));
+}
+
+function penaltyCard(c) {
+  const a = c.assessment;
+  const card = h("section", { class: "card", id: "assessment", "aria-labelledby": "assessment-title" },
+    h("h3", { class: "card-title", id: "assessment-title" }, "Penalidade calculada na emissão"));
+  if (!a) {
+    card.append(h("p", { class: "muted" }, c.assessment_note || "Sem cálculo registrado."));
+    return card;
+  }
+  const unit = a.fiscal_unit || "UFMP";
+  card.append(...[
+    a.warning ? h("div", { class: "banner banner--warn", role: "note" }, icon("warn", "icon icon-lg"),
+      h("div", null, h("strong", null, "Notificação preliminar (Art. 41, I)"), h("p", null, "Primeira ocorrência de uma regra multada só na repetição: sem multa."))) : null,
+    dl([
+      ["Penalidade", a.penalty], ["Artigos", (a.articles || []).join("; ")],
+      ["Multa base", `${fmtNum(a.base_ufmp, 2)} ${unit}`],
+      ["Reincidência (Art. 48)", a.recidivist ? h("span", null, chip("reincidente", "danger"), ` multa × ${fmtNum(a.factor, 2)}`) : chip("não reincidente", "ok")],
+      ["Total", h("strong", null, `${fmtNum(a.total_ufmp, 2)} ${unit}`)],
+      ["Valor da unidade", a.unit_value_brl ? `${fmtBRL(a.unit_value_brl)} por ${unit}${a.unit_value_from ? ` (vigente desde ${isoDateBR(a.unit_value_from)})` : ""}` : null],
+      ["Total em reais (Art. 44)", h("strong", { class: "money", id: "fine-brl" }, fmtBRL(a.total_brl))],
+    ]),
+    a.relying_on && a.relying_on.length ? h("div", null, h("h4", { class: "section-title" }, "Autos anteriores que caracterizam a reincidência"), noticeList(a.relying_on)) : null,
+    a.repeat_of && a.repeat_of.length ? h("div", null, h("h4", { class: "section-title" }, "Notificações anteriores (repetição)"), noticeList(a.repeat_of)) : null,
+    a.suspension_recommended ? h("div", { class: "banner banner--warn", role: "note", id: "suspension-recommended" }, icon("warn", "icon icon-lg"),
+      h("div", null, h("strong", null, `Recomenda-se suspensão de ${a.suspension_recommended.min_days} a ${a.suspension_recommended.max_days} dias (Art. 52)`),
+        h("p", null, a.suspension_recommended.reason))) : null,
+    a.cassacao_recommended ? h("div", { class: "banner banner--danger", role: "note", id: "cassacao-recommended" }, icon("warn", "icon icon-lg"),
+      h("div", null, h("strong", null, "Recomenda-se a cassação da licença (Art. 53, III) — decisão do agente, nunca automática"),
+        h("p", null, a.cassacao_recommended.reason))) : null,
+    (a.explanation || []).length ? h("details", { class: "explain" }, h("summary", null, "Como o cálculo foi feito"),
+      h("ul", null, a.explanation.map((s) => h("li", null, s)))) : null].filter(Boolean));
+  return card;
+}
+
+// ---- The acts --------------------------------------------------------------------------
+
+const ACT_ORDER = ["notify", "defence", "decide", "pay", "divida_ativa", "suspension"];
+const ACT_LABELS = {
+  notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", pay: "Registrar pagamento",
+  divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão",
+};
+const ACT_DONE = {
+  notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", pay: "Pagamento registrado.",
+  divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.",
+};
+
+function actionsCard(c, done) {
+  const card = h("section", { class: "card decision", id: "case-actions", "aria-labelledby": "acts-title" }, h("h3", { class: "card-title", id: "acts-title" }, "Próximo ato do processo"));
+  if (!store.hasRole("fiscal")) {
+    card.append(h("p", { class: "muted" }, "Somente fiscais registram os atos do processo."));
+    return card;
+  }
+  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a));
+  if (!allowed.length) {
+    card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`));
+    return card;
+  }
+  const host = h("div", { class: "act-host" });
+  const buttons = allowed.map((a) => h("button", { type: "button", class: "btn btn-small", "aria-pressed": "false", dataset: { act: a }, "aria-controls": "act-form" }, ACT_LABELS[a]));
+  const open = (a, focus) => {
+    for (const b of buttons) b.setAttribute("aria-pressed", String(b.dataset.act === a));
+    host.replaceChildren(actForm(c, a, done));
+    if (focus) host.querySelector("input, select, textarea").focus();
+  };
+  for (const b of buttons) b.addEventListener("click", () => open(b.dataset.act, true));
+  card.append(h("p", { class: "muted small" }, "Os atos ficam no histórico do auto e na auditoria, em seu nome, e não podem ser alterados depois."),
+    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), host);
+  open(allowed[0], false);
+  return card;
+}
+
+function radios(name, legend, options, value) {
+  return h("fieldset", { class: "radios" }, h("legend", null, legend),
+    options.map(([v, label]) => h("label", { class: "check" }, h("input", { type: "radio", name, value: v, checked: v === value }), h("span", null, label))));
+}
+
+function actForm(c, action, done) {
+  const today = localDate();
+  const msg = h("p", { class: "form-error", role: "alert", id: "act-error" });
+  const note = h("textarea", { rows: "2", maxlength: "2000", id: "act-note" });
+  const date = dateInput(today, { required: true, id: "act-date" });
+  const parts = [];
+  let body = () => ({ date: date.iso() });
+  let dateField = field("Data", date);
+  if (action === "notify") {
+    const label = h("label", { htmlFor: "act-date" }, "Data da entrega");
+    dateField = h("div", { class: "field" }, label, date, h("small", { class: "hint" }, "dd/mm/aaaa; o prazo de defesa é contado a partir dela."));
+    const refused = h("input", { type: "checkbox", id: "act-refused" });
+    const refusedBox = h("label", { class: "check" }, refused, h("span", null, "O autuado recusou-se a assinar; a recusa foi anotada no auto (Art. 54, § 2º)"));
+    const modes = radios("mode", "Forma da notificação (Art. 54)", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"], ["edital", "Por edital (publicação)"]], "in_person");
+    const sync = () => {
+      const m = modes.querySelector("input:checked").value;
+      label.textContent = { in_person: "Data da entrega", mail: "Data do recebimento no AR", edital: "Data da publicação do edital" }[m];
+      refusedBox.hidden = m !== "in_person";
+    };
+    modes.addEventListener("change", sync);
+    parts.push(modes, dateField, refusedBox);
+    body = () => {
+      const m = modes.querySelector("input:checked").value;
+      const b = { mode: m };
+      if (m === "edital") b.published = date.iso(); else b.date = date.iso();
+      if (m === "in_person" && refused.checked) b.refused_to_sign = true;
+      return b;
+    };
+  } else if (action === "defence") {
+    dateField = field("Data do protocolo da defesa", date, c.deadline && c.deadline.date ? `Prazo: até ${isoDateBR(c.deadline.date)}. Depois dele a defesa é registrada como intempestiva.` : null);
+    parts.push(dateField);
+  } else if (action === "decide") {
+    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
+    const outcome = radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected");
+    parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
+    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "pay") {
+    parts.push(field("Data do pagamento", date));
+  } else if (action === "divida_ativa") {
+    const after = c.state === "notified" && c.deadline && c.deadline.date ? `Só depois de terminado o prazo de defesa (${isoDateBR(c.deadline.date)}).` : null;
+    parts.push(field("Data da inscrição (Art. 51)", date, after));
+  } else if (action === "suspension") {
+    const range = store.config.suspension || { min_days: 10, max_days: 45 };
+    const rec = c.assessment && c.assessment.suspension_recommended;
+    const days = h("input", { type: "number", min: String(range.min_days), max: String(range.max_days), step: "1", required: true, id: "act-days", value: String(rec ? rec.min_days : range.min_days), inputmode: "numeric" });
+    const to = dateInput("", { id: "act-to" });
+    parts.push(field("Primeiro dia da suspensão", date), field("Dias (contados o primeiro e o último)", days, `Entre ${range.min_days} e ${range.max_days} dias (Art. 52).`),
+      field("Último dia (opcional)", to, "Se informado, deve bater com os dias."));
+    body = () => {
+      const b = { from: date.iso(), days: Number(days.value) };
+      if (to.iso()) b.to = to.iso();
+      return b;
+    };
+  }
+  const submit = h("button", { type: "submit", class: "btn btn-primary", id: "act-submit" }, ACT_LABELS[action]);
+  const form = h("form", { class: "act-form", id: "act-form", novalidate: true, dataset: { act: action } },
+    ...parts, field("Observação (opcional)", note, action === "notify" ? "Ex.: nº do AR, jornal e página do edital." : null), msg, h("div", { class: "btn-row" }, submit));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    msg.textContent = "";
+    const b = { action, ...body() };
+    if (note.value.trim()) b.note = note.value.trim();
+    if (!form.checkValidity()) {
+      const bad = form.querySelector(":invalid");
+      msg.textContent = "Confira os campos: " + (bad && bad.validationMessage ? bad.validationMessage : "dado obrigatório ou inválido") + ".";
+      if (bad) bad.focus();
+      return;
+    }
+    const ok = await confirmDialog(ACT_LABELS[action] + "?", actSummary(c, b), "Registrar");
+    if (!ok) return;
+    submit.disabled = true;
+    try {
+      const next = await api(`/api/v1/cases/${c.id}/actions`, { method: "POST", body: b });
+      done(next, ACT_DONE[action]);
+    } catch (e) {
+      msg.textContent = e.message;
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+function actSummary(c, b) {
+  const when = isoDateBR(b.date || b.published || b.from);
+  const what = {
+    notify: `Notificação do auto ${c.notice} ${NOTIFY_MODES[b.mode]} em ${when}${b.refused_to_sign ? ", com recusa de assinatura" : ""}.`,
+    defence: `Defesa do auto ${c.notice} apresentada em ${when}.`,
+    decide: `Decisão de ${when}: defesa ${b.outcome === "accepted" ? "acolhida (o auto fica sem efeito)" : "indeferida (a multa fica confirmada)"}.`,
+    pay: `Pagamento da multa do auto ${c.notice} em ${when}.`,
+    divida_ativa: `Inscrição da multa do auto ${c.notice} em dívida ativa em ${when}.`,
+    suspension: `Suspensão de ${plural(b.days, "dia", "dias")} a partir de ${when}, aplicada no auto ${c.notice}.`,
+  }[b.action];
+  return what + " O ato fica registrado em seu nome e não pode ser desfeito.";
+}
+
+// licenseeText names the licensee of a case: razão social and CNPJ when known.
+export function licenseeText(c) {
+  if (!c.licensee && !c.licensee_name) return "não identificado";
+  return [c.licensee_name, c.licensee_cnpj ? "CNPJ " + fmtCNPJ(c.licensee_cnpj) : null, c.licensee ? `(${c.licensee})` : null].filter(Boolean).join(" ");
+}
