@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -41,6 +42,7 @@ func main() {
 
 type options struct {
 	bin, data, influxd  string
+	registry            string
 	vehicles            int
 	mqttAddr, influxAdr string
 	listen              string
@@ -53,6 +55,8 @@ func run(ctx context.Context) error {
 	flag.StringVar(&o.data, "data", ".data", "data directory (git-ignored)")
 	flag.StringVar(&o.influxd, "influxd", ".tools/bin/influxd", "influxd 1.8.3 binary")
 	flag.IntVar(&o.vehicles, "vehicles", 3, "simulated vehicles")
+	flag.StringVar(&o.registry, "registry", "monitor/registry/testdata/piuma-example.yaml",
+		"registry copied into the data directory on the first run (fictitious licensees, vehicles PIU-001…003, drivers)")
 	flag.StringVar(&o.mqttAddr, "mqtt", "127.0.0.1:1883", "address of the embedded MQTT broker")
 	flag.StringVar(&o.influxAdr, "influx", "127.0.0.1:8086", "address of the local InfluxDB")
 	flag.Parse()
@@ -100,14 +104,29 @@ func run(ctx context.Context) error {
 	}
 	log.Info("InfluxDB ready", "url", influxURL, "data", abs)
 
-	// 3. Ingest and the monitor.
+	// 3. Ingest and the monitor, with a demonstration registry that the dashboard may edit (a
+	// copy in the data directory, so that the example in the repository stays as it is).
+	reg := filepath.Join(o.data, "registry.yaml")
+	if _, err := os.Stat(reg); errors.Is(err, os.ErrNotExist) && o.registry != "" {
+		b, err := os.ReadFile(o.registry)
+		if err != nil {
+			return fmt.Errorf("demonstration registry: %w", err)
+		}
+		if err := os.WriteFile(reg, b, 0o600); err != nil {
+			return err
+		}
+	}
 	common := []string{"TRENZINHO_MQTT_URL=" + mqttURL}
-	if err := sup.start(ctx, log, o.data, "ingest", append(common,
+	server := common // ingest and the monitor
+	if _, err := os.Stat(reg); err == nil {
+		server = append(slices.Clip(common), "TRENZINHO_REGISTRY="+reg)
+	}
+	if err := sup.start(ctx, log, o.data, "ingest", append(server,
 		"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen",
 		"TRENZINHO_METRICS_LISTEN=127.0.0.1:9101"), filepath.Join(o.bin, "ingest")); err != nil {
 		return err
 	}
-	if err := sup.start(ctx, log, o.data, "monitor", append(common,
+	if err := sup.start(ctx, log, o.data, "monitor", append(server,
 		"TRENZINHO_DB="+filepath.Join(o.data, "monitor.db"), "TRENZINHO_LISTEN="+o.listen,
 		"TRENZINHO_ADMIN_USER="+o.user, "TRENZINHO_ADMIN_PASSWORD="+o.password,
 		"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen"),
