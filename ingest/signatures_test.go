@@ -248,26 +248,26 @@ func TestSignaturesNotRequired(t *testing.T) {
 		{wire.TelemetryTopic("S-001"), f.payload(t, "S-001", 2, "", nil)},                   // unsigned: stored
 		{wire.TelemetryTopic("S-001"), f.payload(t, "S-001", 3, "S-001-k1", forger)},        // forged
 		{wire.TelemetryTopic("S-001"), tamper(t, f.payload(t, "S-001", 4, "S-001-k1", k1))}, // tampered
-		{wire.TelemetryTopic("S-001"), f.payload(t, "S-001", 5, "S-001-k0", k1)},            // not its kid
+		{wire.TelemetryTopic("S-001"), f.payload(t, "S-001", 5, "S-001-k0", k1)},            // not its kid: stored, unverified
 		{wire.TelemetryTopic("S-002"), f.payload(t, "S-002", 1, "S-002-k1", forger)},        // no key registered: stored, unverified
 		{wire.TelemetryTopic("S-002"), f.payload(t, "S-002", 2, "", nil)},                   // unsigned: stored
 		{wire.TelemetryTopic("S-001"), f.payload(t, "S-001", 6, "S-001-k1", k1)},            // verified
 	}
 	<-publishInBackground(t, broker.URL(), "pub-nosig", msgs)
-	waitBatches(t, db, 5, time.Minute)
-	eventually(t, time.Minute, "three quarantined", func() bool { return db.Count(t, "quarantine", "bytes", "") >= 3 })
-	if n := batchesOf(t, db, "S-001"); n != 3 {
-		t.Errorf("S-001: %d batches stored, want 3 (two verified, one unsigned)", n)
+	waitBatches(t, db, 6, time.Minute)
+	eventually(t, time.Minute, "two quarantined", func() bool { return db.Count(t, "quarantine", "bytes", "") >= 2 })
+	if n := batchesOf(t, db, "S-001"); n != 4 {
+		t.Errorf("S-001: %d batches stored, want 4 (two verified, one unsigned, one with another kid)", n)
 	}
 	if n := batchesOf(t, db, "S-002"); n != 2 {
 		t.Errorf("S-002: %d batches stored, want 2", n)
 	}
 	got := quarantineByReason(t, db, "S-001")
-	if got[wire.ReasonSignatureFailed] != 2 || got[wire.ReasonUnknownKey] != 1 || len(got) != 2 {
-		t.Errorf("S-001 quarantined %v, want 2 signature_failed and 1 unknown_key", got)
+	if got[wire.ReasonSignatureFailed] != 2 || len(got) != 1 {
+		t.Errorf("S-001 quarantined %v, want 2 signature_failed", got)
 	}
 	m := gather(t, metrics)
-	for outcome, want := range map[batchsig.Outcome]float64{batchsig.Verified: 2, batchsig.Unsigned: 2, batchsig.Unverified: 1} {
+	for outcome, want := range map[batchsig.Outcome]float64{batchsig.Verified: 2, batchsig.Unsigned: 2, batchsig.Unverified: 2} {
 		if got := m[fmt.Sprintf(`trenzinho_ingest_batch_signatures_total{outcome=%q}`, outcome)]; got != want {
 			t.Errorf("%s batches: %v, want %v", outcome, got, want)
 		}

@@ -9,12 +9,15 @@
 //	                                   required            not required
 //	unsigned                           unsigned            accepted (Unsigned)
 //	signed, vehicle has no key         unknown_key         accepted, not verified (Unverified)
-//	signed, kid is not the vehicle's   unknown_key         unknown_key
+//	signed, kid is not the vehicle's   unknown_key         accepted, not verified (Unverified)
 //	signed, signature does not verify  signature_failed    signature_failed
 //	signed and verified                accepted (Verified) accepted (Verified)
 //
 // A signature that does not verify is never accepted: a forged or tampered batch is worse than
-// an unsigned one. A batch whose "sig" member is malformed is already refused by wire.Decode
+// an unsigned one. A batch signed with another key than the registered one (a Pi still signing
+// with the key replaced by `monitor vehicle add --rotate`) cannot be checked; when signatures
+// are not required it is accepted as not verified, like an unsigned one would be, instead of
+// being lost to the rules until the Pi is reconfigured. A batch whose "sig" member is malformed is already refused by wire.Decode
 // (bad_signature).
 package batchsig
 
@@ -92,6 +95,9 @@ func (p Policy) Check(b *wire.Batch, payload []byte) (Outcome, error) {
 		return Unverified, nil
 	}
 	if b.Kid != kid {
+		if !p.Required {
+			return Unverified, nil
+		}
 		return 0, &wire.Error{Reason: wire.ReasonUnknownKey,
 			Detail: fmt.Sprintf("kid %q is not the registered key %q of vehicle %s", b.Kid, kid, b.Vehicle)}
 	}

@@ -74,7 +74,7 @@ func TestPolicy(t *testing.T) {
 		{name: "forged (another key)", vehicle: "PIU-001", kid: "PIU-001-2026", k: other, keys: keys, reason: wire.ReasonSignatureFailed},
 		{name: "forged, required", vehicle: "PIU-001", kid: "PIU-001-2026", k: other, keys: keys, required: true, reason: wire.ReasonSignatureFailed},
 		{name: "tampered after signing", vehicle: "PIU-001", kid: "PIU-001-2026", k: good, edit: tamper, keys: keys, reason: wire.ReasonSignatureFailed},
-		{name: "old kid", vehicle: "PIU-001", kid: "PIU-001-2019", k: good, keys: keys, reason: wire.ReasonUnknownKey},
+		{name: "old kid", vehicle: "PIU-001", kid: "PIU-001-2019", k: other, keys: keys, want: batchsig.Unverified},
 		{name: "old kid, required", vehicle: "PIU-001", kid: "PIU-001-2019", k: good, keys: keys, required: true, reason: wire.ReasonUnknownKey},
 		{name: "vehicle without key", vehicle: "PIU-002", kid: "PIU-002-2026", k: other, keys: keys, want: batchsig.Unverified},
 		{name: "vehicle without key, required", vehicle: "PIU-002", kid: "PIU-002-2026", k: other, keys: keys, required: true, reason: wire.ReasonUnknownKey},

@@ -213,9 +213,9 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))
 	if s.drafts != nil {
 		a.Handle("GET /api/v1/drafts", s.requireRole(store.RoleViewer, s.handleDrafts))
-		a.Handle("GET /api/v1/drafts/{id}", s.requireRole(store.RoleViewer, s.handleDraft))
+		// A draft (and its PDF) may name its driver: personal data, fiscal and above, audited.
+		a.Handle("GET /api/v1/drafts/{id}", s.requireRole(store.RoleFiscal, s.handleDraft))
 		a.Handle("GET /api/v1/drafts/{id}/export", s.requireRole(store.RoleFiscal, s.handleDraftExport))
-		// The PDF names the driver (personal data): fiscal and above, audited.
 		a.Handle("GET /api/v1/drafts/{id}/pdf", s.requireRole(store.RoleFiscal, s.handleDraftPDF))
 		a.Handle("POST /api/v1/drafts/{id}/decision", s.requireRole(store.RoleFiscal, s.handleDecision))
 	}

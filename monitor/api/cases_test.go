@@ -172,7 +172,7 @@ func (cf *caseFixture) mustAct(t *testing.T, draftID string, a map[string]any) a
 
 func (cf *caseFixture) getDraft(t *testing.T, id string) api.DraftView {
 	t.Helper()
-	code, body, _ := cf.do("GET", "/api/v1/drafts/"+id, nil, session{bearer: cf.viewer})
+	code, body, _ := cf.do("GET", "/api/v1/drafts/"+id, nil, session{bearer: cf.fiscal})
 	var v api.DraftView
 	if code != http.StatusOK || json.Unmarshal(body, &v) != nil {
 		t.Fatalf("get %s: %d %s", id, code, body)
@@ -192,7 +192,7 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 	ans := cf.issue(t, id, at(2026, 10, 2, 10))
 	c := ans.Case
 	if ans.Status != drafts.StatusIssued || ans.Notice != "AI-2026/0001" || c.Notice != "AI-2026/0001" || c.State != "issued" ||
-		c.Assessment.TotalBRL != "1680.00" || c.Assessment.Recidivist || c.Deadline != nil || strings.Join(c.Allowed, ",") != "notify,suspension" {
+		c.Assessment.TotalBRL != "1680.00" || c.Assessment.Recidivist || c.Deadline != nil || strings.Join(c.Allowed, ",") != "notify" {
 		t.Fatalf("issue answer: %+v", ans)
 	}
 	// The sealed draft did not change: its integrity is still ok.
@@ -293,7 +293,7 @@ func TestCaseInvalidTransitionsThroughTheAPI(t *testing.T) {
 	check(map[string]any{"action": "divida_ativa", "date": "2026-10-15"}, 409, "termina em 15/10/2026")
 	check(map[string]any{"action": "defence", "date": "2026-10-04"}, 409, "anterior à notificação (05/10/2026)")
 	cf.mustAct(t, id, map[string]any{"action": "defence", "date": "2026-10-09"})
-	check(map[string]any{"action": "pay", "date": "2026-10-10"}, 409, "Art. 57")
+	check(map[string]any{"action": "divida_ativa", "date": "2026-10-20"}, 409, "Art. 57")
 	check(map[string]any{"action": "defence", "date": "2026-10-10"}, 409, "com defesa pendente de decisão")
 	check(map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-08", "text": "Acolhida."}, 409, "anterior à apresentação da defesa")
 	check(map[string]any{"action": "decide", "outcome": "talvez", "date": "2026-10-10", "text": "Acolhida."}, 400, "outcome")
@@ -430,15 +430,30 @@ func TestRecidivismAtIssue(t *testing.T) {
 		t.Log(text)
 	}
 
-	// Suspensions applied: one on each notice, within 12 months; the next issue recommends the
-	// cassação (Art. 53, III).
+	// Suspensions applied within 12 months: one on a paper notice of March (imported), then one
+	// on the second notice; the next issue recommends the cassação (Art. 53, III). A suspension
+	// needs the specific recidivism found at issue (Art. 52): not on the first notice.
 	cf.setClock(at(2026, 11, 29, 15))
-	cf.mustAct(t, first, map[string]any{"action": "suspension", "from": "2026-10-05", "days": 10})
+	if code, _, body := cf.act(t, first, map[string]any{"action": "suspension", "from": "2026-10-05", "days": 10}); code != http.StatusConflict ||
+		!strings.Contains(errorMessage(t, body), "reincidência específica") {
+		t.Errorf("suspension on a first offence: %d %s", code, body)
+	}
+	if code, body, _ := cf.do("POST", "/api/v1/notices/import", []map[string]any{{
+		"number": "0012/2026", "offence_date": "2026-03-01", "issue_date": "2026-03-02", "licensee": "L1",
+		"articles": []string{"Art. 26"}, "penalty": "Art. 46, II", "status": "paid", "notified_date": "2026-03-03", "notified_mode": "in_person",
+		"paid_date": "2026-03-10", "suspension_from": "2026-03-20", "suspension_days": 10,
+	}}, session{bearer: cf.super}); code != http.StatusCreated {
+		t.Fatalf("import: %d %s", code, body)
+	}
 	third := cf.draft(t, "PIU-002", "L1", "hours", at(2026, 11, 1, 23))
 	if a := cf.issue(t, third, at(2026, 11, 2, 10)).Case.Assessment; a.CassacaoRecommended != nil || a.Recidivist {
 		t.Errorf("one suspension: %+v", a)
 	}
 	cf.setClock(at(2026, 11, 29, 15))
+	if code, _, body := cf.act(t, second, map[string]any{"action": "suspension", "from": "2026-11-10", "to": "2026-11-24"}); code != http.StatusConflict {
+		t.Errorf("suspension before notification: %d %s", code, body)
+	}
+	cf.mustAct(t, second, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"}) // final from 16/10
 	cf.mustAct(t, second, map[string]any{"action": "suspension", "from": "2026-11-10", "to": "2026-11-24"})
 	fourth := cf.draft(t, "PIU-002", "L1", "hours", at(2026, 11, 27, 23))
 	a = cf.issue(t, fourth, at(2026, 11, 28, 10)).Case.Assessment

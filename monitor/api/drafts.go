@@ -138,31 +138,17 @@ func (s *Server) handleDraft(w http.ResponseWriter, r *http.Request) {
 		v.Addenda = []store.Addendum{}
 	}
 	v.Case = s.draftCase(r.Context(), d.Sealed.ID)
-	if d.Doc.Driver != nil {
-		// The driver is personal data (BRIEF §2): a viewer sees that a driver was identified
-		// and how, not who (nor the sealed bundle, which holds the same draft); a fiscal sees
-		// it, and the read is audited like a read of the registry's drivers.
-		u := userFrom(r.Context())
-		if !u.Role.AtLeast(store.RoleFiscal) {
-			doc := d.Doc
-			doc.Driver = &drafts.Driver{IdentifiedBy: d.Doc.Driver.IdentifiedBy, Identification: driverWithheld}
-			v.Draft, v.Sealed.Bundle = doc, nil
-		} else {
-			s.record(r, store.AuditEntry{User: u.Name, Action: auditDraftDriverRead, Object: "draft:" + d.Sealed.ID,
-				After: mustJSON(driversRead{Drivers: []string{d.Doc.Driver.ID}})})
-		}
-	}
+	// A draft may name its driver (facts, warnings, the driver block, the sealed bundle):
+	// personal data, read by fiscal and above only, and every read is audited.
+	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftRead, Object: "draft:" + d.Sealed.ID})
 	s.writeJSON(w, r, http.StatusOK, v)
 }
 
-// driverWithheld replaces a draft's driver for users below fiscal.
-const driverWithheld = "condutor identificado; dados pessoais visíveis apenas a partir do perfil fiscal"
-
-// Audit actions of reads of a draft's personal data: the JSON and the PDF (the export is
-// audited as draft.export).
+// Audit actions of reads of a draft (it may hold personal data): the JSON and the PDF (the
+// export is audited as draft.export).
 const (
-	auditDraftDriverRead = "draft.driver.read"
-	auditDraftPDF        = "draft.pdf"
+	auditDraftRead = "draft.read"
+	auditDraftPDF  = "draft.pdf"
 )
 
 // handleDraftExport serves GET /api/v1/drafts/{id}/export: the sealed draft as a file that

@@ -335,7 +335,8 @@ func (s *Server) handlePutVehicle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	before, existed := reg.Vehicle(v.ID)
-	created, err := reg.PutVehicle(v)
+	// The signing key is `monitor vehicle add`'s (docs/registry.md): kept as it is on file.
+	created, err := reg.PutVehicleKeepingKey(v)
 	if err != nil {
 		s.registryError(w, r, err)
 		return

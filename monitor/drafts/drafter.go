@@ -1,6 +1,7 @@
 package drafts
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -27,9 +28,14 @@ type Pending struct {
 	UpdatedAt time.Time
 }
 
+// Kind is a kind of episode that makes drafts: a rule, and for a rule whose legal mapping
+// depends on the episode's detail (document_expired), one detail; "" means every detail.
+type Kind struct{ Rule, Detail string }
+
 // Store is what the drafter reads and writes.
 type Store interface {
-	UndraftedEpisodes(ctx context.Context, rules []string) ([]Pending, error)
+	// UndraftedEpisodes returns the episodes of the given kinds that belong to no draft.
+	UndraftedEpisodes(ctx context.Context, kinds []Kind) ([]Pending, error)
 	Episode(ctx context.Context, id string) (*rules.Episode, error)
 	BatchesBetween(ctx context.Context, vehicle string, from, to time.Time) ([]RawBatch, error)
 	ChainHead(ctx context.Context) (seq int64, hash string, err error)
@@ -61,7 +67,7 @@ type Config struct {
 // Drafter makes drafts from closed episodes. Run it from one goroutine.
 type Drafter struct {
 	cfg   Config
-	rules []string
+	kinds []Kind
 }
 
 // NewDrafter returns a drafter for the rules the profile marks as infractions.
@@ -78,19 +84,21 @@ func NewDrafter(cfg Config) *Drafter {
 	if cfg.VehicleKey == nil {
 		cfg.VehicleKey = batchsig.RegistryKeys(cfg.Registry) // nil without a registry
 	}
-	var ids []string
+	// Only the kinds that are infractions are read at all: alert-only episodes (an expired meter
+	// calibration) would otherwise be read again on every run, forever.
+	var kinds []Kind
 	for id, r := range cfg.Profile.Rules {
+		if r.Infraction && id != profile.DocumentExpiredRule {
+			kinds = append(kinds, Kind{Rule: id})
+		}
+	}
+	for kind, r := range cfg.Profile.DocumentExpired.Documents {
 		if r.Infraction {
-			ids = append(ids, id)
+			kinds = append(kinds, Kind{Rule: profile.DocumentExpiredRule, Detail: kind})
 		}
 	}
-	for _, r := range cfg.Profile.DocumentExpired.Documents {
-		if r.Infraction && !slices.Contains(ids, profile.DocumentExpiredRule) {
-			ids = append(ids, profile.DocumentExpiredRule)
-		}
-	}
-	slices.Sort(ids)
-	return &Drafter{cfg: cfg, rules: ids}
+	slices.SortFunc(kinds, func(a, b Kind) int { return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Detail, b.Detail)) })
+	return &Drafter{cfg: cfg, kinds: kinds}
 }
 
 // Made is a draft the drafter stored.
@@ -99,11 +107,14 @@ type Made struct {
 	Sealed Sealed
 }
 
+// Kinds are the kinds of episodes the drafter reads: the infractions of the profile.
+func (d *Drafter) Kinds() []Kind { return slices.Clone(d.kinds) }
+
 // Run drafts every group of episodes that is ready at now (receive clock) and returns the
 // drafts made. A group is the episodes of one vehicle that share a penalty and overlap in time
 // (transitively); it is ready when all of them are closed and none changed within Settle.
 func (d *Drafter) Run(ctx context.Context, now time.Time) ([]Made, error) {
-	pending, err := d.cfg.Store.UndraftedEpisodes(ctx, d.rules)
+	pending, err := d.cfg.Store.UndraftedEpisodes(ctx, d.kinds)
 	if err != nil {
 		return nil, err
 	}

@@ -270,6 +270,21 @@ func TestDocumentAlertIsNotDrafted(t *testing.T) {
 	if !strings.Contains(made[0].Draft.Facts[0].Description, "tacógrafo nº VDO-EX-0001") {
 		t.Errorf("the fact does not name the tachograph: %s", made[0].Draft.Facts[0].Description)
 	}
+	// The alert is never drafted, and not read again on every run either.
+	if !slices.Contains(f.drafter.Kinds(), drafts.Kind{Rule: "document_expired", Detail: "afericao_tacografo"}) ||
+		slices.ContainsFunc(f.drafter.Kinds(), func(k drafts.Kind) bool {
+			return k.Detail == "verificacao_dispositivo" || k == drafts.Kind{Rule: "document_expired"}
+		}) {
+		t.Errorf("the drafter reads %v", f.drafter.Kinds())
+	}
+	pending, err := f.db.UndraftedEpisodes(context.Background(), f.drafter.Kinds())
+	if err != nil || len(pending) != 0 {
+		t.Errorf("undrafted episodes read: %d %v", len(pending), err)
+	}
+	all, err := f.db.UndraftedEpisodes(context.Background(), []drafts.Kind{{Rule: "document_expired"}})
+	if err != nil || len(all) != 1 || all[0].Episode.Detail != "verificacao_dispositivo" {
+		t.Errorf("every undrafted document episode: %+v %v", all, err)
+	}
 }
 
 func repeat(v float64, n int) []float64 {

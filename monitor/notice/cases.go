@@ -45,7 +45,8 @@ func PenaltyOf(res *penalty.Result, licensee string, issued time.Time, loc *time
 	if loc == nil {
 		loc = time.UTC
 	}
-	pe := &Penalty{FineUFMP: res.TotalUFMP, FineBRL: res.TotalBRL, UnitValueBRL: res.UnitValueBRL, UnitDate: issued.In(loc)}
+	pe := &Penalty{Article: res.Penalty, Warning: res.Warning, FineUFMP: res.TotalUFMP, FineBRL: res.TotalBRL,
+		UnitValueBRL: res.UnitValueBRL, UnitDate: issued.In(loc)}
 	list := func(ns []penalty.Notice) string {
 		var s []string
 		for _, n := range ns {

@@ -106,10 +106,14 @@ func (d *doc) issued() bool { return d.status() == drafts.StatusIssued }
 func (d *doc) title() string {
 	switch d.status() {
 	case drafts.StatusIssued:
+		t := "AUTO DE INFRAÇÃO"
 		if d.in.Case.Notice != "" {
-			return "AUTO DE INFRAÇÃO Nº " + d.in.Case.Notice
+			t += " Nº " + d.in.Case.Notice
 		}
-		return "AUTO DE INFRAÇÃO"
+		if pe := d.in.Penalty; pe != nil && pe.Warning {
+			t += " — NOTIFICAÇÃO PRELIMINAR"
+		}
+		return t
 	case drafts.StatusDismissed:
 		return "AUTO DE INFRAÇÃO — MINUTA ARQUIVADA"
 	default:
@@ -436,7 +440,7 @@ func (d *doc) head() {
 	d.font("", 9)
 	d.text(colInk)
 	pdf.MultiCell(width, 4.5, d.tr(strings.Join(names, " e ")+" — "+strings.Join(d.d.Articles, ", ")+
-		"; penalidade: "+d.d.Penalty+" — "+d.fineLine()), "", "C", false)
+		"; penalidade: "+d.penaltyArticle()+" — "+d.fineLine()), "", "C", false)
 	d.draw(colRule)
 	pdf.SetLineWidth(0.2)
 	pdf.Line(marginL, pdf.GetY()+1.5, pageW-marginR, pdf.GetY()+1.5)
@@ -446,8 +450,20 @@ func (d *doc) head() {
 	}
 }
 
+// penaltyArticle is the article whose penalty applies: the one the calculus at issue applied
+// (a repetition may move it, e.g. to Art. 47), else the draft's.
+func (d *doc) penaltyArticle() string {
+	if pe := d.in.Penalty; pe != nil && pe.Article != "" {
+		return pe.Article
+	}
+	return d.d.Penalty
+}
+
 // fineLine is the fine in one line.
 func (d *doc) fineLine() string {
+	if pe := d.in.Penalty; pe != nil && pe.Warning {
+		return "notificação preliminar, sem multa"
+	}
 	if pe := d.in.Penalty; pe != nil {
 		s := "multa de " + num(pe.FineUFMP, 2) + " " + d.unit()
 		if pe.FineBRL != "" {
@@ -625,7 +641,13 @@ func (d *doc) legal() {
 	if d.d.FineUFMP == 0 {
 		pen = d.notices()
 	}
-	d.kv("Penalidade: "+d.d.Penalty, pen+" O valor em reais é o da "+d.unit()+" vigente na data da emissão (Art. 44).", 52)
+	if pe := d.in.Penalty; pe != nil && pe.Article != "" && pe.Article != d.d.Penalty {
+		pen = "aplicada na emissão, por repetição de infração já notificada: " + pen
+	}
+	if pe := d.in.Penalty; pe != nil && pe.Warning {
+		pen = d.notices()
+	}
+	d.kv("Penalidade: "+d.penaltyArticle(), pen+" O valor em reais é o da "+d.unit()+" vigente na data da emissão (Art. 44).", 52)
 	for _, f := range d.d.Facts {
 		if f.Rule == "noise_limit" && d.p.Noise.Standard != "" {
 			d.kv("Norma técnica", d.p.Noise.Standard+", aplicável por força da Resolução CONAMA nº 01/1990 (limites de L_Aeq por tipo de área e período).", 52)
@@ -978,12 +1000,16 @@ func (d *doc) penalty() {
 	const lw = 44
 	u := d.unit()
 	if pe := d.in.Penalty; pe != nil {
-		s := num(pe.FineUFMP, 2) + " " + u
-		if pe.FineBRL != "" {
-			s += " = " + money(pe.FineBRL)
+		if pe.Warning {
+			d.kv("Medida ("+d.penaltyArticle()+")", d.notices(), lw)
+		} else {
+			s := num(pe.FineUFMP, 2) + " " + u
+			if pe.FineBRL != "" {
+				s += " = " + money(pe.FineBRL)
+			}
+			d.kv("Multa ("+d.penaltyArticle()+")", s, lw)
 		}
-		d.kv("Multa ("+d.d.Penalty+")", s, lw)
-		if pe.UnitValueBRL != "" {
+		if pe.UnitValueBRL != "" && !pe.Warning {
 			v := "1 " + u + " = " + money(pe.UnitValueBRL)
 			if !pe.UnitDate.IsZero() {
 				v += " em " + date(pe.UnitDate)

@@ -96,6 +96,11 @@ type Device struct {
 // Penalty is the fine as the penalty calculus states it, in plain text and figures that
 // another package fills in.
 type Penalty struct {
+	// Article is the article whose penalty the calculus applied (e.g. "Art. 47" for a repeated
+	// route deviation), which may differ from the draft's; "": the draft's.
+	Article string
+	// Warning: the calculus made it a notificação preliminar (Art. 41, I), not a fine.
+	Warning  bool
 	FineUFMP float64 // the fine in the fiscal unit, after recidivism
 	// FineBRL is the fine in reais as a decimal string ("3360.00" or "3360,00"); money is never
 	// a float. Empty: not converted.

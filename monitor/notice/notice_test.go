@@ -416,3 +416,22 @@ func TestRenderIsDeterministic(t *testing.T) {
 		t.Error("two renderings of one draft differ")
 	}
 }
+
+// The calculus at issue decides the penalty the notice states: a repetition moves it to
+// another article (Art. 47), and a first offence of a rule with a notificação preliminar is no
+// fine at all.
+func TestIssuedNoticeStatesTheCalculusPenalty(t *testing.T) {
+	s, _, f := speedDraft(t) // the draft says Art. 46, X
+	at := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
+	issued := notice.Case{Status: drafts.StatusIssued, Notice: "AI-2026/0007", DecidedBy: "Maria Conceição", DecidedAt: &at}
+
+	text := render(t, notice.Input{Sealed: s, Profile: f.p, Case: issued,
+		Penalty: &notice.Penalty{Article: "Art. 47", FineUFMP: 250, FineBRL: "1050.00", UnitValueBRL: "4.2000", UnitDate: at}}, "notice-repeat")
+	mustContain(t, text, "Multa (Art. 47)", "penalidade: Art. 47", "Penalidade: Art. 47", "por repetição de infração já notificada", "R$ 1.050,00")
+	mustNotContain(t, text, "Multa (Art. 46, X)", "penalidade: Art. 46, X")
+
+	text = render(t, notice.Input{Sealed: s, Profile: f.p, Case: issued,
+		Penalty: &notice.Penalty{Article: "Art. 41, I", Warning: true, FineBRL: "0.00", UnitDate: at}}, "notice-warning")
+	mustContain(t, text, "AUTO DE INFRAÇÃO Nº AI-2026/0007 — NOTIFICAÇÃO PRELIMINAR", "notificação preliminar, sem multa", "Medida (Art. 41, I)")
+	mustNotContain(t, text, "0 UFMP", "R$ 0,00", "Multa (")
+}

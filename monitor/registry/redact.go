@@ -8,14 +8,19 @@ import (
 
 // Redacted returns the driver as lists show it (LGPD data minimisation): the name cut to the
 // first name and the initials of the others ("Maria A. S."), the CPF masked as
-// ***.456.789-**, the CNH number hidden. Id, licensee, CNH category and dates, medical
-// certificate dates and tachograph card stay: the control room needs them to judge documents
-// and match cards. A redacted driver fails validation, so it cannot be saved back by mistake.
+// ***.456.789-**, the CNH number hidden, the tachograph card number cut to its last four
+// characters ("**********H101": enough to tell cards apart on screen; the server matches whole
+// numbers). Id, licensee, CNH category and dates and medical certificate dates stay: the
+// control room needs them to judge documents. A redacted driver fails validation, so it cannot
+// be saved back by mistake.
 func (d Driver) Redacted() Driver {
 	d.Name = AbbreviateName(d.Name)
 	d.CPF = MaskCPF(d.CPF)
 	if d.CNHNumber != "" {
 		d.CNHNumber = "***"
+	}
+	if n := len(d.TachographCard); n > 4 {
+		d.TachographCard = strings.Repeat("*", n-4) + d.TachographCard[n-4:]
 	}
 	return d
 }

@@ -256,6 +256,25 @@ func (s *Store) PutLicensee(l Licensee) (created bool, err error) {
 	return created, err
 }
 
+// PutVehicleKeepingKey is PutVehicle for editors other than the key's owner (the API): the
+// signing key (key_id, public_key) stays the one on file — none for a new vehicle — whatever v
+// says, so that a form loaded before `monitor vehicle add --rotate` cannot put the old key back.
+func (s *Store) PutVehicleKeepingKey(v Vehicle) (created bool, err error) {
+	err = s.update(func(r *Registry) error {
+		v := v.clone()
+		v.KeyID, v.PublicKey = "", ""
+		i := slices.IndexFunc(r.Vehicles, func(x Vehicle) bool { return x.ID == v.ID })
+		if created = i < 0; created {
+			r.Vehicles = append(r.Vehicles, v)
+		} else {
+			v.KeyID, v.PublicKey = r.Vehicles[i].KeyID, r.Vehicles[i].PublicKey
+			r.Vehicles[i] = v
+		}
+		return nil
+	})
+	return created, err
+}
+
 // PutVehicle adds the vehicle, or replaces the one with its id, as PutLicensee does.
 func (s *Store) PutVehicle(v Vehicle) (created bool, err error) {
 	err = s.update(func(r *Registry) error {

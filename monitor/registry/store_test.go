@@ -93,10 +93,10 @@ func TestDriversAreRedacted(t *testing.T) {
 	s := openCopy(t)
 	for _, d := range s.Drivers() {
 		if d.ID == "D1" {
-			if d.Name != "Maria A. S." || d.CPF != "***.456.789-**" || d.CNHNumber != "***" {
+			if d.Name != "Maria A. S." || d.CPF != "***.456.789-**" || d.CNHNumber != "***" || d.TachographCard != "**********H101" {
 				t.Errorf("redacted D1 = %+v", d)
 			}
-			if d.TachographCard != "0000000086H101" || d.CNHCategory != "D" || d.MedicalCertificate.IsZero() {
+			if d.CNHCategory != "D" || d.MedicalCertificate.IsZero() {
 				t.Errorf("redaction removed operational data: %+v", d)
 			}
 			if _, err := s.PutDriver(d); err == nil {
@@ -451,5 +451,31 @@ func TestTwoStoresOnOneFile(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(a.Path()); string(got) != "vehicles: [{id: X}]\nnonsense: 1\n" {
 		t.Error("the invalid file was overwritten")
+	}
+}
+
+// An editor other than `monitor vehicle add` never changes a vehicle's signing key: a form
+// loaded before a rotation cannot put the old key back, nor a new vehicle bring its own.
+func TestPutVehicleKeepingKey(t *testing.T) {
+	s := openCopy(t)
+	v, _ := s.Vehicle("PIU-001")
+	if v.KeyID == "" {
+		t.Fatal("the example's PIU-001 has no key")
+	}
+	stale := v
+	stale.KeyID, stale.PublicKey, stale.Plate = "PIU-001-2019", strings.Repeat("B", 43)+"=", "ABC9F99"
+	if created, err := s.PutVehicleKeepingKey(stale); err != nil || created {
+		t.Fatal(created, err)
+	}
+	got, _ := s.Vehicle("PIU-001")
+	if got.KeyID != v.KeyID || got.PublicKey != v.PublicKey || got.Plate != "ABC9F99" {
+		t.Errorf("after the edit: key %s %s, plate %s", got.KeyID, got.PublicKey, got.Plate)
+	}
+	nv := Vehicle{ID: "PIU-009", Plate: "ABC9G99", Licensee: "L1", KeyID: "k", PublicKey: v.PublicKey}
+	if created, err := s.PutVehicleKeepingKey(nv); err != nil || !created {
+		t.Fatal(created, err)
+	}
+	if got, _ := s.Vehicle("PIU-009"); got.KeyID != "" || got.PublicKey != "" {
+		t.Errorf("a new vehicle brought its key: %+v", got)
 	}
 }

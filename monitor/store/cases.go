@@ -375,10 +375,10 @@ var actionText = map[string]string{
 }
 
 // Allowed lists the actions the case may take in its state, in the order of the process.
-func (c *Case) Allowed() []string {
+func (c *Case) Allowed(p *profile.Profile) []string {
 	var out []string
 	for _, a := range []string{ActionNotify, ActionDefence, ActionDecide, ActionPay, ActionDividaAtiva, ActionSuspension} {
-		if c.stateAllows(a) {
+		if c.stateAllows(p, a) {
 			out = append(out, a)
 		}
 	}
@@ -386,7 +386,7 @@ func (c *Case) Allowed() []string {
 }
 
 // stateAllows reports whether the case's state admits the action (its dates aside).
-func (c *Case) stateAllows(action string) bool {
+func (c *Case) stateAllows(p *profile.Profile, action string) bool {
 	switch action {
 	case ActionNotify:
 		return c.State == penalty.StatusIssued
@@ -395,15 +395,54 @@ func (c *Case) stateAllows(action string) bool {
 	case ActionDecide:
 		return c.State == penalty.StatusDefenceFiled
 	case ActionPay:
-		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusConfirmed,
+		// A payment is recorded whenever it happens once the licensee knows of the fine, a
+		// defence pending or not (paying ends the process).
+		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusDefenceFiled, penalty.StatusConfirmed,
 			penalty.StatusDefenceRejected, penalty.StatusDividaAtiva}, c.State)
 	case ActionDividaAtiva:
+		// Only a defence filed in time suspends the fine (Art. 57); a late one does not.
 		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusConfirmed,
-			penalty.StatusDefenceRejected}, c.State)
+			penalty.StatusDefenceRejected}, c.State) || c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p)
 	case ActionSuspension:
-		return !c.void() && c.Suspension == nil
+		// Art. 52: a suspension follows specific recidivism, which the calculus at issue found,
+		// on a fine that is (or becomes) final; see check for its first day.
+		return !c.void() && c.Suspension == nil && c.State != penalty.StatusIssued &&
+			c.Assessment != nil && c.Assessment.SuspensionRecommended != nil &&
+			!(c.State == penalty.StatusDefenceFiled && c.timelyDefence(p))
 	}
 	return false
+}
+
+// timelyDefence reports whether a defence was filed within the deadline (Art. 55, 57).
+func (c *Case) timelyDefence(p *profile.Profile) bool {
+	if c.DefenceFiled == "" {
+		return false
+	}
+	deadline, _ := c.DefenceDeadline(p)
+	return penalty.DefenceTimely(deadline, noonOf(c.DefenceFiled, p.Location()))
+}
+
+// finalFrom is the first day on which the fine is final (Art. 51): the decision rejecting the
+// defence, the payment, the entry as dívida ativa, or else the day after the deadline to defend
+// when no defence was filed in time. ok is false while it cannot be final yet.
+func (c *Case) finalFrom(p *profile.Profile) (day string, ok bool) {
+	switch {
+	case c.Final != "":
+		return c.Final, true
+	case c.Decided != "" && c.Outcome == OutcomeRejected:
+		return c.Decided, true
+	case c.Paid != "":
+		return c.Paid, true
+	case c.DividaAtiva != "":
+		return c.DividaAtiva, true
+	case c.State == penalty.StatusNotified, c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p):
+		deadline, _ := c.DefenceDeadline(p)
+		if deadline.IsZero() {
+			return "", false
+		}
+		return deadline.AddDate(0, 0, 1).Format(time.DateOnly), true
+	}
+	return "", false
 }
 
 // lastStep is the day of the latest step of the fine's process: the issue, the notification,
@@ -432,13 +471,17 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 	if !known {
 		return "", invalidf("ação desconhecida %q: use notify, defence, decide, pay, divida_ativa ou suspension", a.Action)
 	}
-	if !c.stateAllows(a.Action) {
+	if !c.stateAllows(p, a.Action) {
 		switch {
 		case a.Action == ActionSuspension && c.Suspension != nil:
 			return "", conflictf("não é possível %s: já há suspensão registrada no auto %s (a partir de %s, %d dias).",
 				label, c.Notice, br(c.Suspension.From), c.Suspension.Days)
-		case (a.Action == ActionPay || a.Action == ActionDividaAtiva) && c.State == penalty.StatusDefenceFiled:
-			return "", conflictf("não é possível %s: o auto %s está com defesa pendente de decisão, que suspende a exigibilidade da multa (Art. 57).",
+		case a.Action == ActionSuspension && !c.void() && c.State != penalty.StatusIssued &&
+			(c.Assessment == nil || c.Assessment.SuspensionRecommended == nil):
+			return "", conflictf("não é possível %s: o cálculo da emissão do auto %s não constatou reincidência específica, condição da suspensão (Art. 52).",
+				label, c.Notice)
+		case (a.Action == ActionSuspension || a.Action == ActionDividaAtiva) && c.State == penalty.StatusDefenceFiled:
+			return "", conflictf("não é possível %s: o auto %s tem defesa apresentada no prazo e pendente de decisão, que suspende a exigibilidade da multa (Art. 57).",
 				label, c.Notice)
 		}
 		return "", conflictf("não é possível %s: o auto %s está %s.", label, c.Notice, StateText(c.State))
@@ -536,7 +579,7 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		if err := notBefore(a.Date, what, last, lastWhat); err != nil {
 			return "", err
 		}
-		if a.Action == ActionDividaAtiva && c.State == penalty.StatusNotified {
+		if a.Action == ActionDividaAtiva && (c.State == penalty.StatusNotified || c.State == penalty.StatusDefenceFiled) {
 			// Without a decision the fine is final only once the period to defend has run out.
 			deadline, _ := c.DefenceDeadline(p)
 			if deadline.IsZero() {
@@ -553,6 +596,14 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		}
 		if err := notBefore(a.From, "de início da suspensão", issued, "emissão do auto"); err != nil {
 			return "", err
+		}
+		final, ok := c.finalFrom(p)
+		if !ok {
+			return "", conflictf("não é possível %s: a multa do auto %s ainda não é definitiva.", label, c.Notice)
+		}
+		if a.From < final {
+			return "", conflictf("não é possível %s a partir de %s: a multa do auto %s só é definitiva a partir de %s (Art. 51).",
+				label, br(a.From), c.Notice, br(final))
 		}
 		from, _ := time.Parse(time.DateOnly, a.From)
 		switch {

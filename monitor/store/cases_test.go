@@ -76,12 +76,20 @@ func act(t *testing.T, db *DB, p *profile.Profile, id int64, now time.Time, a Ca
 func TestCaseWorkflow(t *testing.T) {
 	ctx := context.Background()
 	db, p := openTemp(t), caseProfile(t)
+	// An earlier paper notice for the same precept, final in June: this offence is a specific
+	// recidivism (Art. 48 ×2; Art. 52 suspension recommended).
+	if _, err := db.ImportNotices(ctx, []ImportedNotice{{Number: "P-2026/012", Offence: local(2026, 6, 1, 15, 0), Issued: local(2026, 6, 2, 10, 0),
+		Licensee: "L1", Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", Status: penalty.StatusConfirmed,
+		Notified: "2026-06-05", Mode: penalty.ModeMail, Final: "2026-06-20"}}, local(2026, 9, 1, 10, 0), fiscal); err != nil {
+		t.Fatal(err)
+	}
 	putDraft(t, db, "D1", "L1", local(2026, 10, 1, 15, 0))
 	c, err := db.IssueDraft(ctx, "D1", "conferido", p, local(2026, 10, 2, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Notice != "AI-2026/0001" || c.State != penalty.StatusIssued || c.Assessment == nil || c.Assessment.TotalBRL != "1680.00" {
+	if c.Notice != "AI-2026/0001" || c.State != penalty.StatusIssued || c.Assessment == nil || c.Assessment.TotalBRL != "3360.00" ||
+		c.Assessment.SuspensionRecommended == nil {
 		t.Fatalf("issued %+v", c)
 	}
 	// The draft row says it was issued, with the number; its sealed bundle is untouched.
@@ -166,7 +174,7 @@ func TestCaseWorkflow(t *testing.T) {
 		before.State != "confirmed" || after.State != "paid" || after.Event.Date != "2026-11-05" {
 		t.Errorf("pay audit: before %s after %s", entries[0].Before, entries[0].After)
 	}
-	if !strings.Contains(string(entries[5].After), `"total_brl":"1680.00"`) {
+	if !strings.Contains(string(entries[5].After), `"total_brl":"3360.00"`) {
 		t.Errorf("issue audit lacks the calculus: %s", entries[5].After)
 	}
 
@@ -208,7 +216,6 @@ func TestCaseInvalidActions(t *testing.T) {
 	accept := CaseAction{Action: ActionDecide, Outcome: OutcomeAccepted, Date: "2026-10-20", Text: "Acolhida."}
 	pay := CaseAction{Action: ActionPay, Date: "2026-11-20"}
 	divida := CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}
-	suspension := CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 10}
 	now := local(2026, 11, 29, 12, 0)
 
 	states := map[string][]CaseAction{
@@ -220,17 +227,21 @@ func TestCaseInvalidActions(t *testing.T) {
 		"paid":             {notify, pay},
 		"dividaativa":      {notify, divida},
 	}
+	// First offences: no suspension anywhere (Art. 52 needs specific recidivism; see
+	// TestCaseSuspensionNeedsRecidivismAndAFinalFine). A timely defence blocks dívida ativa, not
+	// a payment.
 	allowed := map[string][]string{
-		"issued":           {ActionNotify, ActionSuspension},
-		"notified":         {ActionDefence, ActionPay, ActionDividaAtiva, ActionSuspension},
-		"defence_filed":    {ActionDecide, ActionSuspension},
-		"confirmed":        {ActionPay, ActionDividaAtiva, ActionSuspension},
+		"issued":           {ActionNotify},
+		"notified":         {ActionDefence, ActionPay, ActionDividaAtiva},
+		"defence_filed":    {ActionDecide, ActionPay},
+		"confirmed":        {ActionPay, ActionDividaAtiva},
 		"defence_accepted": nil,
-		"paid":             {ActionSuspension},
-		"dividaativa":      {ActionPay, ActionSuspension},
+		"paid":             nil,
+		"dividaativa":      {ActionPay},
 	}
 	try := map[string]CaseAction{ActionNotify: notify, ActionDefence: defence, ActionDecide: reject,
-		ActionPay: {Action: ActionPay, Date: "2026-11-25"}, ActionDividaAtiva: {Action: ActionDividaAtiva, Date: "2026-11-25"}, ActionSuspension: suspension}
+		ActionPay: {Action: ActionPay, Date: "2026-11-25"}, ActionDividaAtiva: {Action: ActionDividaAtiva, Date: "2026-11-25"},
+		ActionSuspension: {Action: ActionSuspension, From: "2026-11-02", Days: 10}}
 	n := 0
 	for state, steps := range states {
 		n++
@@ -238,7 +249,7 @@ func TestCaseInvalidActions(t *testing.T) {
 		if string(c.State) != state {
 			t.Fatalf("built %s, want %s", c.State, state)
 		}
-		if got := strings.Join(c.Allowed(), ","); got != strings.Join(allowed[state], ",") {
+		if got := strings.Join(c.Allowed(p), ","); got != strings.Join(allowed[state], ",") {
 			t.Errorf("%s allows %s, want %v", state, got, allowed[state])
 		}
 		for action, a := range try {
@@ -281,13 +292,8 @@ func TestCaseInvalidActions(t *testing.T) {
 		{"decision without text", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-20"}, false, "texto"},
 		{"decision without outcome", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Date: "2026-10-20", Text: "Indeferida."}, false, "outcome"},
 		{"payment before decision", []CaseAction{notify, defence, reject}, CaseAction{Action: ActionPay, Date: "2026-10-19"}, true, "anterior à decisão sobre a defesa"},
-		{"pay with a defence pending", []CaseAction{notify, defence}, CaseAction{Action: ActionPay, Date: "2026-10-19"}, true, "Art. 57"},
+		{"pay before the defence", []CaseAction{notify, defence}, CaseAction{Action: ActionPay, Date: "2026-10-09"}, true, "anterior à apresentação da defesa"},
 		{"dívida ativa within the period", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "termina em 15/10/2026"},
-		{"suspension twice", []CaseAction{suspension}, suspension, true, "já há suspensão"},
-		{"suspension too short", nil, CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 9}, false, "de 10 a 45 dias"},
-		{"suspension to before from", nil, CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-01"}, false, "anterior ao início"},
-		{"suspension days disagree", nil, CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-20", Days: 10}, false, "são 19 dias"},
-		{"suspension before issue", nil, CaseAction{Action: ActionSuspension, From: "2026-09-30", Days: 10}, true, "anterior à emissão"},
 		{"unknown action", nil, CaseAction{Action: "appeal"}, false, "ação desconhecida"},
 	}
 	for _, c := range dated {
@@ -459,5 +465,80 @@ func TestIssueRuleMappedByFact(t *testing.T) {
 	a := c.Assessment
 	if strings.Join(a.Articles, ";") != "Art. 7;Art. 20, III, b" || a.Penalty != "Art. 47" || !a.Recidivist || a.TotalUFMP != 500 || a.RelyingOn[0].ID != "P-1/2026" {
 		t.Fatalf("document_expired: %+v", a)
+	}
+}
+
+// A suspension (Art. 52) follows specific recidivism found at issue, on a final fine, from its
+// first final day; a late defence neither suspends the fine (Art. 57) nor blocks dívida ativa.
+func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	now := local(2026, 11, 29, 12, 0)
+	suspension := func(from string) CaseAction { return CaseAction{Action: ActionSuspension, From: from, Days: 10} }
+	conflict := func(c *Case, a CaseAction, msg string) {
+		t.Helper()
+		_, _, err := db.CaseAct(ctx, c.ID, a, p, now, fiscal)
+		var ce *CaseError
+		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, msg) {
+			t.Errorf("%s from %s: %v, want a conflict saying %q", a.Action, a.From, err, msg)
+		}
+	}
+
+	// A first offence: never.
+	first := caseAt(t, db, p, "F1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"})
+	conflict(first, suspension("2026-11-02"), "reincidência específica")
+
+	// A specific recidivism: once the fine is final, not before.
+	if _, err := db.ImportNotices(ctx, []ImportedNotice{{Number: "P-2026/001", Offence: local(2026, 6, 1, 15, 0), Issued: local(2026, 6, 2, 10, 0),
+		Licensee: "L1", Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", Status: penalty.StatusPaid,
+		Notified: "2026-06-05", Mode: penalty.ModeMail, Paid: "2026-06-10"}}, local(2026, 9, 1, 10, 0), fiscal); err != nil {
+		t.Fatal(err)
+	}
+	rec := caseAt(t, db, p, "R1")
+	if rec.Assessment == nil || rec.Assessment.SuspensionRecommended == nil {
+		t.Fatalf("no suspension recommended: %+v", rec.Assessment)
+	}
+	conflict(rec, suspension("2026-10-03"), "não é possível") // not even notified
+	rec = act(t, db, p, rec.ID, now, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"})
+	deadline, _ := rec.DefenceDeadline(p)
+	last := deadline.Format(time.DateOnly)
+	conflict(rec, suspension(last), "só é definitiva a partir de")
+	after := deadline.AddDate(0, 0, 1).Format(time.DateOnly)
+	for _, c := range []struct {
+		a   CaseAction
+		msg string
+	}{
+		{CaseAction{Action: ActionSuspension, From: after, Days: 9}, "de 10 a 45 dias"},
+		{CaseAction{Action: ActionSuspension, From: after, Days: 46}, "de 10 a 45 dias"},
+		{CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-01"}, "anterior ao início"},
+		{CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-20", Days: 10}, "são 19 dias"},
+		{CaseAction{Action: ActionSuspension, From: "2026-09-30", Days: 10}, "anterior à emissão"},
+	} {
+		if _, _, err := db.CaseAct(ctx, rec.ID, c.a, p, now, fiscal); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("suspension %+v: %v, want %q", c.a, err, c.msg)
+		}
+	}
+	rec = act(t, db, p, rec.ID, now, suspension(after))
+	conflict(rec, suspension("2026-11-20"), "já há suspensão")
+	if rec.Suspension == nil || rec.Suspension.Days != 10 {
+		t.Fatalf("suspension %+v", rec.Suspension)
+	}
+
+	// A defence filed in time: no dívida ativa, no suspension until decided; a payment is fine.
+	timely := caseAt(t, db, p, "T1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
+		CaseAction{Action: ActionDefence, Date: "2026-10-08"})
+	conflict(timely, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}, "defesa apresentada no prazo")
+	conflict(timely, suspension("2026-11-20"), "defesa apresentada no prazo")
+
+	// A late defence: the fine stays due (Art. 57 suspends only a timely one).
+	late := caseAt(t, db, p, "L1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
+		CaseAction{Action: ActionDefence, Date: "2026-11-10"})
+	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,divida_ativa,suspension" {
+		t.Errorf("late defence allows %s", got)
+	}
+	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-09"}, "anterior à apresentação da defesa")
+	late = act(t, db, p, late.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"})
+	if late.State != penalty.StatusDividaAtiva {
+		t.Errorf("late defence, dívida ativa: %s", late.State)
 	}
 }

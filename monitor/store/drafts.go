@@ -106,18 +106,25 @@ func (db *DB) PruneBatches(ctx context.Context, before time.Time) (int64, error)
 	return res.RowsAffected()
 }
 
-// UndraftedEpisodes returns the episodes of the given rules that belong to no draft, open or
+// UndraftedEpisodes returns the episodes of the given kinds that belong to no draft, open or
 // closed, oldest first.
-func (db *DB) UndraftedEpisodes(ctx context.Context, ruleIDs []string) ([]drafts.Pending, error) {
-	if len(ruleIDs) == 0 {
+func (db *DB) UndraftedEpisodes(ctx context.Context, kinds []drafts.Kind) ([]drafts.Pending, error) {
+	if len(kinds) == 0 {
 		return nil, nil
 	}
-	q := `SELECT updated_at, doc FROM episodes WHERE rule IN (?` + strings.Repeat(",?", len(ruleIDs)-1) + `)
-AND id NOT IN (SELECT episode_id FROM draft_episodes) ORDER BY start_at, id`
-	args := make([]any, len(ruleIDs))
-	for i, r := range ruleIDs {
-		args[i] = r
+	var or []string
+	var args []any
+	for _, k := range kinds {
+		if k.Detail == "" {
+			or = append(or, `rule = ?`)
+			args = append(args, k.Rule)
+		} else {
+			or = append(or, `(rule = ? AND json_extract(doc, '$.detail') = ?)`)
+			args = append(args, k.Rule, k.Detail)
+		}
 	}
+	q := `SELECT updated_at, doc FROM episodes WHERE (` + strings.Join(or, " OR ") + `)
+AND id NOT IN (SELECT episode_id FROM draft_episodes) ORDER BY start_at, id`
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: undrafted episodes: %w", err)

@@ -67,7 +67,7 @@ function render(el, e) {
         h("h2", { class: "page-title" }, ruleName(e.rule), " — ", e.vehicle),
         h("p", { class: "muted" }, `${e.article} · multa pelo ${e.penalty}`)),
       h("div", { class: "head-actions" }, chip(st, tone),
-        draft ? h("a", { class: "btn", href: "#/revisao/" + encodeURIComponent(draft.id) }, icon("file"), "Abrir minuta") : null)),
+        draft && store.hasRole("fiscal") ? h("a", { class: "btn", href: "#/revisao/" + encodeURIComponent(draft.id) }, icon("file"), "Abrir minuta") : null)),
     h("div", { class: "episode-grid" },
       h("section", { class: "card card--flush" }, mapEl, replay),
       h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),

@@ -12,7 +12,8 @@ import { mountCase, caseChip, licenseeText } from "./cases.js";
 import { confirmDialog } from "./review.js";
 
 // caseHref: the page of a case (a draft's case lives on the draft's page).
-export const caseHref = (c) => (c.origin === "draft" && c.draft_id ? "#/revisao/" + encodeURIComponent(c.draft_id) : "#/autos/" + c.id);
+// Viewers may not read drafts (they may name the driver): they get the case's own page.
+export const caseHref = (c) => (c.origin === "draft" && c.draft_id && store.hasRole("fiscal") ? "#/revisao/" + encodeURIComponent(c.draft_id) : "#/autos/" + c.id);
 
 export const noticesView = {
   title: "Autos",

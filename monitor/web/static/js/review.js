@@ -51,11 +51,13 @@ function mountQueue(el) {
     tbody.replaceChildren(...(list.length ? list.map(row) : [emptyRow(9, status === "draft" ? "Nenhuma minuta aguardando revisão." : "Nenhum auto com esses filtros.")]));
     info.textContent = `${list.length} de ${items.length} carregado(s)`;
   };
-  const row = (d) => h("tr", { dataset: { draft: d.id }, class: "is-clickable" },
+  const row = (d) => h("tr", { dataset: { draft: d.id }, class: store.hasRole("fiscal") ? "is-clickable" : "" },
     h("td", null, fmtDateTime(d.created_at)),
     h("td", { class: "nowrap" }, h("strong", null, d.vehicle)),
     h("td", null, d.licensee || h("span", { class: "muted" }, "não cadastrado")),
-    h("td", null, h("a", { href: "#/revisao/" + encodeURIComponent(d.id) }, (d.rules || []).map(ruleName).join(" + "))),
+    // A draft may name its driver: only fiscal and above open it (the API refuses viewers).
+    h("td", null, store.hasRole("fiscal") ? h("a", { href: "#/revisao/" + encodeURIComponent(d.id) }, (d.rules || []).map(ruleName).join(" + "))
+      : (d.rules || []).map(ruleName).join(" + ")),
     h("td", null, (d.articles || []).join("; ")),
     h("td", null, d.penalty),
     h("td", { class: "num" }, fmtNum(d.fine_ufmp, 2)),
@@ -63,7 +65,7 @@ function mountQueue(el) {
     h("td", null, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral"), d.case ? h("span", { class: "block" }, caseChip(d.case)) : null));
   tbody.addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-draft]");
-    if (tr && !ev.target.closest("a")) location.hash = "#/revisao/" + encodeURIComponent(tr.dataset.draft);
+    if (tr && !ev.target.closest("a") && store.hasRole("fiscal")) location.hash = "#/revisao/" + encodeURIComponent(tr.dataset.draft);
   });
   const cases = !!store.config.cases;
   caseField.hidden = !cases || status !== "issued";
