@@ -1,16 +1,19 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
 	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -59,6 +63,7 @@ func cmdVehicle(args []string, out io.Writer) error {
 
 type vehicleAddConfig struct {
 	registry, passwd, acl, out, broker string
+	db                                 string // the monitor's database, for the audit log; "" none
 	kid, plate, licensee               string
 	rotate                             bool
 	vehicle                            string
@@ -78,6 +83,7 @@ func cmdVehicleAdd(args []string, out io.Writer) error {
 	fs.StringVar(&c.plate, "plate", "", "plate, to register a vehicle that is not in the registry yet (with --licensee)")
 	fs.StringVar(&c.licensee, "licensee", "", "licensee id, to register a vehicle that is not in the registry yet (with --plate)")
 	fs.BoolVar(&c.rotate, "rotate", false, "replace the key and the password of a vehicle that has them")
+	b.String(&c.db, "TRENZINHO_DB", "", "the monitor's SQLite database: when it exists, the enrolment is written to its audit log")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), vehicleUsage)
 		fs.PrintDefaults()
@@ -200,6 +206,7 @@ func vehicleAdd(c vehicleAddConfig, out io.Writer) error {
 	if _, err := reg.PutVehicle(v); err != nil {
 		return err
 	}
+	auditEnrolment(c, id, kid, v.PublicKey, out)
 
 	fmt.Fprintf(out, "Veículo %s habilitado.\n", id)
 	fmt.Fprintf(out, "  Chave de assinatura %s registrada no cadastro %s\n", kid, c.registry)
@@ -280,4 +287,38 @@ func writeSecret(path string, b []byte, replace bool) error {
 		return err
 	}
 	return f.Close()
+}
+
+// auditEnrolment writes the enrolment to the monitor's audit log when its database exists, as
+// the system user who ran the command: a vehicle's key decides which telemetry is trusted, so
+// who registered it, and when, must be on record. A failure is reported, not fatal: the
+// enrolment is done by then.
+func auditEnrolment(c vehicleAddConfig, vehicle, kid, pub string, out io.Writer) {
+	if c.db == "" {
+		return
+	}
+	if _, err := os.Stat(c.db); err != nil {
+		fmt.Fprintf(out, "  Auditoria: banco %s não encontrado; habilitação não registrada no log de auditoria\n", c.db)
+		return
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, c.db)
+	if err == nil {
+		defer db.Close()
+		action := "vehicle.key.add"
+		if c.rotate {
+			action = "vehicle.key.rotate"
+		}
+		who := "sistema"
+		if u, uerr := user.Current(); uerr == nil {
+			who = u.Username
+		}
+		after, _ := json.Marshal(map[string]string{"key_id": kid, "public_key": pub, "passwd": c.passwd, "acl": c.acl})
+		err = db.Audit(ctx, store.AuditEntry{Time: c.now, User: "cli:" + who, Action: action, Object: "vehicle:" + vehicle, After: after})
+	}
+	if err != nil {
+		fmt.Fprintf(out, "  Auditoria: não foi possível registrar a habilitação no banco %s: %v\n", c.db, err)
+		return
+	}
+	fmt.Fprintf(out, "  Auditoria: registrada no banco %s\n", c.db)
 }

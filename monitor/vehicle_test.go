@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/base64"
@@ -26,6 +27,7 @@ import (
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -433,5 +435,52 @@ func TestBrokerACL(t *testing.T) {
 	if c, err := connect(broker, "anon", "", ""); err == nil {
 		c.Disconnect(0)
 		t.Error("anonymous client accepted")
+	}
+}
+
+// An enrolment is written to the monitor's audit log when its database is given: who
+// registered which key, and when.
+func TestVehicleAddIsAudited(t *testing.T) {
+	e := newEnrolment(t, "pattern write trenzinho/v1/%u/telemetry\npattern write trenzinho/v1/%u/status\n")
+	dbPath := filepath.Join(e.dir, "monitor.db")
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, err := e.add(t, "PIU-001", "--db", dbPath)
+	if err != nil || !strings.Contains(out, "Auditoria: registrada") {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	if _, err := e.add(t, "PIU-001", "--db", dbPath, "--rotate"); err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := registry.Open(e.registry)
+	v, _ := reg.Vehicle("PIU-001")
+	db, err = store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	entries, _, err := db.ListAudit(ctx, store.AuditFilter{Object: "vehicle:PIU-001"}, 10, "")
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("audit: %+v %v", entries, err)
+	}
+	if e := entries[0]; e.Action != "vehicle.key.rotate" || !strings.HasPrefix(e.User, "cli:") || !strings.Contains(string(e.After), v.KeyID) ||
+		!strings.Contains(string(e.After), v.PublicKey) {
+		t.Errorf("rotation audited as %+v", e)
+	}
+	if entries[1].Action != "vehicle.key.add" {
+		t.Errorf("enrolment audited as %s", entries[1].Action)
+	}
+
+	// A database path that does not exist is not created; the enrolment still happens.
+	out, err = e.add(t, "PIU-001", "--db", filepath.Join(e.dir, "nowhere.db"), "--rotate")
+	if err != nil || !strings.Contains(out, "não encontrado") {
+		t.Errorf("missing database: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "nowhere.db")); err == nil {
+		t.Error("a database was created")
 	}
 }
