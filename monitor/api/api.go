@@ -206,6 +206,7 @@ func New(cfg Config) *Server {
 	a.HandleFunc("GET /api/v1/session", s.handleSession)
 	a.Handle("POST /api/v1/logout", s.requireRole(store.RoleViewer, s.handleLogout))
 	a.Handle("GET /api/v1/vehicles", s.requireRole(store.RoleViewer, s.handleVehicles))
+	a.Handle("GET /api/v1/vehicles/activity", s.requireRole(store.RoleViewer, s.handleActivity))
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
 	a.Handle("GET /api/v1/episodes/{id}", s.requireRole(store.RoleViewer, s.handleEpisode))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))

@@ -596,8 +596,30 @@ func (s *Server) readImport(w http.ResponseWriter, r *http.Request) ([]importRow
 	return rows, true
 }
 
-// parseImportCSV reads a CSV whose header names the importRow fields (by their JSON names;
-// comma or semicolon separated).
+// importAliases are the Portuguese names a CSV header may give the importRow fields (matched
+// without accents, case or the difference between spaces, hyphens and underscores), besides
+// their JSON names.
+var importAliases = map[string]string{
+	"numero": "number", "numero_do_auto": "number", "auto": "number",
+	"data_fato": "offence_date", "data_do_fato": "offence_date", "data_infracao": "offence_date", "data_da_infracao": "offence_date",
+	"data_emissao": "issue_date", "data_da_emissao": "issue_date",
+	"permissionario": "licensee", "cnpj": "licensee_cnpj", "cnpj_permissionario": "licensee_cnpj", "razao_social": "licensee_name",
+	"veiculo": "vehicle", "artigos": "articles", "penalidade": "penalty", "notificacao_preliminar": "warning",
+	"situacao": "status", "data_notificacao": "notified_date", "forma_notificacao": "notified_mode",
+	"data_edital": "published_date", "data_publicacao": "published_date", "recusa_assinatura": "refused_to_sign",
+	"data_defesa": "defence_date", "data_decisao": "decision_date", "data_pagamento": "paid_date",
+	"data_divida_ativa": "divida_ativa_date", "data_definitiva": "final_date",
+	"suspensao_inicio": "suspension_from", "suspensao_dias": "suspension_days", "observacao": "note", "obs": "note",
+}
+
+var unaccent = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "é", "e", "ê", "e", "í", "i", "ó", "o", "ô", "o",
+	"õ", "o", "ú", "u", "ü", "u", "ç", "c", " ", "_", "-", "_")
+
+// headerKey is a header cell as importAliases keys it: "Data da infração" → "data_da_infracao".
+func headerKey(h string) string { return unaccent.Replace(strings.ToLower(strings.TrimSpace(h))) }
+
+// parseImportCSV reads a CSV whose header names the importRow fields (by their JSON names or
+// their Portuguese aliases; comma or semicolon separated).
 func parseImportCSV(b []byte) ([]importRow, error) {
 	text := strings.TrimPrefix(string(b), "\ufeff")
 	first, _, _ := strings.Cut(text, "\n")
@@ -622,6 +644,9 @@ func parseImportCSV(b []byte) ([]importRow, error) {
 	}
 	for i, h := range header {
 		header[i] = strings.ToLower(strings.TrimSpace(h))
+		if f, ok := importAliases[headerKey(header[i])]; ok {
+			header[i] = f
+		}
 		if !known[header[i]] {
 			return nil, fmt.Errorf("coluna desconhecida %q", h)
 		}

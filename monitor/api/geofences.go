@@ -51,6 +51,27 @@ type mapSettings struct {
 	// (POST /api/v1/notices), sorted by id; Suspension the profile's range of days (Art. 52).
 	ManualInfractions []manualInfractionJSON `json:"manual_infractions,omitempty"`
 	Suspension        *suspensionJSON        `json:"suspension,omitempty"`
+	// Rules is the profile's legal mapping of each rule (its article, penalty, fine and the
+	// notice text of a rule whose first offence is not fined, e.g. a notificação preliminar),
+	// and Noise the parameters of the receptor estimate, so that the dashboard names a draft
+	// without a fine as what it is and charts the estimate the noise rule judged.
+	Rules map[string]ruleJSON `json:"rules,omitempty"`
+	Noise *noiseJSON          `json:"noise,omitempty"`
+}
+
+type ruleJSON struct {
+	Article       string   `json:"article"`
+	Penalty       string   `json:"penalty"`
+	Fine          float64  `json:"fine"`
+	Notice        string   `json:"notice,omitempty"`
+	RepeatPenalty string   `json:"repeat_penalty,omitempty"`
+	RepeatFine    *float64 `json:"repeat_fine,omitempty"`
+}
+
+type noiseJSON struct {
+	WindowS float64 `json:"window_s"`
+	R1M     float64 `json:"r1_m"`
+	R2M     float64 `json:"r2_m"`
 }
 
 type manualInfractionJSON struct {
@@ -79,6 +100,15 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.Law, out.LawInForce, out.FiscalUnit = p.Law.Name, &inForce, p.FiscalUnit.Name
 		out.SpeedLimitKmh, out.SpeedToleranceKmh = &p.Speed.LimitKmh, &p.Speed.ToleranceKmh
 		out.SensitiveRadiusM = &p.Sensitive.RadiusM
+		out.Rules = make(map[string]ruleJSON, len(p.Rules))
+		for id, ru := range p.Rules {
+			rj := ruleJSON{Article: ru.Article, Penalty: ru.Penalty, Fine: ru.FineUFMP, Notice: ru.Notice}
+			if ru.Repeat != nil {
+				rj.RepeatPenalty, rj.RepeatFine = ru.Repeat.Penalty, &ru.Repeat.Fine
+			}
+			out.Rules[id] = rj
+		}
+		out.Noise = &noiseJSON{WindowS: p.Noise.WindowS, R1M: p.Noise.R1M, R2M: p.Noise.R2M}
 	}
 	out.Registry = s.reg != nil
 	if c := s.cases; c != nil && c.Store != nil && c.Profile != nil {

@@ -4,8 +4,8 @@
 
 import { store } from "./store.js";
 import { api } from "./api.js";
-import { h, $, chip, field, emptyRow } from "./dom.js";
-import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtAgo, ruleName, RULES, RULE_COLORS, CLOSED, DETAILS } from "./fmt.js";
+import { h, $, chip, field, emptyRow, tableWrap, theadOf } from "./dom.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtAgo, ruleName, RULES, RULE_COLORS, CLOSED, DETAILS, DOCUMENT_LABELS, documentText } from "./fmt.js";
 
 // episodeStatus: [text, tone] of an episode's state.
 export function episodeStatus(e) {
@@ -21,7 +21,8 @@ export function peakText(e) {
 
 export function whereText(e) {
   if (e.site) return `${e.site.name} a ${fmtValue(e.site.distance_m, "m", 0)}` + (e.site.verified ? "" : " (não verificado)");
-  if (e.detail) return DETAILS[e.detail] || e.detail;
+  if (e.rule === "document_expired" && (e.document || e.detail)) return documentText(e.document, e.detail);
+  if (e.detail) return DETAILS[e.detail] || DOCUMENT_LABELS[e.detail] || e.detail;
   return "";
 }
 
@@ -139,11 +140,11 @@ export const alertsView = {
       const [st, tone] = episodeStatus(e);
       const tr = h("tr", { class: (e.end ? "" : "is-open") + (fresh ? " is-fresh" : ""), dataset: { episode: e.id } },
         h("td", null, fmtDateTime(e.start)),
-        h("td", null, h("strong", null, e.vehicle)),
+        h("td", { class: "nowrap" }, h("strong", null, e.vehicle)),
         h("td", null, h("a", { href: "#/episodio/" + encodeURIComponent(e.id) }, ruleName(e.rule))),
-        h("td", null, e.article, h("br"), h("small", { class: "muted" }, "multa: " + e.penalty)),
+        h("td", { class: "col-low" }, e.article, h("br"), h("small", { class: "muted" }, "penalidade: " + e.penalty)),
         h("td", { class: "num" }, peakText(e)),
-        h("td", { class: "num" }, fmtDuration(e.duration_s)),
+        h("td", { class: "num col-low" }, fmtDuration(e.duration_s)),
         h("td", null, whereText(e) || "—"),
         h("td", null, chip(st, tone)));
       return tr;
@@ -177,8 +178,8 @@ export const alertsView = {
     el.append(
       h("div", { class: "page-head" }, h("p", { class: "lead" }, "Cada episódio é um alerta: aberto quando a infração se confirma, encerrado quando termina. Os novos aparecem aqui em tempo real.")),
       h("div", { class: "card" }, form,
-        h("div", { class: "table-wrap" }, h("table", { class: "table", id: "alerts-table" },
-          h("thead", null, h("tr", null, ...["Início", "Veículo", "Regra", "Artigo", "Pico", "Duração", "Local", "Situação"].map((t) => h("th", { scope: "col" }, t)))),
+        tableWrap("Episódios", h("table", { class: "table", id: "alerts-table" },
+          theadOf(["Início", "Veículo", "Regra", ["Artigo", "col-low"], "Pico", ["Duração", "col-low"], "Local", "Situação"]),
           tbody)),
         h("div", { class: "table-foot" }, status, more)));
     this.off = store.on("episode", ({ episode }) => {

@@ -14,6 +14,8 @@ import { usersView } from "./users.js";
 import { episodeView } from "./episode.js";
 import { registryView } from "./registry.js";
 import { noticesView } from "./notices.js";
+import { loadLicensees } from "./names.js";
+import { toastError } from "./toast.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
@@ -27,6 +29,14 @@ let started = false;
 
 async function boot() {
   $("#login-form").addEventListener("submit", login);
+  // The skip link moves the focus without touching the hash (the router's).
+  $("#skip-link").addEventListener("click", (e) => {
+    const target = document.querySelector(e.currentTarget.getAttribute("href"));
+    if (!target) return;
+    e.preventDefault();
+    const first = target.id === "login-form" ? $("#login-user") : target;
+    first.focus();
+  });
   onUnauthorized(() => showLogin("Sua sessão terminou. Entre novamente."));
   try {
     const s = await api("/api/v1/session");
@@ -43,6 +53,7 @@ function showLogin(message = "") {
   $("#boot").hidden = true;
   $("#app").hidden = true;
   $("#login-view").hidden = false;
+  $("#skip-link").setAttribute("href", "#login-form");
   $("#login-error").textContent = message;
   $("#login-user").focus();
 }
@@ -73,6 +84,7 @@ async function start(user) {
   $("#login-view").hidden = true;
   $("#boot").hidden = true;
   $("#app").hidden = false;
+  $("#skip-link").setAttribute("href", "#main");
   $("#user-name").textContent = user.name;
   $("#user-role").textContent = ROLES[user.role] || user.role;
   const place = [store.config.municipality, store.config.state].filter(Boolean).join("-");
@@ -91,7 +103,7 @@ async function start(user) {
   store.on("reset", badges);
   store.on("badges", badges);
 
-  try { await store.loadAll(); } catch (e) { toastError("Não foi possível carregar os dados: " + e.message); }
+  try { await Promise.all([store.loadAll(), loadLicensees()]); } catch (e) { toastError("Não foi possível carregar os dados: " + e.message); }
   stream = new Stream("/api/v1/stream", ["position", "episode", "status", "draft"]);
   stream.addEventListener("state", (e) => connState(e.detail));
   stream.addEventListener("resync", () => store.loadAll().catch(() => {}));
@@ -145,11 +157,6 @@ function toggleMenu(open) {
   $("#menu-btn").setAttribute("aria-expanded", String(on));
 }
 
-function toastError(text) {
-  const t = h("div", { class: "toast toast--error", role: "alert" }, h("span", null, text),
-    h("button", { type: "button", class: "toast-close", "aria-label": "Fechar aviso", onclick: () => t.remove() }, "×"));
-  $("#toasts").prepend(t);
-}
 
 async function route() {
   const [, name = "mapa", ...rest] = (location.hash || "#/mapa").split("/");

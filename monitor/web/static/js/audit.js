@@ -2,8 +2,8 @@
 // acts of the notices' processes, registry edits and reads of drivers' data.
 
 import { api } from "./api.js";
-import { h, field, emptyRow, dateInput } from "./dom.js";
-import { fmtDateTime, isoDateBR, AUDIT_ACTIONS, ROLES, dayRange } from "./fmt.js";
+import { h, field, emptyRow, dateInput, tableWrap, theadOf } from "./dom.js";
+import { fmtDateTime, isoDateBR, AUDIT_ACTIONS, ROLES, dayRange, auditObject } from "./fmt.js";
 
 export const auditView = {
   title: "Auditoria",
@@ -44,8 +44,8 @@ export const auditView = {
         h("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); load(); } },
           field("Usuário", user), field("Ação", action), field("Objeto", object), field("De", from), field("Até", to),
           h("button", { type: "submit", class: "btn btn-primary" }, "Filtrar")),
-        h("div", { class: "table-wrap" }, h("table", { class: "table", id: "audit-table" },
-          h("thead", null, h("tr", null, ...["Data e hora", "Usuário", "Ação", "Objeto", "Alteração", "Endereço"].map((t) => h("th", { scope: "col" }, t)))),
+        tableWrap("Registros da auditoria", h("table", { class: "table", id: "audit-table" },
+          theadOf(["Data e hora", "Usuário", "Ação", "Objeto", "Alteração", ["Endereço", "col-low"]]),
           tbody)),
         h("div", { class: "table-foot" }, info, more)));
     load();
@@ -57,16 +57,18 @@ function row(e) {
     h("td", { class: "nowrap" }, fmtDateTime(e.time)),
     h("td", null, e.user || h("span", { class: "muted" }, "—")),
     h("td", null, AUDIT_ACTIONS[e.action] || e.action, h("small", { class: "muted block" }, e.action)),
-    h("td", null, h("code", null, e.object || "—")),
+    h("td", { class: "audit-object" }, e.object ? h("span", { title: e.object }, auditObject(e.object)) : "—"),
     h("td", null, change(e)),
-    h("td", null, e.remote_addr || "—"));
+    h("td", { class: "col-low" }, e.remote_addr || "—"));
 }
 
 const KEYS = { status: "situação", notice: "auto", reason: "motivo", role: "papel", disabled: "desativado", name: "nome",
   created_at: "criado em", password: "senha", state: "situação", notified: "notificação", mode: "forma", published: "edital publicado",
   refused_to_sign: "recusa de assinatura", defence_filed: "defesa", decided: "decisão", outcome: "resultado", paid: "pagamento",
   divida_ativa: "dívida ativa", origin: "origem", vehicle: "veículo", licensee: "permissionário", penalty: "penalidade", plate: "placa",
-  cnpj: "CNPJ", razao_social: "razão social", meter_distance_m: "r₁ (m)", date: "data", action: "ato", text: "texto", note: "observação" };
+  cnpj: "CNPJ", razao_social: "razão social", meter_distance_m: "r₁ (m)", date: "data", action: "ato", text: "texto", note: "observação",
+  redacted: "dados abreviados", drivers: "condutores", fields: "campos", driver: "condutor", address: "endereço", manufacture_year: "ano",
+  required_cnh_category: "categoria de CNH", key_id: "chave", decision: "decisão", from: "de", to: "até", days: "dias" };
 const VALUES = { draft: "pendente", issued: "emitido", dismissed: "arquivado", true: "sim", false: "não", ...ROLES,
   notified: "notificado", defence_filed: "defesa pendente", defence_rejected: "defesa indeferida", defence_accepted: "defesa acolhida",
   confirmed: "multa confirmada", paid: "pago", dividaativa: "dívida ativa", annulled: "anulado",
@@ -77,9 +79,11 @@ const VALUES = { draft: "pendente", issued: "emitido", dismissed: "arquivado", t
 function change(e) {
   if (!e.before && !e.after) return h("span", { class: "muted" }, "—");
   const val = (k, v) => (k === "created_at" ? fmtDateTime(v) : /^\d{4}-\d{2}-\d{2}$/.test(String(v)) ? isoDateBR(String(v)) : VALUES[String(v)] || String(v));
-  const plain = (o) => (o == null || typeof o !== "object" ? [] : Object.entries(o).filter(([, v]) => v !== "" && v != null && typeof v !== "object"));
-  const fmt = (o) => (o == null ? "—" : plain(o).map(([k, v]) => `${KEYS[k] || k}: ${val(k, v)}`).join(" · ") || "registro");
-  const nested = [e.before, e.after].some((o) => o && typeof o === "object" && Object.values(o).some((v) => v && typeof v === "object"));
+  const flat = (v) => typeof v !== "object" || (Array.isArray(v) && v.every((x) => x == null || typeof x !== "object"));
+  const plain = (o) => (o == null || typeof o !== "object" ? [] : Object.entries(o).filter(([, v]) => v !== "" && v != null && flat(v) && !(Array.isArray(v) && !v.length)));
+  const shown = (k, v) => (Array.isArray(v) ? v.map((x) => val(k, x)).join(", ") : val(k, v));
+  const fmt = (o) => (o == null ? "—" : plain(o).map(([k, v]) => `${KEYS[k] || k}: ${shown(k, v)}`).join(" · ") || "registro");
+  const nested = [e.before, e.after].some((o) => o && typeof o === "object" && Object.values(o).some((v) => v && typeof v === "object" && !flat(v)));
   return h("span", { class: "change" }, e.before ? h("span", { class: "before" }, fmt(e.before)) : null,
     e.before && e.after ? " → " : null, e.after ? h("span", { class: "after" }, fmt(e.after)) : null,
     nested ? h("details", { class: "change-full" }, h("summary", null, "dados completos"),

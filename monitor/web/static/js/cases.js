@@ -48,7 +48,7 @@ function deadlineTile(c) {
 function fineTile(c) {
   const a = c.assessment;
   let value = "—", sub = "cálculo não registrado";
-  if (a && a.warning) { value = "sem multa"; sub = "notificação preliminar (Art. 41, I)"; }
+  if (a && a.warning) { value = "sem multa"; sub = `notificação preliminar (${a.penalty && a.penalty !== "Art. 41, I" ? a.penalty : "Art. 41, I"})`; }
   else if (a) { value = fmtBRL(a.total_brl); sub = `${fmtNum(a.total_ufmp, 2)} ${a.fiscal_unit || "UFMP"}` + (a.recidivist ? " · reincidente" : ""); }
   return h("div", { class: "tile" }, h("span", { class: "tile-label" }, "Multa"), h("span", { class: "tile-value" }, value), h("span", { class: "tile-sub" }, sub));
 }
@@ -177,9 +177,15 @@ function actionsCard(c, done) {
     card.append(h("p", { class: "muted" }, "Somente fiscais registram os atos do processo."));
     return card;
   }
-  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a));
+  // Dívida ativa (Art. 51) only once the defence deadline has run out, whatever the server
+  // offers while it runs.
+  const deadline = c.deadline && c.deadline.date;
+  const beforeDeadline = deadline && localDate() <= deadline;
+  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a) && !(a === "divida_ativa" && beforeDeadline));
+  const waiting = beforeDeadline && (c.allowed_actions || []).includes("divida_ativa")
+    ? h("p", { class: "muted small", id: "divida-ativa-later" }, `Inscrição em dívida ativa: após o prazo de defesa, ${isoDateBR(deadline)}.`) : null;
   if (!allowed.length) {
-    card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`));
+    card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`), waiting || "");
     return card;
   }
   const host = h("div", { class: "act-host" });
@@ -191,7 +197,7 @@ function actionsCard(c, done) {
   };
   for (const b of buttons) b.addEventListener("click", () => open(b.dataset.act, true));
   card.append(h("p", { class: "muted small" }, "Os atos ficam no histórico do auto e na auditoria, em seu nome, e não podem ser alterados depois."),
-    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), host);
+    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting, host);
   open(allowed[0], false);
   return card;
 }

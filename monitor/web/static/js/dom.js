@@ -109,3 +109,32 @@ export function dateInput(iso = "", attrs = {}) {
   });
   return input;
 }
+
+// tableWrap is the horizontal scroll area of a wide table: reachable with the keyboard (the
+// arrow keys scroll it), named for screen readers, and with a shadow on the side that has more.
+export function tableWrap(label, table) {
+  const wrap = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": label + " (role para ver todas as colunas)" }, table);
+  const outer = h("div", { class: "table-scroll" }, wrap);
+  const edges = () => {
+    const more = wrap.scrollWidth - wrap.clientWidth > 1;
+    // A sticky actions column casts its own shadow: no cue over its buttons.
+    const sticky = !!table.querySelector("th.actions");
+    outer.classList.toggle("more-right", more && !sticky && wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 1);
+    outer.classList.toggle("more-left", more && wrap.scrollLeft > 1);
+    wrap.setAttribute("aria-label", more ? label + " (role para ver todas as colunas)" : label);
+  };
+  wrap.addEventListener("scroll", edges, { passive: true });
+  if (typeof ResizeObserver === "function") {
+    const ro = new ResizeObserver(edges);
+    ro.observe(wrap);
+    ro.observe(table);
+  }
+  return outer;
+}
+
+// theadOf(["Data", ["Artigos", "col-low"]]): a header row; a [text, class] pair gives the
+// column's class (col-low: hidden on narrow screens, see style.css).
+export function theadOf(cols) {
+  return h("thead", null, h("tr", null, cols.filter(Boolean).map((c) => Array.isArray(c)
+    ? h("th", { scope: "col", class: c[1] }, c[0]) : h("th", { scope: "col" }, c))));
+}

@@ -4,9 +4,9 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, icon, chip } from "./dom.js";
-import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone } from "./fmt.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
-import { loadGeofences, buildLayers, tileLayer } from "./geo.js";
+import { loadGeofences, buildLayers, tileLayer, unfocusPaths } from "./geo.js";
 
 const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
 
@@ -45,16 +45,20 @@ function render(el, e) {
   add("Pico", peakText(e) + (e.peak_at ? " às " + fmtTime(e.peak_at) : ""));
   if (e.estimate) add("Natureza do valor", "estimativa no receptor (não é medição NBR)");
   add("Fonte", SOURCES[e.source] || e.source);
-  if (e.detail) add("Condição", DETAILS[e.detail] || e.detail);
+  if (e.rule === "document_expired" && (e.document || e.detail)) add("Documento", documentText(e.document, e.detail, true));
+  else if (e.detail) add("Condição", DETAILS[e.detail] || e.detail);
   if (e.site) {
     add("Local sensível", h("span", null, `${e.site.name} (${CATEGORIES[e.site.category] || e.site.category || e.site.kind}) a ${fmtValue(e.site.distance_m, "m", 0)}`,
       e.site.verified ? chip("verificado", "ok") : chip("não verificado", "warn")));
     if (e.site.opening_hours) add("Horário do local", e.site.opening_hours);
   }
   if (e.area) add("Zona NBR 10151", AREAS[e.area] || e.area);
-  add("Posição do pico", `${fmtNum(e.lat, 5)}, ${fmtNum(e.lon, 5)}`);
+  add("Posição do pico", `${fmtNum(e.lat, 5)}; ${fmtNum(e.lon, 5)}`);
   add("Evidências", `${e.evidence_count} leitura(s)`);
-  if (e.epoch) add("Época do equipamento", e.epoch);
+  // The bridge's sequence space (wire format "epoch"): only administrators need it.
+  if (e.epoch && store.hasRole("admin")) {
+    add("Sequência do equipamento", h("code", { title: "Identificador da sequência de lotes do computador de bordo: muda só quando o equipamento é instalado, reinstalado ou trocado" }, e.epoch));
+  }
   add("Identificador", h("code", null, e.id));
 
   const mapEl = h("div", { class: "episode-map", role: "application", "aria-label": "Trajeto do episódio" });
@@ -65,7 +69,7 @@ function render(el, e) {
       h("div", null,
         h("a", { class: "back-link", href: "#/alertas" }, icon("back"), "Alertas"),
         h("h2", { class: "page-title" }, ruleName(e.rule), " — ", e.vehicle),
-        h("p", { class: "muted" }, `${e.article} · multa pelo ${e.penalty}`)),
+        h("p", { class: "muted" }, `${e.article} · penalidade: ${e.penalty}`)),
       h("div", { class: "head-actions" }, chip(st, tone),
         draft && store.hasRole("fiscal") ? h("a", { class: "btn", href: "#/revisao/" + encodeURIComponent(draft.id) }, icon("file"), "Abrir minuta") : null)),
     h("div", { class: "episode-grid" },
@@ -78,6 +82,7 @@ function render(el, e) {
   const map = L.map(mapEl, { zoomControl: true, attributionControl: true });
   map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
   this.cleanup.push(() => map.remove());
+  unfocusPaths(map);
   const tiles = tileLayer(store.config);
   if (tiles) tiles.addTo(map); else mapEl.classList.add("map--plain");
   loadGeofences().then((fc) => {
@@ -115,7 +120,7 @@ function render(el, e) {
 function evidenceTable(readings) {
   const rows = readings.map((r) => h("tr", null, h("td", null, fmtDateTime(r.t)), h("td", null, KINDS[r.kind] || r.kind),
     h("td", { class: "num" }, fmtValue(r.value, r.unit, 3)),
-    h("td", { class: "num" }, r.lat != null ? `${r.lat.toFixed(6)}, ${r.lon.toFixed(6)}` : "—"),
+    h("td", { class: "num" }, r.lat != null ? `${fmtNum(r.lat, 6)}; ${fmtNum(r.lon, 6)}` : "—"),
     h("td", null, h("code", null, `${r.epoch}#${r.seq}`))));
   return h("details", { class: "card" }, h("summary", null, `Evidências (${readings.length} leituras)`),
     h("div", { class: "table-wrap" }, h("table", { class: "table table--compact" },
@@ -147,14 +152,29 @@ function buildCharts(el, e, readings) {
       data.push(ys);
     }
     const series = [{ label: "Hora", value: (u, v) => (v == null ? "—" : fmtDateTime(v * 1000)) }];
+    // The noise rule judges the level estimated at the receptor, not the meter's: the meter's
+    // 1 s readings are drawn thin, and the estimate the rule computed (as the PDF draws it) is
+    // the line against the limit.
+    const receptor = unit === "dB(A)" && unit === e.unit && e.estimate ? receptorSeries(e, rs, xs, idx) : null;
+    const atMeter = unit === "dB(A)";
     for (const k of kinds) {
-      series.push({ label: KINDS[k] || k, stroke: KIND_COLORS[k] || "#333", width: 2, spanGaps: true,
-        points: { show: xs.length < 200, size: 4 }, value: (u, v) => (v == null ? "—" : fmtValue(v, unit, 2)) });
+      const label = (KINDS[k] || k) + (atMeter && k === "sound" ? (receptor ? ": L_Aeq 1 s no medidor (não no receptor)" : ": L_Aeq 1 s no medidor") : "");
+      series.push({ label, stroke: KIND_COLORS[k] || "#333", width: receptor ? 1 : 2, spanGaps: true,
+        points: { show: !receptor && xs.length < 200, size: 4 }, value: (u, v) => (v == null ? "—" : fmtValue(v, unit, 2)) });
+    }
+    if (receptor) {
+      data.push(receptor.values);
+      series.push({ label: receptor.label, stroke: "#8e1f5c", width: 2.5, spanGaps: false, points: { show: false },
+        value: (u, v) => (v == null ? "—" : "≈ " + fmtValue(v, unit, 1)) });
+      data.push(receptor.peak);
+      series.push({ label: "Pico estimado no receptor", stroke: "#8e1f5c", width: 0, points: { show: true, size: 9, fill: "#8e1f5c" },
+        value: (u, v) => (v == null ? "—" : "≈ " + fmtValue(v, unit, 1)) });
     }
     const limits = [];
     if (unit === e.unit && e.limit != null) {
-      limits.push(["Limite", e.limit, "#d64545", [6, 4]]);
-      if (e.tolerance) limits.push(["Limite + tolerância", e.limit + e.tolerance, "#e07a10", [2, 4]]);
+      const at = receptor ? " no receptor" : "";
+      limits.push(["Limite" + at, e.limit, "#d64545", [6, 4]]);
+      if (e.tolerance) limits.push(["Limite + tolerância" + at, e.limit + e.tolerance, "#e07a10", [2, 4]]);
     }
     for (const [label, value, stroke, dash] of limits) {
       data.push(xs.map(() => value));
@@ -162,6 +182,7 @@ function buildCharts(el, e, readings) {
     }
     const box = h("div", { class: "chart", role: "img", "aria-label": `Gráfico de ${unit === "km/h" ? "velocidade" : unit === "dB(A)" ? "nível sonoro" : unit} ao longo do episódio` });
     el.append(h("h4", { class: "chart-title" }, unit === "km/h" ? "Velocidade (km/h)" : unit === "dB(A)" ? "Nível sonoro (dB(A))" : unit), box);
+    if (receptor) el.append(h("p", { class: "muted small chart-note", id: "receptor-note" }, receptor.note));
     const width = Math.max(300, el.clientWidth - 8);
     const startS = Date.parse(e.start) / 1000, endS = (e.end ? Date.parse(e.end) : Date.now()) / 1000;
     const u = new uPlot({
@@ -201,6 +222,41 @@ function buildCharts(el, e, readings) {
   ro.observe(el);
   charts.dispose = () => { ro.disconnect(); for (const u of charts) u.destroy(); };
   return charts;
+}
+
+// receptorSeries estimates the level at the receptor from the meter's readings as the noise
+// rule does (monitor/rules/noise.go; the PDF's chart, monitor/notice/chart.go): the energy
+// average over the profile's window (where the readings cover at least 90 % of it) minus
+// 20·log10(r₂/r₁). The readings are the episode's evidence, so the first window of the episode
+// may lack the seconds before it; the episode's own peak is drawn as a point.
+function receptorSeries(e, rs, xs, idx) {
+  const n = store.config.noise;
+  const values = new Array(xs.length).fill(null);
+  const peak = new Array(xs.length).fill(null);
+  const pt = e.peak_at ? Date.parse(e.peak_at) / 1000 : null;
+  if (pt != null && idx.has(pt)) peak[idx.get(pt)] = e.peak;
+  if (!n || !(n.window_s > 0) || !(n.r2_m > 0)) {
+    return { values, peak, label: "Estimado no receptor", note: "O limite vale no receptor (a fachada em frente); a linha fina é a medição no decibelímetro do veículo. O pico do episódio é uma estimativa no receptor." };
+  }
+  const r1 = e.r1_m || n.r1_m;
+  const off = -20 * Math.log10(n.r2_m / r1);
+  const sound = rs.filter((r) => r.kind === "sound").map((r) => ({ t: Date.parse(r.t) / 1000, v: r.value }))
+    .sort((a, b) => a.t - b.t).filter((r, i, a) => i === 0 || a[i - 1].t !== r.t);
+  let lo = 0;
+  for (let hi = 0; hi < sound.length; hi++) {
+    const t = sound[hi].t;
+    while (lo < hi && sound[lo].t <= t - n.window_s) lo++;
+    let energy = 0, covered = 0;
+    for (let i = lo; i <= hi; i++) { energy += Math.pow(10, sound[i].v / 10); covered += 1; }
+    if (covered >= 0.9 * n.window_s) values[idx.get(t)] = 10 * Math.log10(energy / covered) + off;
+  }
+  const w = fmtNum(n.window_s, 0);
+  return {
+    values, peak, label: `L_Aeq ${w} s estimado no receptor`,
+    note: `O limite vale no receptor (a fachada em frente), não no veículo: a linha escura é a estimativa L₂ = L₁ − 20·log₁₀(r₂/r₁), ` +
+      `com L₁ a média energética de ${w} s no decibelímetro, r₁ = ${fmtNum(r1, 2)} m e r₂ = ${fmtNum(n.r2_m, 2)} m (estimativa, não medição NBR). ` +
+      `A linha fina é a leitura de 1 s no decibelímetro.`,
+  };
 }
 
 function buildReplay(el, map, pts, readings, charts) {

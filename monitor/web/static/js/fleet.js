@@ -5,7 +5,8 @@
 
 import { store, isOnline, vehicleState, STATE_LABELS, deviceFaults } from "./store.js";
 import { api, listAll } from "./api.js";
-import { h, chip, field, download, emptyRow, dateInput } from "./dom.js";
+import { h, chip, field, download, emptyRow, dateInput, tableWrap, theadOf } from "./dom.js";
+import { licenseeEl, licenseeName } from "./names.js";
 import { DOCUMENT_SHORT } from "./registry.js";
 import { fmtDateTime, fmtAgo, fmtNum, fmtDuration, localDate, dayRange, addDays, isoDateBR, ruleName, RULES_SHORT, DEVICES, DEVICE_STATES, fmtValue, plural } from "./fmt.js";
 
@@ -13,7 +14,9 @@ const EXPIRING_DAYS = 30;
 const SUBJECTS = { licensee: "Permissionário", vehicle: "Veículo", driver: "Condutor" };
 // subjectCell names what an expiring item belongs to, in the page's words (a device by its
 // label, which names its vehicle).
-const subjectCell = (e) => SUBJECTS[e.subject.kind]
+const subjectCell = (e) => e.subject.kind === "licensee"
+  ? [SUBJECTS.licensee + " ", licenseeEl(e.subject.id)]
+  : SUBJECTS[e.subject.kind]
   ? [SUBJECTS[e.subject.kind] + " ", h("span", { class: "nowrap" }, e.subject.id)]
   : e.subject_label.charAt(0).toUpperCase() + e.subject_label.slice(1);
 const documentName = (e) => DOCUMENT_SHORT[e.document] || e.label;
@@ -46,20 +49,20 @@ export const fleetView = {
       const faults = vs.filter((v) => deviceFaults(v).length).length;
       const alerting = vs.filter((v) => (v.open_episodes || []).length).length;
       cards.replaceChildren(
-        kpi("Veículos", vs.length), kpi("Online", online, "ok"), kpi("Offline", vs.length - online, vs.length - online ? "neutral" : "ok"),
+        kpi("Veículos", vs.length), kpi("Conectados", online, "ok"), kpi("Desconectados", vs.length - online, vs.length - online ? "neutral" : "ok"),
         kpi("Em infração agora", alerting, alerting ? "danger" : "ok"), kpi("Com falha de dispositivo", faults, faults ? "warn" : "ok"),
         kpi("Minutas pendentes", store.pendingDrafts(), store.pendingDrafts() ? "warn" : "ok"));
       tbody.replaceChildren(...(vs.length ? vs.map((v) => {
         const st = vehicleState(v, now);
         return h("tr", { dataset: { vehicle: v.id } },
           h("th", { scope: "row", class: "nowrap" }, h("a", { href: "#/mapa/" + encodeURIComponent(v.id) }, v.id)),
-          h("td", null, v.licensee || h("span", { class: "muted" }, "não cadastrado")),
-          h("td", null, chip(isOnline(v, now) ? "online" : "offline", isOnline(v, now) ? "ok" : "neutral"), " ", h("small", { class: "muted" }, STATE_LABELS[st])),
+          h("td", { class: "col-low" }, licenseeEl(v.licensee)),
+          h("td", null, chip(isOnline(v, now) ? "conectado" : "desconectado", isOnline(v, now) ? "ok" : "neutral"), st === "online" || st === "offline" ? null : [" ", h("small", { class: "muted" }, STATE_LABELS[st])]),
           h("td", null, v.last_seen ? h("span", { title: fmtDateTime(v.last_seen) }, fmtAgo(v.last_seen, now)) : "nunca",
             v.last_seen ? h("small", { class: "muted block" }, fmtDateTime(v.last_seen, false)) : null),
-          h("td", { class: "num" }, fmtValue(v.speed_kmh, "km/h")),
-          h("td", { class: "num" }, fmtValue(v.laeq_db, "dB(A)")),
-          h("td", { class: "num" }, v.spool_depth == null ? "—" : fmtNum(v.spool_depth, 0)),
+          h("td", { class: "num col-low" }, fmtValue(v.speed_kmh, "km/h")),
+          h("td", { class: "num col-low" }, fmtValue(v.laeq_db, "dB(A)")),
+          h("td", { class: "num col-low" }, v.spool_depth == null ? "—" : fmtNum(v.spool_depth, 0)),
           h("td", null, devicesCell(v)),
           hasRegistry ? h("td", { class: "docs-cell" }, docsCell(v)) : null,
           h("td", { class: "num" }, String((v.open_episodes || []).length)));
@@ -130,8 +133,12 @@ export const fleetView = {
       const from = dayRange(days[0])[0], to = dayRange(days[days.length - 1])[1];
       sumInfo.textContent = "Carregando episódios…";
       try {
-        const eps = await listAll(`/api/v1/episodes?from=${from.toISOString()}&to=${to.toISOString()}`, 20000);
-        summary = summarize(eps, days);
+        const range = `from=${from.toISOString()}&to=${to.toISOString()}`;
+        // The days each vehicle sent data: a day without episodes is compliant only if there
+        // was data (older monitors lack the route: then the last contact bounds it).
+        const [eps, activity] = await Promise.all([listAll(`/api/v1/episodes?${range}`, 20000),
+          api(`/api/v1/vehicles/activity?${range}`).catch(() => null)]);
+        summary = summarize(eps, days, activity);
         renderSummary();
       } catch (e) { sumInfo.textContent = e.message; }
     };
@@ -141,19 +148,25 @@ export const fleetView = {
       sumBody.replaceChildren(...(rows.length ? rows.map((r) => h("tr", null, h("th", { scope: "row" }, r.vehicle),
         ...days.map((d) => {
           const c = r.days[d];
-          if (!c) return h("td", { class: "num cell-ok", title: "Sem ocorrências" }, "✓");
+          if (!c) {
+            const data = dataOn(summary, r.vehicle, d);
+            if (data === "yes") return h("td", { class: "num cell-ok", title: "Com dados e sem ocorrências" }, "✓");
+            if (data === "unknown") return h("td", { class: "num cell-none", title: "Fora do período guardado no registro de lotes: não se sabe se houve dados" }, "?");
+            return h("td", { class: "num cell-none", title: "O veículo não enviou dados neste dia" }, "sem dados");
+          }
           const detail = Object.entries(c.rules).map(([k, n]) => `${ruleName(k)}: ${n}`).join("\n");
           return h("td", { class: "num cell-bad", title: detail + `\nDuração total: ${fmtDuration(c.duration)}` }, String(c.count),
             h("small", { class: "block" }, Object.keys(c.rules).map((k) => RULES_SHORT[k] || k).join(", ")));
         }), h("td", { class: "num" }, h("strong", null, String(r.total))))) : [emptyRow(days.length + 2, "Nenhum episódio no período: toda a frota conforme.")]));
-      sumInfo.textContent = `${isoDateBR(days[0])} a ${isoDateBR(days[days.length - 1])} · ${rows.reduce((n, r) => n + r.total, 0)} episódio(s) · ✓ = nenhuma ocorrência registrada no dia`;
+      sumInfo.textContent = `${isoDateBR(days[0])} a ${isoDateBR(days[days.length - 1])} · ${rows.reduce((n, r) => n + r.total, 0)} episódio(s) · ✓ = dados recebidos e nenhuma ocorrência no dia · sem dados = o veículo não enviou dados` +
+        (summary.activity ? (summary.activity.since ? ` · ? = antes de ${isoDateBR(summary.activity.since)}, início do registro de lotes guardado` : "") : " (estimado pelo último contato)");
     };
 
     const exportFleet = () => {
       const now = Date.now();
       const rows = [["veiculo", "permissionario", "situacao", "estado", "visto_por_ultimo", "velocidade_kmh", "som_dba", "fila_lotes", "gps", "tacografo", "decibelimetro", "episodios_abertos", ...(expiring ? ["documentos"] : [])]];
       for (const v of [...store.vehicles.values()].sort((a, b) => a.id.localeCompare(b.id))) {
-        rows.push([v.id, v.licensee || "", isOnline(v, now) ? "online" : "offline", STATE_LABELS[vehicleState(v, now)],
+        rows.push([v.id, v.licensee ? licenseeName(v.licensee) : "", isOnline(v, now) ? "conectado" : "desconectado", STATE_LABELS[vehicleState(v, now)],
           v.last_seen ? fmtDateTime(v.last_seen) : "", num(v.speed_kmh), num(v.laeq_db), v.spool_depth ?? "",
           ...Object.keys(DEVICES).map((k) => (v.devices || {})[k] || ""), (v.open_episodes || []).length,
           ...(expiring ? [regVehicles.has(v.id) ? itemsOf(v).map((e) => `${e.label}: ${e.status_label}`).join(" | ") || "em dia" : "não cadastrado"] : [])]);
@@ -165,7 +178,7 @@ export const fleetView = {
       const rows = [["veiculo", "data", "regra", "episodios", "duracao_total_s"]];
       for (const r of summary.rows) for (const d of summary.days) {
         const c = r.days[d];
-        if (!c) { rows.push([r.vehicle, isoDateBR(d), "", 0, 0]); continue; }
+        if (!c) { rows.push([r.vehicle, isoDateBR(d), { yes: "", no: "sem dados", unknown: "desconhecido" }[dataOn(summary, r.vehicle, d)], 0, 0]); continue; }
         for (const [rule, n] of Object.entries(c.rules)) rows.push([r.vehicle, isoDateBR(d), ruleName(rule), n, Math.round(c.byRuleDuration[rule])]);
       }
       download(`conformidade-${summary.days[0]}-a-${summary.days[summary.days.length - 1]}.csv`, csv(rows));
@@ -176,13 +189,13 @@ export const fleetView = {
       h("section", { class: "card" },
         h("div", { class: "card-head" }, h("h2", { class: "card-title" }, "Situação dos veículos"),
           h("button", { type: "button", class: "btn", id: "export-fleet", onclick: exportFleet }, "Exportar CSV")),
-        h("div", { class: "table-wrap" }, h("table", { class: "table", id: "fleet-table" },
-          h("thead", null, h("tr", null, ...["Veículo", "Permissionário", "Conexão", "Último contato", "Velocidade", "Som", "Fila", "Dispositivos", ...(hasRegistry ? ["Documentos"] : []), "Episódios abertos"].map((t) => h("th", { scope: "col" }, t)))),
+        tableWrap("Situação dos veículos", h("table", { class: "table", id: "fleet-table" },
+          theadOf(["Veículo", ["Permissionário", "col-low"], "Conexão", "Último contato", ["Velocidade", "col-low"], ["Som", "col-low"], ["Fila", "col-low"], "Dispositivos", hasRegistry ? "Documentos" : null, "Episódios em aberto"]),
           tbody))),
       hasRegistry ? h("section", { class: "card", id: "expiring", "aria-labelledby": "expiring-title" },
         h("div", { class: "card-head" }, h("h2", { class: "card-title", id: "expiring-title" }, `Vencimentos (próximos ${EXPIRING_DAYS} dias)`), expCounts,
           h("button", { type: "button", class: "btn push-right", onclick: loadExpiring }, "Atualizar")),
-        h("div", { class: "table-wrap" }, h("table", { class: "table", id: "expiring-table" },
+        tableWrap("Vencimentos", h("table", { class: "table", id: "expiring-table" },
           h("thead", null, h("tr", null, ...["Situação", "Titular", "Documento", "Número", "Válido até", "Prazo"].map((t) => h("th", { scope: "col" }, t)))),
           expBody)),
         h("div", { class: "table-foot" }, expInfo, h("a", { href: "#/cadastro/documentos" }, "Ver o cadastro")))
@@ -192,7 +205,7 @@ export const fleetView = {
           h("button", { type: "button", class: "btn", onclick: exportSummary }, "Exportar CSV")),
         h("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); loadSummary(); } },
           field("De", fromIn), field("Até", toIn), h("button", { type: "submit", class: "btn btn-primary" }, "Atualizar")),
-        h("div", { class: "table-wrap" }, h("table", { class: "table table--matrix", id: "compliance-table" }, sumHead, sumBody)),
+        tableWrap("Conformidade por veículo e dia", h("table", { class: "table table--matrix", id: "compliance-table" }, sumHead, sumBody)),
         sumInfo));
     renderFleet();
     loadSummary();
@@ -217,8 +230,22 @@ function devicesCell(v) {
     d[k] ? chip(`${name}: ${DEVICE_STATES[d[k]] || d[k]}`, d[k] === "ok" ? "ok" : "danger") : null));
 }
 
+// dataOn says whether a vehicle sent data on a local day: "yes", "no" or "unknown" (before the
+// batch log's retention). Without the activity route, the last contact bounds it.
+function dataOn(summary, vehicle, day) {
+  const a = summary.activity;
+  if (a) {
+    if (a.days.get(vehicle)?.has(day)) return "yes";
+    if (a.since && day < a.since) return "unknown";
+    return "no";
+  }
+  const v = store.vehicles.get(vehicle);
+  if (!v || !v.last_seen) return "no";
+  return day > localDate(v.last_seen) ? "no" : "yes";
+}
+
 // summarize counts the episodes of each vehicle on each local day they started.
-function summarize(eps, days) {
+function summarize(eps, days, activity) {
   const byVehicle = new Map();
   for (const v of store.vehicles.keys()) byVehicle.set(v, { vehicle: v, days: {}, total: 0 });
   const inRange = new Set(days);
@@ -234,7 +261,10 @@ function summarize(eps, days) {
     c.byRuleDuration[e.rule] = (c.byRuleDuration[e.rule] || 0) + (e.duration_s || 0);
     r.total++;
   }
-  return { days, rows: [...byVehicle.values()].sort((a, b) => a.vehicle.localeCompare(b.vehicle)) };
+  const act = activity ? { days: new Map((activity.items || []).map((x) => [x.vehicle, new Set(x.days || [])])),
+    since: activity.logged_since ? localDate(activity.logged_since) : null } : null;
+  if (act) for (const v of act.days.keys()) if (!byVehicle.has(v)) byVehicle.set(v, { vehicle: v, days: {}, total: 0 });
+  return { days, activity: act, rows: [...byVehicle.values()].sort((a, b) => a.vehicle.localeCompare(b.vehicle)) };
 }
 
 const num = (v) => (v == null ? "" : String(v).replace(".", ","));

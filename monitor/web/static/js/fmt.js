@@ -152,9 +152,10 @@ export const SOURCES = { tacho: "tacógrafo", gps: "GPS", slm: "decibelímetro",
 export const KINDS = { tacho: "Tacógrafo", gps: "GPS", sound: "Decibelímetro" };
 export const DRAFT_STATUS = { draft: "Pendente", issued: "Emitido", dismissed: "Arquivado" };
 export const AUDIT_ACTIONS = {
-  login: "Entrada no sistema", login_failed: "Falha de login", logout: "Saída do sistema",
-  "user.create": "Usuário criado", "user.update": "Usuário alterado", "draft.export": "Auto exportado",
-  "draft.issue": "Auto emitido", "draft.dismiss": "Minuta arquivada", "draft.pdf": "PDF do auto gerado",
+  login: "Entrada no sistema", login_failed: "Falha de login", login_throttled: "Login bloqueado (tentativas demais)", logout: "Saída do sistema",
+  "draft.read": "Minuta consultada", "draft.pdf": "PDF da minuta gerado", "draft.export": "Minuta exportada (selada)",
+  "user.create": "Usuário criado", "user.update": "Usuário alterado",
+  "draft.issue": "Auto emitido", "draft.dismiss": "Minuta arquivada",
   "case.issue": "Processo aberto (cálculo da penalidade)", "case.import": "Auto em papel importado",
   "case.notify": "Notificação registrada", "case.defence": "Defesa registrada", "case.decide": "Decisão sobre a defesa",
   "case.pay": "Pagamento registrado", "case.divida_ativa": "Inscrição em dívida ativa", "case.suspension": "Suspensão aplicada",
@@ -165,6 +166,17 @@ export const AUDIT_ACTIONS = {
   "registry.driver.delete": "Condutor excluído", "registry.driver.read": "Consulta a dados de condutor",
   "registry.drivers.list": "Consulta à lista de condutores", "registry.expiring.drivers": "Consulta a vencimentos de condutores",
 };
+// auditObject: "draft:PIU-001.speed.…" → "minuta PIU-001.speed.…", "registry:drivers" → "cadastro: condutores".
+const AUDIT_OBJECTS = { user: "usuário", draft: "minuta", driver: "condutor", licensee: "permissionário", vehicle: "veículo", case: "auto" };
+const AUDIT_REGISTRY = { drivers: "condutores", expiring: "vencimentos", licensees: "permissionários", vehicles: "veículos" };
+export function auditObject(o) {
+  if (!o) return "";
+  const i = o.indexOf(":");
+  if (i < 0) return o;
+  const kind = o.slice(0, i), id = o.slice(i + 1);
+  if (kind === "registry") return "cadastro: " + (AUDIT_REGISTRY[id] || id);
+  return AUDIT_OBJECTS[kind] ? `${AUDIT_OBJECTS[kind]} ${id}` : o;
+}
 
 // The case workflow (docs/api.md, "Cases").
 export const CASE_STATES = {
@@ -216,3 +228,17 @@ export const AREAS = {
   mixed_leisure: "Mista, cultural/lazer/turismo", industrial: "Predominantemente industrial",
 };
 export const DETAILS = { silent: "tacógrafo silencioso", contradicts_gps: "tacógrafo contradiz o GPS" };
+// The registry's document kinds, as monitor/registry/labels.go names them.
+export const DOCUMENT_LABELS = {
+  licenca: "licença de funcionamento", csv: "Certificado de Segurança Veicular (CSV)", inspecao: "inspeção técnica veicular",
+  atestado_medico: "atestado médico de aptidão física e mental", cnh: "Carteira Nacional de Habilitação (CNH)",
+  afericao_tacografo: "aferição do tacógrafo", verificacao_dispositivo: "verificação/calibração do equipamento",
+};
+// documentText: "inspeção técnica veicular nº INS-2025/118" (an expired item of the registry, as
+// a document_expired episode carries it).
+export function documentText(doc, kind, withDate = false) {
+  const k = (doc && doc.document) || kind;
+  if (!k) return "";
+  const label = (doc && doc.label) || DOCUMENT_LABELS[k] || k;
+  return label + (doc && doc.number ? ` nº ${doc.number}` : "") + (withDate && doc && doc.valid_until ? `, válido até ${isoDateBR(doc.valid_until)}` : "");
+}

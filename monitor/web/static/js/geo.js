@@ -30,6 +30,23 @@ export const LAYERS = [
   { key: "garages", label: "Garagens" },
 ];
 
+// unfocusPaths keeps the map's vector shapes (zones, routes, radii, tracks) out of the Tab
+// order: Chromium makes an SVG path focusable once it has focus listeners, which Leaflet adds
+// for tooltips, so Tab would walk through dozens of unnamed shapes. The sites' badges (markers
+// with keyboard: true) stay the keyboard handles.
+export function unfocusPaths(map) {
+  if (map._unfocusPaths) return;
+  map._unfocusPaths = true;
+  const L = window.L;
+  const fix = (layer) => {
+    if (!(layer instanceof L.Path)) return;
+    const el = layer.getElement && layer.getElement();
+    if (el) { el.setAttribute("tabindex", "-1"); el.setAttribute("focusable", "false"); }
+  };
+  map.on("layeradd", (e) => fix(e.layer));
+  map.eachLayer(fix);
+}
+
 // ensurePanes makes the panes that keep zones under routes under sites under vehicles.
 export function ensurePanes(map) {
   const z = { zones: 320, garages: 330, buffers: 340, routes: 350, sites: 360 };
@@ -51,6 +68,7 @@ function sourceLine(p) {
 // buildLayers returns one L.LayerGroup per kind (LAYERS' keys) and the bounds of everything.
 export function buildLayers(map, fc) {
   ensurePanes(map);
+  unfocusPaths(map);
   const L = window.L;
   const groups = Object.fromEntries(LAYERS.map((l) => [l.key, L.layerGroup()]));
   const radius = fc.sensitive_radius_m || 200;

@@ -5,10 +5,11 @@
 import { store, vehicleState, STATE_LABELS, isOnline } from "./store.js";
 import { h, $, svgEl } from "./dom.js";
 import { fmtNum, fmtAgo, fmtValue } from "./fmt.js";
-import { loadGeofences, buildLayers, tileLayer, LAYERS, ZONE_COLORS, generatedNote } from "./geo.js";
+import { loadGeofences, buildLayers, tileLayer, LAYERS, ZONE_COLORS, generatedNote, unfocusPaths } from "./geo.js";
 import { alertItem } from "./alerts.js";
 import { VehiclePanel } from "./vehicle.js";
 import { VehicleCanvas } from "./vehicles-canvas.js";
+import { licenseeName } from "./names.js";
 
 const PIUMA = [-20.8375, -40.7305];
 // Above this many vehicles the map draws them on one canvas instead of one DOM marker each.
@@ -26,6 +27,11 @@ const pendingMarkers = new Set();
 let frame = 0;
 let listTimer = 0;
 let listDirty = false;
+// The list keeps its order while a person points at it, touches it or has the focus in it, so
+// that a row never moves away under a tap (a re-sort resumes a moment after).
+let listHeldUntil = 0;
+let mouseOver = false;
+let holdTimer = 0;
 let geoBounds = null;
 let geoGroups = null;
 let panel = null;
@@ -63,10 +69,19 @@ async function init() {
   if (tiles) tiles.addTo(map);
   else $("#map").classList.add("map--plain");
   vehicleLayer = L.layerGroup().addTo(map);
+  unfocusPaths(map);
 
   buildLayerPanel();
   $("#fit-btn").addEventListener("click", fitAll);
   $("#veh-filter").addEventListener("input", () => { listDirty = true; renderList(); });
+  const ul = $("#veh-list");
+  const hold = (ms) => { listHeldUntil = Math.max(listHeldUntil, Date.now() + ms); };
+  ul.addEventListener("pointerdown", () => hold(60000));
+  ul.addEventListener("pointerup", () => { listHeldUntil = Date.now() + 1500; });
+  ul.addEventListener("pointercancel", () => { listHeldUntil = Date.now() + 1500; });
+  ul.addEventListener("pointerover", (e) => { if (e.pointerType === "mouse") mouseOver = true; });
+  ul.addEventListener("pointerleave", () => { mouseOver = false; hold(500); });
+  store.on("licensees", () => { listDirty = true; renderList(); });
 
   try {
     const fc = await loadGeofences();
@@ -139,7 +154,7 @@ function buildLayerPanel() {
       LAYERS.map((l) => box(l.key, l.label, true, toggle(l.key)))),
     h("div", { class: "legend" },
       h("h3", null, "Veículos"),
-      ...[["service", "Em serviço"], ["idle", "Online, fora de serviço"], ["alert", "Em infração (episódio aberto)"], ["offline", "Offline (sem dados há 2 min)"]]
+      ...[["service", "Em serviço"], ["idle", "Conectado, fora de serviço"], ["alert", "Em infração (episódio aberto)"], ["offline", "Desconectado (sem dados há 2 min)"]]
         .map(([s, label]) => h("div", { class: "legend-row" }, h("span", { class: "legend-dot st-" + s }), label)),
       h("div", { class: "legend-row" }, h("span", { class: "legend-arrow" }, "➤"), "Seta: sentido do movimento"),
       h("h3", null, "Locais sensíveis"),
@@ -315,7 +330,7 @@ function renderList() {
     if (isOnline(v, now)) online++;
     // Write only what changed: with hundreds of vehicles, rewriting every row each second is
     // most of the page's work.
-    const sub = (v.licensee ? v.licensee + " · " : "") + (st === "offline" ? "visto " + fmtAgo(v.last_seen, now) : STATE_LABELS[st]);
+    const sub = (v.licensee ? licenseeName(v.licensee) + " · " : "") + (st === "offline" ? "visto " + fmtAgo(v.last_seen, now) : STATE_LABELS[st]);
     const speed = v.speed_kmh == null ? "—" : fmtNum(v.speed_kmh, 0) + " km/h";
     const snd = v.laeq_db == null ? "—" : fmtNum(v.laeq_db, 0) + " dB";
     if (r.st !== st) {
@@ -326,16 +341,28 @@ function renderList() {
     if (r.subText !== sub) r.sub.textContent = r.subText = sub;
     if (r.speedText !== speed) r.speed.textContent = r.speedText = speed;
     if (r.sndText !== snd) r.snd.textContent = r.sndText = snd;
-    const match = !q || id.toLowerCase().includes(q) || (v.licensee || "").toLowerCase().includes(q);
+    const match = !q || id.toLowerCase().includes(q) || (v.licensee || "").toLowerCase().includes(q) ||
+      licenseeName(v.licensee).toLowerCase().includes(q);
     if (r.li.hidden === match) r.li.hidden = !match;
     if (match) shown++;
   }
   for (const [id, r] of rows) if (!store.vehicles.has(id)) { r.li.remove(); rows.delete(id); }
-  // Append in order only when the set changed.
-  if (ul.childElementCount !== ids.length || [...ul.children].some((li, i) => li !== rows.get(ids[i]).li)) {
-    ul.replaceChildren(...ids.map((id) => rows.get(id).li));
+  // Reorder only when the order changed, moving only the rows out of place, and not while a
+  // person is about to tap or click a row (nor while the focus is in the list).
+  const want = ids.map((id) => rows.get(id).li);
+  const inOrder = ul.childElementCount === want.length && want.every((li, i) => ul.children[i] === li);
+  if (!inOrder) {
+    const newRows = want.some((li) => li.parentNode !== ul);
+    const held = mouseOver || Date.now() < listHeldUntil || ul.contains(document.activeElement);
+    if (held && !newRows && ul.childElementCount === want.length) {
+      listDirty = true;
+      clearTimeout(holdTimer);
+      holdTimer = setTimeout(() => { holdTimer = 0; renderList(); }, 1000);
+    } else {
+      want.forEach((li, i) => { if (ul.children[i] !== li) ul.insertBefore(li, ul.children[i] || null); });
+    }
   }
-  const count = `${online} online de ${ids.length}`;
+  const count = `${online} ${online === 1 ? "conectado" : "conectados"} de ${ids.length}`;
   if ($("#veh-count").textContent !== count) $("#veh-count").textContent = count;
   const empty = $("#veh-empty");
   if (empty.hidden !== shown > 0) empty.hidden = shown > 0;

@@ -6,9 +6,10 @@
 
 import { store } from "./store.js";
 import { api, listAll } from "./api.js";
-import { h, icon, field, emptyRow, dateInput } from "./dom.js";
+import { h, icon, field, emptyRow, dateInput, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, fmtDate, fmtNum, fmtBRL, isoDateBR, localDate, offsetMinutes, plural, CASE_STATES, ORIGINS } from "./fmt.js";
 import { mountCase, caseChip, licenseeText } from "./cases.js";
+import { licenseeEl } from "./names.js";
 import { confirmDialog } from "./review.js";
 
 // caseHref: the page of a case (a draft's case lives on the draft's page).
@@ -78,8 +79,8 @@ function mountList(el) {
     h("section", { class: "card" },
       h("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); load(); } },
         field("Situação", state), field("Origem", origin), field("Permissionário", licensee), h("button", { type: "submit", class: "btn" }, "Filtrar")),
-      h("div", { class: "table-wrap" }, h("table", { class: "table", id: "cases-table" },
-        h("thead", null, h("tr", null, ["Auto", "Origem", "Veículo", "Permissionário", "Artigos", "Infração em", "Emitido em", "Multa", "Prazo de defesa", "Situação"].map((t) => h("th", { scope: "col" }, t)))),
+      tableWrap("Autos", h("table", { class: "table", id: "cases-table" },
+        theadOf(["Auto", ["Origem", "col-low"], "Veículo", ["Permissionário", "col-low"], ["Artigos", "col-low"], "Infração em", ["Emitido em", "col-low"], "Multa", "Prazo de defesa", "Situação"]),
         tbody)),
       h("div", { class: "table-foot" }, info, more)));
   load();
@@ -89,13 +90,13 @@ export function caseRow(c) {
   const a = c.assessment;
   return h("tr", { class: "is-clickable", dataset: { case: c.id, href: caseHref(c), state: c.state } },
     h("th", { scope: "row", class: "nowrap" }, h("a", { href: caseHref(c) }, c.notice)),
-    h("td", null, ORIGINS[c.origin] || c.origin),
+    h("td", { class: "col-low" }, ORIGINS[c.origin] || c.origin),
     h("td", { class: "nowrap" }, c.vehicle || h("span", { class: "muted" }, "—")),
-    h("td", null, c.licensee || h("span", { class: "muted" }, "—")),
-    h("td", null, (c.articles || []).join("; ")),
+    h("td", { class: "col-low" }, c.licensee_name ? h("span", { title: c.licensee ? "Permissionário " + c.licensee : null }, c.licensee_name) : licenseeEl(c.licensee, "—")),
+    h("td", { class: "col-low" }, (c.articles || []).join("; ")),
     h("td", { class: "nowrap" }, fmtDate(c.offence_at)),
-    h("td", { class: "nowrap" }, fmtDate(c.issued_at)),
-    h("td", { class: "num" }, a ? (a.warning ? "notificação" : fmtBRL(a.total_brl)) : h("span", { class: "muted" }, "—"),
+    h("td", { class: "nowrap col-low" }, fmtDate(c.issued_at)),
+    h("td", { class: "num" }, a ? (a.warning ? h("span", { title: "Notificação preliminar (Art. 41, I): sem multa" }, "—", h("small", { class: "muted block" }, "notificação preliminar")) : fmtBRL(a.total_brl)) : h("span", { class: "muted" }, "—"),
       a && !a.warning ? h("small", { class: "muted block" }, `${fmtNum(a.total_ufmp, 2)} ${a.fiscal_unit || "UFMP"}`) : null),
     h("td", { class: "nowrap" }, c.deadline && c.deadline.date ? isoDateBR(c.deadline.date) : h("span", { class: "muted" }, "—")),
     h("td", null, caseChip(c), h("small", { class: "muted block" }, c.state_text)));
@@ -129,7 +130,7 @@ async function mountNotice(el, id) {
             ["Veículo", c.vehicle], ["Permissionário", licenseeText(c)], ["Artigos", (c.articles || []).join("; ")], ["Penalidade", c.penalty],
             ["Notificação preliminar", c.warning ? "sim (Art. 41, I)" : null],
             ["Data e hora dos fatos", c.origin === "import" ? fmtDate(c.offence_at) : fmtDateTime(c.offence_at, false)],
-            ["Local", m.place], ["Coordenadas", m.lat != null ? `${fmtNum(m.lat, 6)}, ${fmtNum(m.lon, 6)}` : null],
+            ["Local", m.place], ["Coordenadas", m.lat != null ? `${fmtNum(m.lat, 6)}; ${fmtNum(m.lon, 6)}` : null],
             ["Descrição dos fatos", m.description], ["Agente autuante", m.agent],
           ].filter(([, v]) => v).flatMap(([k, v]) => [h("dt", null, k), h("dd", null, v)]))),
         main),
@@ -236,13 +237,19 @@ async function mountManual(el) {
 
 // ---- Importing paper notices ------------------------------------------------------------
 
+// The columns, by their Portuguese names (monitor/api/cases.go importAliases); the English
+// names of docs/api.md are accepted too.
 const IMPORT_FIELDS = [
-  ["number", "número do auto em papel (obrigatório, único)"], ["offence_date", "dia da infração (AAAA-MM-DD)"], ["issue_date", "dia da emissão"],
-  ["licensee / licensee_cnpj", "o permissionário pelo ID do cadastro ou pelo CNPJ (obrigatório)"], ["licensee_name", "razão social"], ["vehicle", "veículo (opcional)"],
-  ["articles", "artigos infringidos, separados por ; dentro do campo"], ["penalty", "artigo da penalidade"], ["warning", "notificação preliminar (sim/não)"],
-  ["status", "situação: issued, notified, defence_filed, defence_rejected, defence_accepted, confirmed, paid, dividaativa, dismissed, annulled"],
-  ["notified_date, notified_mode, published_date, refused_to_sign", "a notificação (in_person, mail, edital)"],
-  ["defence_date, decision_date, paid_date, divida_ativa_date, final_date", "o processo"], ["suspension_from, suspension_days", "suspensão aplicada"], ["note", "observação"],
+  ["numero", "number", "número do auto em papel (obrigatório, único)"], ["data_fato", "offence_date", "dia da infração (AAAA-MM-DD)"],
+  ["data_emissao", "issue_date", "dia da emissão"],
+  ["permissionario / cnpj", "licensee / licensee_cnpj", "o permissionário pelo ID do cadastro ou pelo CNPJ (obrigatório)"], ["razao_social", "licensee_name", "razão social"],
+  ["veiculo", "vehicle", "veículo (opcional)"],
+  ["artigos", "articles", "artigos infringidos, separados por ; dentro do campo"], ["penalidade", "penalty", "artigo da penalidade"],
+  ["notificacao_preliminar", "warning", "notificação preliminar (sim/não)"],
+  ["situacao", "status", "situação, pelo código: issued (emitido), notified (notificado), defence_filed (defesa pendente), defence_rejected (defesa indeferida), defence_accepted (defesa acolhida), confirmed (multa confirmada), paid (pago), dividaativa (dívida ativa), dismissed (arquivado), annulled (anulado)"],
+  ["data_notificacao, forma_notificacao, data_edital, recusa_assinatura", "notified_date, notified_mode, published_date, refused_to_sign", "a notificação; forma: in_person (em mãos), mail (correio com AR), edital"],
+  ["data_defesa, data_decisao, data_pagamento, data_divida_ativa, data_definitiva", "defence_date, decision_date, paid_date, divida_ativa_date, final_date", "o processo"],
+  ["suspensao_inicio, suspensao_dias", "suspension_from, suspension_days", "suspensão aplicada"], ["observacao", "note", "observação"],
 ];
 
 function mountImport(el) {
@@ -251,24 +258,30 @@ function mountImport(el) {
     el.append(h("div", { class: "card" }, back, h("p", null, "Somente supervisores e administradores importam autos.")));
     return;
   }
-  const file = h("input", { type: "file", accept: ".csv,.json,text/csv,application/json", id: "import-file" });
+  const file = h("input", { type: "file", accept: ".csv,.json,text/csv,application/json", id: "import-file", class: "file-input" });
+  const fileName = h("span", { class: "muted small", id: "import-file-name" }, "nenhum arquivo escolhido");
+  // The browser's own file button speaks the browser's language: a label in pt-BR instead.
+  const filePick = h("div", { class: "file-pick" }, file,
+    h("label", { htmlFor: "import-file", class: "btn" }, icon("upload"), "Escolher arquivo…"), fileName);
   const text = h("textarea", { rows: "8", id: "import-text", class: "mono", spellcheck: "false",
-    placeholder: "number;offence_date;issue_date;licensee;articles;penalty;status\nPM-118/2025;2025-03-14;2025-03-14;L1;Art. 23;Art. 46, X;paid" });
+    placeholder: "numero;data_fato;data_emissao;permissionario;artigos;penalidade;situacao\nPM-118/2025;2025-03-14;2025-03-14;L1;Art. 23;Art. 46, X;paid" });
   const msg = h("div", { class: "form-error", role: "alert", id: "import-error" });
   const result = h("div", { id: "import-result" });
   const submit = h("button", { type: "submit", class: "btn btn-primary", id: "import-submit" }, icon("upload"), "Importar");
   file.addEventListener("change", async () => {
     const f = file.files[0];
+    fileName.textContent = f ? f.name : "nenhum arquivo escolhido";
     if (!f) return;
     if (f.size > 4 << 20) { msg.textContent = "Arquivo grande demais (máximo 4 MiB)."; return; }
     text.value = await f.text();
   });
   const form = h("form", { class: "card record-form", id: "import-form", novalidate: true },
-    h("div", { class: "form-grid" }, field("Arquivo CSV ou JSON", file, "O conteúdo aparece abaixo para conferência."),
+    h("div", { class: "form-grid" }, h("div", { class: "field wide" }, h("span", { class: "field-label", id: "import-file-label" }, "Arquivo CSV ou JSON"), filePick,
+      h("small", { class: "hint" }, "O conteúdo aparece abaixo para conferência.")),
       h("div", { class: "field full" }, h("label", { htmlFor: "import-text" }, "Conteúdo (ou cole aqui)"), text)),
     h("details", { class: "explain" }, h("summary", null, "Colunas aceitas"),
-      h("dl", { class: "facts" }, IMPORT_FIELDS.flatMap(([k, v]) => [h("dt", null, h("code", null, k)), h("dd", null, v)])),
-      h("p", { class: "muted small" }, "CSV com cabeçalho, separado por vírgula ou ponto e vírgula; ou JSON (uma lista). Datas não podem ser futuras nem fora de ordem. A importação é tudo ou nada: o primeiro auto com problema é apontado e nada é importado.")),
+      h("dl", { class: "facts" }, IMPORT_FIELDS.flatMap(([pt, en, v]) => [h("dt", null, h("code", null, pt)), h("dd", null, v, h("small", { class: "muted block" }, "ou, em inglês: ", h("code", null, en)))])),
+      h("p", { class: "muted small" }, "CSV com cabeçalho (nomes em português, como acima, ou em inglês), separado por vírgula ou ponto e vírgula; ou JSON (uma lista). Datas não podem ser futuras nem fora de ordem. A importação é tudo ou nada: o primeiro auto com problema é apontado e nada é importado.")),
     msg, h("div", { class: "form-actions" }, submit, h("a", { class: "btn", href: "#/autos" }, "Cancelar")));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -288,6 +301,7 @@ function mountImport(el) {
         h("div", null, h("strong", null, `${plural(items.length, "auto importado", "autos importados")}.`),
           h("ul", null, items.map((c) => h("li", null, h("a", { href: "#/autos/" + c.id }, c.notice), ` — ${c.licensee || ""} · ${CASE_STATES[c.state] || c.state}`))))));
       form.reset();
+      fileName.textContent = "nenhum arquivo escolhido";
     } catch (e) {
       msg.textContent = e.message;
     } finally {

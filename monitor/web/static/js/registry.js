@@ -7,7 +7,8 @@
 
 import { store } from "./store.js";
 import { api, listAll } from "./api.js";
-import { h, icon, chip, field, emptyRow, dateInput } from "./dom.js";
+import { h, icon, chip, field, emptyRow, dateInput, tableWrap } from "./dom.js";
+import { licenseeEl, licenseeName } from "./names.js";
 import { isoDateBR, daysUntil, fmtCNPJ, fmtNum, plural } from "./fmt.js";
 import { confirmDialog } from "./review.js";
 
@@ -107,7 +108,7 @@ async function mountList(el, tab) {
     canEdit && kind ? h("a", { class: "btn btn-primary", href: `#/cadastro/${tab.key}/novo`, id: "registry-new" }, icon("plus"), kind.new) : null);
   const card = h("section", { class: "card" },
     h("div", { class: "toolbar" }, field("Filtrar " + tab.label.toLowerCase(), filter)),
-    h("div", { class: "table-wrap" }, table),
+    tableWrap(tab.label, table),
     h("div", { class: "table-foot" }, info));
   el.append(...[head, flashBanner(), tabBar(tab.key)].filter(Boolean));
   if (tab.key === "condutores") {
@@ -121,7 +122,8 @@ async function mountList(el, tab) {
   const render = () => {
     const q = filter.value.trim().toLowerCase();
     const list = q ? rows.filter((r) => r.text.includes(q)) : rows;
-    table.replaceChildren(h("thead", null, h("tr", null, spec.cols.map((c) => h("th", { scope: "col" }, c)), canEdit && kind ? h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Ações")) : null)),
+    table.replaceChildren(h("thead", null, h("tr", null, spec.cols.map((c) => (Array.isArray(c) ? h("th", { scope: "col", class: c[1] }, c[0]) : h("th", { scope: "col" }, c))),
+      canEdit && kind ? h("th", { scope: "col", class: "actions" }, h("span", { class: "sr-only" }, "Ações")) : null)),
       h("tbody", null, list.length ? list.map((r) => r.tr) : emptyRow(spec.cols.length + 1, q ? "Nada encontrado com esse filtro." : spec.empty)));
     info.textContent = q ? `${list.length} de ${rows.length}` : `${rows.length} registro(s)`;
   };
@@ -171,23 +173,23 @@ const LISTS = {
     }),
   },
   veiculos: {
-    cols: ["ID", "Placa", "Permissionário", "Ano", "r₁ (m)", "Cat. CNH", "Condutor", "Equipamentos", "Documentos"],
+    cols: ["ID", "Placa", "Permissionário", ["Ano", "col-low"], "r₁ (m)", ["Cat. CNH", "col-low"], ["Condutor", "col-low"], ["Equipamentos", "col-low"], "Documentos"],
     empty: "Nenhum veículo cadastrado.",
     load: () => listAll("/api/v1/registry/vehicles"),
-    rows: (vs) => vs.map((v) => ({ id: v.id, text: textOf(v.id, v.plate, v.licensee, v.driver),
+    rows: (vs) => vs.map((v) => ({ id: v.id, text: textOf(v.id, v.plate, v.licensee, licenseeName(v.licensee), v.driver),
       tr: h("tr", { dataset: { id: v.id } }, h("th", { scope: "row", class: "nowrap" }, v.id, v.key_id ? h("small", { class: "muted block", title: "Lotes assinados com a chave " + v.key_id }, "assina lotes") : null),
-        h("td", { class: "nowrap" }, v.plate), h("td", null, v.licensee), h("td", { class: "num" }, v.manufacture_year || "—"),
+        h("td", { class: "nowrap" }, v.plate), h("td", null, licenseeEl(v.licensee, "—")), h("td", { class: "num col-low" }, v.manufacture_year || "—"),
         h("td", { class: "num" }, v.meter_distance_m ? fmtNum(v.meter_distance_m, 2) : h("span", { class: "muted", title: "Sem r₁: vale o padrão do perfil" }, "perfil")),
-        h("td", null, v.required_cnh_category || "—"), h("td", null, v.driver || h("span", { class: "muted" }, "—")),
-        h("td", null, (v.devices || []).length ? h("span", { class: "chips" }, v.devices.map((d) => chip(DEVICE_SHORT[d.kind] || d.kind, "neutral", `${DEVICE_KINDS[d.kind] || d.kind} nº ${d.serial}`))) : h("span", { class: "muted" }, "—")),
+        h("td", { class: "col-low" }, v.required_cnh_category || "—"), h("td", { class: "col-low" }, v.driver || h("span", { class: "muted" }, "—")),
+        h("td", { class: "col-low" }, (v.devices || []).length ? h("span", { class: "chips" }, v.devices.map((d) => chip(DEVICE_SHORT[d.kind] || d.kind, "neutral", `${DEVICE_KINDS[d.kind] || d.kind} nº ${d.serial}`))) : h("span", { class: "muted" }, "—")),
         h("td", null, docsSummary(v.documents))) })),
   },
   condutores: {
     cols: ["ID", "Nome (abreviado)", "CPF", "Permissionário", "Cat. CNH", "Validade da CNH", "Atestado médico", "Cartão do tacógrafo"],
     empty: "Nenhum condutor cadastrado.",
     load: () => listAll("/api/v1/registry/drivers"),
-    rows: (ds) => ds.map((d) => ({ id: d.id, text: textOf(d.id, d.name, d.licensee, d.tachograph_card),
-      tr: h("tr", { dataset: { id: d.id } }, h("th", { scope: "row" }, d.id), h("td", null, d.name), h("td", { class: "nowrap" }, d.cpf), h("td", null, d.licensee),
+    rows: (ds) => ds.map((d) => ({ id: d.id, text: textOf(d.id, d.name, d.licensee, licenseeName(d.licensee), d.tachograph_card),
+      tr: h("tr", { dataset: { id: d.id } }, h("th", { scope: "row" }, d.id), h("td", null, d.name), h("td", { class: "nowrap" }, d.cpf), h("td", null, licenseeEl(d.licensee, "—")),
         h("td", null, d.cnh_category || "—"), h("td", null, dateCell(d.cnh_valid_until)),
         h("td", null, dateCell((d.medical_certificate || {}).valid_until)), h("td", null, d.tachograph_card ? h("code", null, d.tachograph_card) : "—")) })),
   },
@@ -195,8 +197,8 @@ const LISTS = {
     cols: ["Veículo", "Permissionário", "Tipo", "Nº de série", "Modelo", "Verificação INMETRO", "Calibração", "Válido até"],
     empty: "Nenhum equipamento cadastrado.",
     load: () => listAll("/api/v1/registry/devices"),
-    rows: (ds) => ds.map((d) => ({ id: d.vehicle, text: textOf(d.vehicle, d.licensee, d.label, d.serial, d.model),
-      tr: h("tr", { dataset: { vehicle: d.vehicle, serial: d.serial } }, h("th", { scope: "row" }, d.vehicle), h("td", null, d.licensee),
+    rows: (ds) => ds.map((d) => ({ id: d.vehicle, text: textOf(d.vehicle, d.licensee, licenseeName(d.licensee), d.label, d.serial, d.model),
+      tr: h("tr", { dataset: { vehicle: d.vehicle, serial: d.serial } }, h("th", { scope: "row", class: "nowrap" }, d.vehicle), h("td", null, licenseeEl(d.licensee, "—")),
         h("td", null, DEVICE_KINDS[d.kind] || d.label || d.kind), h("td", null, h("code", null, d.serial)), h("td", null, d.model || "—"),
         h("td", { class: "nowrap" }, isoDateBR(d.inmetro_verification)), h("td", { class: "nowrap" }, isoDateBR(d.calibration)),
         h("td", null, d.valid_until ? dateCell(d.valid_until) : h("span", { class: "muted" }, "—"))) })),
@@ -206,12 +208,17 @@ const LISTS = {
     empty: "Nenhum documento cadastrado.",
     load: () => listAll("/api/v1/registry/documents"),
     rows: (ds) => ds.map((d) => {
-      const who = (d.subject.kind === "licensee" ? "Permissionário " : "Veículo ") + d.subject.id;
-      return { id: d.subject.id, text: textOf(who, d.label, d.number),
-        tr: h("tr", { dataset: { subject: d.subject.id, kind: d.kind }, class: d.current ? null : "is-history" }, h("th", { scope: "row" }, who),
+      const lic = d.subject.kind === "licensee";
+      const who = (lic ? "Permissionário " : "Veículo ") + (lic ? licenseeName(d.subject.id) : d.subject.id);
+      const expired = d.valid_until && daysUntil(d.valid_until) < 0;
+      return { id: d.subject.id, text: textOf(who, d.subject.id, d.label, d.number),
+        tr: h("tr", { dataset: { subject: d.subject.id, kind: d.kind }, class: d.current ? null : "is-history" },
+          h("th", { scope: "row" }, lic ? ["Permissionário ", licenseeEl(d.subject.id)] : who),
           h("td", null, DOCUMENT_KINDS[d.kind] || d.label || d.kind), h("td", null, d.number || "—"), h("td", { class: "nowrap" }, isoDateBR(d.issued)),
           h("td", null, d.current ? dateCell(d.valid_until) : h("span", { class: "nowrap" }, isoDateBR(d.valid_until))),
-          h("td", null, d.current ? chip("vigente", "info", "O documento deste tipo que conta") : chip("histórico", "neutral", "Substituído por outro do mesmo tipo válido por mais tempo"))) };
+          h("td", null, d.current
+            ? chip("atual", expired ? "neutral" : "info", expired ? "O documento deste tipo que conta — e está vencido" : "O documento deste tipo que conta")
+            : chip("histórico", "neutral", "Substituído por outro do mesmo tipo válido por mais tempo"))) };
     }),
   },
 };

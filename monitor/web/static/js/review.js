@@ -3,9 +3,11 @@
 
 import { store } from "./store.js";
 import { api } from "./api.js";
-import { h, icon, chip, field, emptyRow } from "./dom.js";
-import { fmtDateTime, fmtDuration, fmtValue, fmtNum, fmtBRL, ruleName, RULES, DRAFT_STATUS, CATEGORIES, SOURCES, AREAS, CLOSED, CASE_STATES } from "./fmt.js";
+import { h, icon, chip, field, emptyRow, tableWrap, theadOf } from "./dom.js";
+import { fmtDateTime, fmtDuration, fmtValue, fmtNum, fmtBRL, isoDateBR, ruleName, RULES, DRAFT_STATUS, CATEGORIES, SOURCES, AREAS, CLOSED, CASE_STATES } from "./fmt.js";
 import { mountCase, caseChip } from "./cases.js";
+import { licenseeEl, licenseeName, penaltyOf } from "./names.js";
+import { toastOk } from "./toast.js";
 
 const STATUS_TONE = { draft: "warn", issued: "ok", dismissed: "neutral" };
 
@@ -54,14 +56,14 @@ function mountQueue(el) {
   const row = (d) => h("tr", { dataset: { draft: d.id }, class: store.hasRole("fiscal") ? "is-clickable" : "" },
     h("td", null, fmtDateTime(d.created_at)),
     h("td", { class: "nowrap" }, h("strong", null, d.vehicle)),
-    h("td", null, d.licensee || h("span", { class: "muted" }, "não cadastrado")),
+    h("td", { class: "col-low" }, licenseeEl(d.licensee)),
     // A draft may name its driver: only fiscal and above open it (the API refuses viewers).
     h("td", null, store.hasRole("fiscal") ? h("a", { href: "#/revisao/" + encodeURIComponent(d.id) }, (d.rules || []).map(ruleName).join(" + "))
       : (d.rules || []).map(ruleName).join(" + ")),
-    h("td", null, (d.articles || []).join("; ")),
-    h("td", null, d.penalty),
-    h("td", { class: "num" }, fmtNum(d.fine_ufmp, 2)),
-    h("td", null, d.case ? h("span", { class: "muted" }, "—") : integrityChip(d)),
+    h("td", { class: "col-low" }, (d.articles || []).join("; ")),
+    h("td", null, penaltyCell(d)),
+    h("td", { class: "num" }, fineCell(d)),
+    h("td", { class: "col-low" }, d.case ? h("span", { class: "muted" }, "—") : integrityChip(d)),
     h("td", null, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral"), d.case ? h("span", { class: "block" }, caseChip(d.case)) : null));
   tbody.addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-draft]");
@@ -106,8 +108,8 @@ function mountQueue(el) {
     h("div", { class: "page-head" }, h("p", { class: "lead" }, "Minutas feitas pelo monitor a partir dos episódios encerrados. Nada é emitido sem a decisão de um agente.")),
     h("div", { class: "card" },
       h("div", { class: "toolbar" }, tabs, field("Veículo", vehicle), field("Regra", rule), caseField),
-      h("div", { class: "table-wrap" }, h("table", { class: "table", id: "drafts-table" },
-        h("thead", null, h("tr", null, ...["Criada em", "Veículo", "Permissionário", "Infrações", "Artigos", "Penalidade", "Multa (UFMP)", "Integridade", "Situação"].map((t) => h("th", { scope: "col" }, t)))),
+      tableWrap("Fila de revisão", h("table", { class: "table", id: "drafts-table" },
+        theadOf(["Criada em", "Veículo", ["Permissionário", "col-low"], "Infrações", ["Artigos", "col-low"], "Penalidade", "Multa (UFMP)", ["Integridade", "col-low"], "Situação"]),
         tbody)),
       h("div", { class: "table-foot" }, info, more)));
   this.off = store.on("draft", ({ draft }) => {
@@ -132,10 +134,18 @@ async function mountDraft(el, id) {
   }
   if (!el.isConnected) return;
   renderDraft(el, d);
+  focusTitle(el);
   this.off = store.on("draft", async ({ draft }) => {
     if (draft.id !== id || draft.status === d.status) return;
-    try { d = await api("/api/v1/drafts/" + encodeURIComponent(id)); renderDraft(el, d); } catch { /* keep the page */ }
+    try { d = await api("/api/v1/drafts/" + encodeURIComponent(id)); renderDraft(el, d); focusTitle(el); } catch { /* keep the page */ }
   });
+}
+
+// focusTitle moves the focus to the draft's title, so that a keyboard or screen reader user
+// starts reading the draft (and not the page behind it).
+function focusTitle(el) {
+  const t = el.querySelector("#draft-title");
+  if (t) t.focus({ preventScroll: true });
 }
 
 // driverText is the draft's driver as the agent reads it: name and CNH when the user may see
@@ -165,7 +175,9 @@ function renderDraft(el, d) {
   const doc = d.draft || {};
   const ok = d.integrity === "ok";
   const pending = d.status === "draft";
-  const title = d.notice ? `Auto de infração ${d.notice}` : "Minuta de auto de infração";
+  const pen = penaltyOf(d);
+  const warning = pen.kind === "warning";
+  const title = d.notice ? `${warning ? "Notificação preliminar" : "Auto de infração"} ${d.notice}` : warning ? "Minuta de notificação preliminar" : "Minuta de auto de infração";
   const integrity = h("div", { class: "banner " + (ok ? "banner--ok" : "banner--danger"), id: "integrity", role: ok ? "status" : "alert" },
     icon(ok ? "shield-ok" : "shield-bad", "icon icon-lg"),
     h("div", null, h("strong", null, ok ? "Integridade verificada" : "Integridade violada"),
@@ -185,7 +197,7 @@ function renderDraft(el, d) {
       ["Local", f.site ? h("span", null, `${f.site.name} (${CATEGORIES[f.site.category] || f.site.kind}) a ${fmtValue(f.site.distance_m, "m", 0)} `,
         f.site.verified ? chip("verificado", "ok") : chip("não verificado", "warn")) : null],
       ["Zona NBR 10151", f.area ? AREAS[f.area] || f.area : null],
-      ["Posição", `${fmtNum(f.lat, 6)}, ${fmtNum(f.lon, 6)}`],
+      ["Posição", `${fmtNum(f.lat, 6)}; ${fmtNum(f.lon, 6)}`],
       ["Instrumento", SOURCES[f.source] || f.source],
       ["Encerramento", f.closed_reason ? CLOSED[f.closed_reason] || f.closed_reason : null],
       ["Evidências", h("span", null, `${f.evidence_count} leitura(s) · `, h("a", { href: "#/episodio/" + encodeURIComponent(f.episode_id) }, "ver trajeto e gráficos"))],
@@ -205,7 +217,7 @@ function renderDraft(el, d) {
   el.replaceChildren(
     h("div", { class: "page-head page-head--split" },
       h("div", null, h("a", { class: "back-link", href: "#/revisao" }, icon("back"), "Fila de revisão"),
-        h("h2", { class: "page-title", id: "draft-title" }, title),
+        h("h2", { class: "page-title", id: "draft-title", tabindex: "-1" }, title),
         h("p", { class: "muted" }, `${doc.municipality || ""} · ${doc.fiscal_organ || ""}`)),
       h("div", { class: "head-actions" }, chip(d.notice || DRAFT_STATUS[d.status] || d.status, STATUS_TONE[d.status] || "neutral"),
         // The PDF names the driver: fiscal and above (the API refuses it to viewers).
@@ -219,18 +231,16 @@ function renderDraft(el, d) {
         h("section", { class: "card" }, h("h3", { class: "card-title" }, "Identificação e enquadramento"),
           dl([
             ["Veículo", h("span", null, h("a", { href: "#/mapa/" + encodeURIComponent(d.vehicle) }, d.vehicle), doc.unregistered ? " " : "", doc.unregistered ? chip("veículo não cadastrado", "warn") : null)],
-            ["Permissionário", d.licensee || "não cadastrado"],
+            ["Permissionário", d.licensee ? licenseeEl(d.licensee) : "não cadastrado"],
             ["Condutor", driverText(doc.driver)],
             ["Infrações", (d.rules || []).map(ruleName).join(" + ")],
             ["Artigos", (d.articles || []).join("; ")],
-            ["Penalidade", d.penalty],
-            ["Multa", d.case && d.case.assessment && !d.case.assessment.warning
-              ? `${fmtNum(d.case.assessment.total_ufmp, 2)} ${d.case.assessment.fiscal_unit || "UFMP"} = ${fmtBRL(d.case.assessment.total_brl)} (calculada na emissão${d.case.assessment.recidivist ? ", com reincidência" : ""})`
-              : `${fmtNum(d.fine_ufmp, 2)} ${doc.fiscal_unit || "UFMP"} (valor em R$ calculado na emissão; reincidência conferida na emissão)`],
+            ["Penalidade", pen.penalty !== d.penalty && d.penalty ? `${pen.penalty} (minuta: ${d.penalty})` : pen.penalty],
+            ["Multa", fineText(d, pen, doc)],
             ["Lei", doc.law],
             ["Período dos fatos", doc.start ? `${fmtDateTime(doc.start)} a ${fmtDateTime(doc.end)}` : null],
             ["Minuta criada em", fmtDateTime(d.created_at)],
-            ["Perfil legal", doc.profile_id ? `${doc.profile_id} (${doc.profile_version})` : null],
+            ["Perfil legal", doc.profile_id ? `${doc.profile_id} (${/^\d{4}-\d{2}-\d{2}$/.test(doc.profile_version || "") ? isoDateBR(doc.profile_version) : doc.profile_version})` : null],
           ])),
         caseMain,
         h("section", { class: "card pdf-preview", id: "pdf-preview", hidden: true }, h("h3", { class: "card-title" }, "Pré-visualização do PDF")),
@@ -247,13 +257,24 @@ function renderDraft(el, d) {
           h("p", { class: "muted small" }, "O arquivo exportado pode ser conferido fora do sistema com “monitor verify”.")))));
 }
 
+// fineText: the fine of a draft, or of its notice once issued (the calculus made at issue).
+function fineText(d, pen, doc) {
+  const a = d.case && d.case.assessment;
+  if (pen.kind === "warning") return a ? "sem multa: notificação preliminar (Art. 41, I), conforme o cálculo da emissão" : `${pen.text}; a repetição é conferida na emissão`;
+  if (pen.kind === "none") return pen.text;
+  if (a) return `${fmtNum(a.total_ufmp, 2)} ${a.fiscal_unit || "UFMP"} = ${fmtBRL(a.total_brl)} (calculada na emissão${a.recidivist ? ", com reincidência" : ""})`;
+  return `${fmtNum(d.fine_ufmp, 2)} ${doc.fiscal_unit || "UFMP"} (valor em R$ calculado na emissão; reincidência conferida na emissão)`;
+}
+
 function decisionCard(d, ok) {
   if (!store.hasRole("fiscal")) {
     return h("section", { class: "card" }, h("h3", { class: "card-title" }, "Decisão"), h("p", { class: "muted" }, "Somente fiscais podem emitir ou arquivar autos."));
   }
   const reason = h("textarea", { name: "reason", rows: "3", maxlength: "2000", placeholder: "Obrigatório para arquivar; opcional ao emitir." });
   const msg = h("p", { class: "form-error", role: "alert" });
-  const issueBtn = h("button", { type: "button", class: "btn btn-primary", id: "issue-btn", disabled: !ok }, "Emitir auto");
+  const pen = penaltyOf(d);
+  const warning = pen.kind === "warning";
+  const issueBtn = h("button", { type: "button", class: "btn btn-primary", id: "issue-btn", disabled: !ok }, warning ? "Emitir notificação" : "Emitir auto");
   const dismissBtn = h("button", { type: "button", class: "btn btn-danger-outline", id: "dismiss-btn", disabled: !ok }, "Arquivar");
   const decide = async (decision) => {
     msg.textContent = "";
@@ -263,9 +284,9 @@ function decisionCard(d, ok) {
       return;
     }
     const confirmed = await confirmDialog(
-      decision === "issue" ? "Emitir o auto de infração?" : "Arquivar a minuta?",
+      decision === "issue" ? (warning ? "Emitir a notificação preliminar?" : "Emitir o auto de infração?") : "Arquivar a minuta?",
       decision === "issue"
-        ? `O auto será numerado e registrado em seu nome. Veículo ${d.vehicle}, ${d.penalty}, ${fmtNum(d.fine_ufmp, 2)} UFMP.`
+        ? `${warning ? "A notificação" : "O auto"} será numerad${warning ? "a" : "o"} e registrad${warning ? "a" : "o"} em seu nome. Veículo ${d.vehicle}, ${d.penalty}, ${pen.text}. A penalidade (e uma eventual repetição ou reincidência) é calculada na emissão.`
         : `A minuta será arquivada com o motivo informado, em seu nome. Esta decisão não pode ser desfeita.`,
       decision === "issue" ? "Emitir" : "Arquivar");
     if (!confirmed) return;
@@ -273,6 +294,7 @@ function decisionCard(d, ok) {
     try {
       const res = await api(`/api/v1/drafts/${encodeURIComponent(d.id)}/decision`, { method: "POST", body: { decision, reason: reason.value.trim() } });
       store.applyDraft(res);
+      toastOk(decision === "issue" ? `${res.notice ? "Emitido: " + res.notice : "Emitido"} — veículo ${d.vehicle}.` : `Minuta arquivada — veículo ${d.vehicle}.`);
     } catch (e) {
       msg.textContent = e.message;
       issueBtn.disabled = dismissBtn.disabled = false;
@@ -298,4 +320,16 @@ export function confirmDialog(title, text, confirmLabel) {
     dlg.showModal();
     no.focus();
   });
+}
+
+// penaltyCell: the penalty article, and "notificação preliminar" when the first offence is not fined.
+function penaltyCell(d) {
+  const p = penaltyOf(d);
+  return h("span", null, p.penalty || "—", p.kind === "warning" ? h("small", { class: "muted block" }, "notificação preliminar") : null);
+}
+// fineCell: the fine in the fiscal unit, "—" when there is none.
+function fineCell(d) {
+  const p = penaltyOf(d);
+  if (p.kind !== "fine") return h("span", { class: "muted", title: p.text }, "—");
+  return fmtNum(d.case && d.case.assessment ? d.case.assessment.total_ufmp : d.fine_ufmp, 2);
 }

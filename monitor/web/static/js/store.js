@@ -97,7 +97,7 @@ export function vehicleState(v, now = Date.now()) {
   if (v.in_service) return "service";
   return v.in_service === false ? "idle" : "online";
 }
-export const STATE_LABELS = { offline: "Offline", alert: "Em infração", service: "Em serviço", idle: "Fora de serviço", online: "Online" };
+export const STATE_LABELS = { offline: "Desconectado", alert: "Em infração", service: "Em serviço", idle: "Fora de serviço", online: "Conectado" };
 
 export function deviceFaults(v) {
   return Object.entries(v.devices || {}).filter(([, s]) => s !== "ok");

@@ -3,9 +3,10 @@
 import { store, vehicleState, STATE_LABELS } from "./store.js";
 import { listAll } from "./api.js";
 import { h, icon, chip, dateInput } from "./dom.js";
-import { fmtValue, fmtDate, fmtDateTime, fmtAgo, fmtTime, fmtDuration, compass, localDate, dayRange, isoDateBR, addDays,
+import { fmtNum, fmtValue, fmtDate, fmtDateTime, fmtAgo, fmtTime, fmtDuration, compass, localDate, dayRange, isoDateBR, addDays,
   ruleName, RULE_COLORS, DEVICES, DEVICE_STATES } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
+import { licenseeName } from "./names.js";
 
 export class VehiclePanel {
   constructor(el, id, { onClose, onCenter, onFollow }) {
@@ -57,7 +58,8 @@ export class VehiclePanel {
     const st = vehicleState(v);
     this.state.className = "chip chip--" + { offline: "neutral", alert: "danger", service: "ok", idle: "info", online: "info" }[st];
     this.state.textContent = STATE_LABELS[st];
-    this.licensee.textContent = v.licensee ? "Permissionário " + v.licensee : "Veículo não cadastrado";
+    this.licensee.textContent = v.licensee ? "Permissionário: " + licenseeName(v.licensee) : "Veículo não cadastrado";
+    this.licensee.title = v.licensee ? "Permissionário " + v.licensee : "";
     const row = (k, val, cls) => [h("dt", null, k), h("dd", { class: cls }, val)];
     this.stats.replaceChildren(
       ...row("Velocidade", fmtValue(v.speed_kmh, "km/h"), "big"),
@@ -65,7 +67,7 @@ export class VehiclePanel {
       ...row("Rumo", compass(v.course_deg)),
       ...row("Em serviço", v.in_service == null ? "desconhecido" : v.in_service ? "sim" : "não"),
       ...row("Visto por último", v.last_seen ? `${fmtDateTime(v.last_seen)} (${fmtAgo(v.last_seen)})` : "nunca"),
-      ...row("Posição", v.lat == null ? "sem posição" : `${v.lat.toFixed(5)}, ${v.lon.toFixed(5)}`),
+      ...row("Posição", v.lat == null ? "sem posição" : `${fmtNum(v.lat, 5)}; ${fmtNum(v.lon, 5)}`),
       ...row("Fila no veículo", v.spool_depth == null ? "—" : `${v.spool_depth} lote(s)`),
       ...row("Episódios abertos", String((v.open_episodes || []).length)));
     const devs = Object.entries(DEVICES).map(([k, name]) => {
