@@ -12,7 +12,7 @@ import (
 // activityDays is what GET /api/v1/vehicles/activity needs of the store (the SQLite store has
 // it; a store without it answers 404).
 type activityDays interface {
-	ActivityDays(ctx context.Context, from, to time.Time, offset time.Duration) ([]store.VehicleDays, time.Time, error)
+	ActivityDays(ctx context.Context, from, to time.Time, offset time.Duration) ([]store.VehicleDays, error)
 }
 
 type vehicleDaysJSON struct {
@@ -22,9 +22,10 @@ type vehicleDaysJSON struct {
 
 type activityJSON struct {
 	Items []vehicleDaysJSON `json:"items"`
-	// LoggedSince is the device time of the oldest batch still logged: before it the log was
-	// pruned and a day without data is unknown, not silent. Omitted when nothing is logged.
-	LoggedSince *wire.Time `json:"logged_since,omitempty"`
+	// LoggedSince is the start of the batch log's retention (now minus the retention period):
+	// before it the log may have been pruned, so a day without data there is unknown, not
+	// silent.
+	LoggedSince wire.Time `json:"logged_since"`
 	TimeZone    string     `json:"time_zone"`
 }
 
@@ -54,18 +55,15 @@ func (s *Server) handleActivity(w http.ResponseWriter, r *http.Request) {
 		loc = p.Location()
 	}
 	_, off := from.In(loc).Zone()
-	days, since, err := a.ActivityDays(r.Context(), from, to, time.Duration(off)*time.Second)
+	days, err := a.ActivityDays(r.Context(), from, to, time.Duration(off)*time.Second)
 	if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
-	out := activityJSON{Items: make([]vehicleDaysJSON, 0, len(days)), TimeZone: loc.String()}
+	out := activityJSON{Items: make([]vehicleDaysJSON, 0, len(days)), TimeZone: loc.String(),
+		LoggedSince: wire.NewTime(time.Now().Add(-s.batchRetention))}
 	for _, d := range days {
 		out.Items = append(out.Items, vehicleDaysJSON{Vehicle: d.Vehicle, Days: d.Days})
-	}
-	if !since.IsZero() {
-		t := wire.NewTime(since)
-		out.LoggedSince = &t
 	}
 	s.writeJSON(w, r, http.StatusOK, out)
 }

@@ -113,6 +113,9 @@ type Config struct {
 	StreamKeepAlive time.Duration
 	// Map serves the dashboard's map: GET /api/v1/geofences and GET /api/v1/config.
 	Map MapConfig
+	// BatchRetention is how long the monitor keeps the batch log (GET /api/v1/vehicles/activity
+	// says which days it can vouch for). Default store.DefaultBatchRetention.
+	BatchRetention time.Duration
 	// RegistryStore serves the registry routes (/api/v1/registry/…) and receives their edits;
 	// nil: the monitor runs without a registry and those routes answer 404.
 	RegistryStore *registry.Store
@@ -132,22 +135,23 @@ const (
 
 // Server is the HTTP API.
 type Server struct {
-	log        *slog.Logger
-	users      Users
-	audit      AuditLog
-	episodes   Episodes
-	fleet      Fleet
-	drafts     Drafts
-	draftKey   ed25519.PublicKey
-	renderPDF  func(w io.Writer, d *store.DraftRecord) error
-	health     func(context.Context) error
-	hub        *Hub
-	sessionTTL time.Duration
-	secure     bool
-	keepAlive  time.Duration
-	mapCfg     MapConfig
-	reg        *registry.Store
-	cases      *CasesConfig
+	log            *slog.Logger
+	users          Users
+	audit          AuditLog
+	episodes       Episodes
+	fleet          Fleet
+	drafts         Drafts
+	draftKey       ed25519.PublicKey
+	renderPDF      func(w io.Writer, d *store.DraftRecord) error
+	health         func(context.Context) error
+	hub            *Hub
+	sessionTTL     time.Duration
+	secure         bool
+	keepAlive      time.Duration
+	mapCfg         MapConfig
+	batchRetention time.Duration
+	reg            *registry.Store
+	cases          *CasesConfig
 
 	metrics    *metrics
 	throttle   *throttle
@@ -162,31 +166,35 @@ func New(cfg Config) *Server {
 		panic("api: Config.Users, Config.Audit and Config.Episodes are required")
 	}
 	s := &Server{
-		log:        cfg.Logger,
-		users:      cfg.Users,
-		audit:      cfg.Audit,
-		episodes:   cfg.Episodes,
-		fleet:      cfg.Fleet,
-		drafts:     cfg.Drafts,
-		draftKey:   cfg.DraftKey,
-		renderPDF:  cfg.RenderPDF,
-		health:     cfg.Health,
-		hub:        cfg.Hub,
-		sessionTTL: cfg.SessionTTL,
-		secure:     cfg.SecureCookie,
-		keepAlive:  cfg.StreamKeepAlive,
-		mapCfg:     cfg.Map,
-		reg:        cfg.RegistryStore,
-		cases:      cfg.Cases,
-		throttle:   newThrottle(loginFailures, loginWindow, time.Now),
-		loginSlots: make(chan struct{}, loginConcurrency),
-		api:        http.NewServeMux(),
+		log:            cfg.Logger,
+		users:          cfg.Users,
+		audit:          cfg.Audit,
+		episodes:       cfg.Episodes,
+		fleet:          cfg.Fleet,
+		drafts:         cfg.Drafts,
+		draftKey:       cfg.DraftKey,
+		renderPDF:      cfg.RenderPDF,
+		health:         cfg.Health,
+		hub:            cfg.Hub,
+		sessionTTL:     cfg.SessionTTL,
+		secure:         cfg.SecureCookie,
+		keepAlive:      cfg.StreamKeepAlive,
+		mapCfg:         cfg.Map,
+		batchRetention: cfg.BatchRetention,
+		reg:            cfg.RegistryStore,
+		cases:          cfg.Cases,
+		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
+		loginSlots:     make(chan struct{}, loginConcurrency),
+		api:            http.NewServeMux(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.hub == nil {
 		s.hub = NewHub(HubConfig{Logger: s.log})
+	}
+	if s.batchRetention <= 0 {
+		s.batchRetention = store.DefaultBatchRetention
 	}
 	if s.sessionTTL <= 0 {
 		s.sessionTTL = defaultSessionTTL

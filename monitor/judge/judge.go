@@ -121,7 +121,7 @@ func New(cfg Config) *Judge {
 		cfg.DraftEvery = 5 * time.Second
 	}
 	if cfg.BatchRetention <= 0 {
-		cfg.BatchRetention = 48 * time.Hour
+		cfg.BatchRetention = store.DefaultBatchRetention
 	}
 	j := &Judge{
 		cfg:   cfg,

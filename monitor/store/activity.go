@@ -12,11 +12,15 @@ type VehicleDays struct {
 	Days    []string // "2026-11-29", ascending
 }
 
+// DefaultBatchRetention is how long the batch log keeps a batch unless told otherwise (the
+// judge prunes it; drafts take their evidence from it within minutes).
+const DefaultBatchRetention = 48 * time.Hour
+
 // ActivityDays returns, for each vehicle with logged batches overlapping [from, to], the local
-// days (at offset east of UTC) its batches' readings fall on, and the device time of the
-// oldest batch still in the log (the log is pruned after its retention period: before that
-// instant nothing can be said). A batch spanning midnight counts on the days of its first and last readings.
-func (db *DB) ActivityDays(ctx context.Context, from, to time.Time, offset time.Duration) ([]VehicleDays, time.Time, error) {
+// days (at offset east of UTC) its batches' readings fall on. A batch spanning midnight counts
+// on the days of its first and last readings. The log is pruned after its retention period:
+// for days before it, no batch does not mean no data.
+func (db *DB) ActivityDays(ctx context.Context, from, to time.Time, offset time.Duration) ([]VehicleDays, error) {
 	off := offset.Milliseconds()
 	rows, err := db.db.QueryContext(ctx, `
 SELECT vehicle, (t_min + ?) / 86400000 AS d0, (t_max + ?) / 86400000 AS d1 FROM batch_log
@@ -24,7 +28,7 @@ WHERE t_max >= ? AND t_min <= ?
 GROUP BY vehicle, d0, d1
 ORDER BY vehicle`, off, off, millis(from), millis(to))
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("store: activity: %w", err)
+		return nil, fmt.Errorf("store: activity: %w", err)
 	}
 	defer rows.Close()
 	var out []VehicleDays
@@ -33,7 +37,7 @@ ORDER BY vehicle`, off, off, millis(from), millis(to))
 		var v string
 		var d0, d1 int64
 		if err := rows.Scan(&v, &d0, &d1); err != nil {
-			return nil, time.Time{}, fmt.Errorf("store: activity: %w", err)
+			return nil, fmt.Errorf("store: activity: %w", err)
 		}
 		if len(out) == 0 || out[len(out)-1].Vehicle != v {
 			out = append(out, VehicleDays{Vehicle: v})
@@ -44,7 +48,7 @@ ORDER BY vehicle`, off, off, millis(from), millis(to))
 		seen[v][d0], seen[v][d1] = true, true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, time.Time{}, fmt.Errorf("store: activity: %w", err)
+		return nil, fmt.Errorf("store: activity: %w", err)
 	}
 	lo, hi := (millis(from)+off)/86400000, (millis(to)+off)/86400000
 	for i := range out {
@@ -54,13 +58,5 @@ ORDER BY vehicle`, off, off, millis(from), millis(to))
 			}
 		}
 	}
-	var oldest *int64
-	if err := db.db.QueryRowContext(ctx, `SELECT MIN(t_min) FROM batch_log`).Scan(&oldest); err != nil {
-		return nil, time.Time{}, fmt.Errorf("store: activity: %w", err)
-	}
-	var since time.Time
-	if oldest != nil {
-		since = fromMillis(*oldest)
-	}
-	return out, since, nil
+	return out, nil
 }

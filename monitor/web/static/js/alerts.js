@@ -15,6 +15,8 @@ export function episodeStatus(e) {
 
 // peakText: "45 km/h (limite 30 + 7)".
 export function peakText(e) {
+  // An expired document: how long ago it expired, not a "limit" of 0 days.
+  if (e.rule === "document_expired") return `vencido há ${fmtValue(e.peak, e.unit)}`;
   const lim = e.limit != null ? ` (limite ${fmtValue(e.limit, e.unit)}${e.tolerance ? " + " + fmtValue(e.tolerance, e.unit) : ""})` : "";
   return (e.estimate ? "≈ " : "") + fmtValue(e.peak, e.unit) + lim;
 }

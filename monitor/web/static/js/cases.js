@@ -79,7 +79,8 @@ function processCard(c, said) {
         acts.querySelector("input, select, textarea, button")?.focus({ preventScroll: true });
       } }, "Ir para o próximo ato") : null),
     said ? h("p", { class: "banner banner--ok slim", role: "status" }, said) : null,
-    h("div", { class: "tiles" }, deadlineTile(c), fineTile(c), suspendedTile(c)),
+    // A notificação preliminar has no fine whose exigibility a defence could suspend.
+    h("div", { class: "tiles" }, deadlineTile(c), fineTile(c), c.assessment && c.assessment.warning ? null : suspendedTile(c)),
     h("p", { class: "deadline-text", id: "deadline-explanation" }, c.deadline ? c.deadline.explanation
       : "O prazo de defesa de 10 dias (Art. 55) corre a partir da notificação do autuado — em mãos, por correio com AR ou por edital (Art. 54) —, ainda não registrada."),
     c.fine_suspended && c.fine_suspended.explanation ? h("p", { class: "muted small" }, c.fine_suspended.explanation) : null,
@@ -138,7 +139,10 @@ function penaltyCard(c) {
   card.append(...[
     a.warning ? h("div", { class: "banner banner--warn", role: "note" }, icon("warn", "icon icon-lg"),
       h("div", null, h("strong", null, "Notificação preliminar (Art. 41, I)"), h("p", null, "Primeira ocorrência de uma regra multada só na repetição: sem multa."))) : null,
-    dl([
+    // A notificação preliminar carries no fine: no amounts to show.
+    dl(a.warning ? [
+      ["Medida", "notificação preliminar, sem multa"], ["Penalidade", a.penalty], ["Artigos", (a.articles || []).join("; ")],
+    ] : [
       ["Penalidade", a.penalty], ["Artigos", (a.articles || []).join("; ")],
       ["Multa base", `${fmtNum(a.base_ufmp, 2)} ${unit}`],
       ["Reincidência (Art. 48)", a.recidivist ? h("span", null, chip("reincidente", "danger"), ` multa × ${fmtNum(a.factor, 2)}`) : chip("não reincidente", "ok")],
@@ -197,7 +201,7 @@ function actionsCard(c, done) {
   };
   for (const b of buttons) b.addEventListener("click", () => open(b.dataset.act, true));
   card.append(h("p", { class: "muted small" }, "Os atos ficam no histórico do auto e na auditoria, em seu nome, e não podem ser alterados depois."),
-    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting, host);
+    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting || "", host);
   open(allowed[0], false);
   return card;
 }

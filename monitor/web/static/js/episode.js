@@ -6,7 +6,7 @@ import { api } from "./api.js";
 import { h, icon, chip } from "./dom.js";
 import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
-import { loadGeofences, buildLayers, tileLayer, unfocusPaths } from "./geo.js";
+import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
 
 const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
 
@@ -79,7 +79,8 @@ function render(el, e) {
     evidenceTable(readings));
 
   const L = window.L;
-  const map = L.map(mapEl, { zoomControl: true, attributionControl: true });
+  const map = L.map(mapEl, { zoomControl: false, attributionControl: true });
+  L.control.zoom(ZOOM_PT).addTo(map);
   map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
   this.cleanup.push(() => map.remove());
   unfocusPaths(map);
@@ -158,7 +159,7 @@ function buildCharts(el, e, readings) {
     const receptor = unit === "dB(A)" && unit === e.unit && e.estimate ? receptorSeries(e, rs, xs, idx) : null;
     const atMeter = unit === "dB(A)";
     for (const k of kinds) {
-      const label = (KINDS[k] || k) + (atMeter && k === "sound" ? (receptor ? ": L_Aeq 1 s no medidor (não no receptor)" : ": L_Aeq 1 s no medidor") : "");
+      const label = (KINDS[k] || k) + (atMeter && k === "sound" ? (receptor ? ": LAeq 1 s no medidor (não no receptor)" : ": LAeq 1 s no medidor") : "");
       series.push({ label, stroke: KIND_COLORS[k] || "#333", width: receptor ? 1 : 2, spanGaps: true,
         points: { show: !receptor && xs.length < 200, size: 4 }, value: (u, v) => (v == null ? "—" : fmtValue(v, unit, 2)) });
     }
@@ -252,7 +253,7 @@ function receptorSeries(e, rs, xs, idx) {
   }
   const w = fmtNum(n.window_s, 0);
   return {
-    values, peak, label: `L_Aeq ${w} s estimado no receptor`,
+    values, peak, label: `LAeq ${w} s estimado no receptor`,
     note: `O limite vale no receptor (a fachada em frente), não no veículo: a linha escura é a estimativa L₂ = L₁ − 20·log₁₀(r₂/r₁), ` +
       `com L₁ a média energética de ${w} s no decibelímetro, r₁ = ${fmtNum(r1, 2)} m e r₂ = ${fmtNum(n.r2_m, 2)} m (estimativa, não medição NBR). ` +
       `A linha fina é a leitura de 1 s no decibelímetro.`,

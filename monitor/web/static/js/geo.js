@@ -16,6 +16,9 @@ export async function loadGeofences(force = false) {
   return cached;
 }
 
+// ZOOM_PT are the zoom buttons' names in Portuguese (Leaflet's are English).
+export const ZOOM_PT = { zoomInTitle: "Aproximar", zoomOutTitle: "Afastar" };
+
 export const ZONE_COLORS = {
   rural: "#6fbf73", strict_residential: "#4f8fce", mixed_residential: "#7fb0de",
   mixed_commercial: "#e3a75f", mixed_leisure: "#b48ad1", industrial: "#9aa3ad",

@@ -5,7 +5,7 @@
 import { store, vehicleState, STATE_LABELS, isOnline } from "./store.js";
 import { h, $, svgEl } from "./dom.js";
 import { fmtNum, fmtAgo, fmtValue } from "./fmt.js";
-import { loadGeofences, buildLayers, tileLayer, LAYERS, ZONE_COLORS, generatedNote, unfocusPaths } from "./geo.js";
+import { loadGeofences, buildLayers, tileLayer, LAYERS, ZONE_COLORS, generatedNote, unfocusPaths, ZOOM_PT } from "./geo.js";
 import { alertItem } from "./alerts.js";
 import { VehiclePanel } from "./vehicle.js";
 import { VehicleCanvas } from "./vehicles-canvas.js";
@@ -62,7 +62,8 @@ export const mapView = {
 
 async function init() {
   const L = window.L;
-  map = L.map("map", { zoomControl: true, attributionControl: true, preferCanvas: false, zoomSnap: 0.5 }).setView(PIUMA, 15);
+  map = L.map("map", { zoomControl: false, attributionControl: true, preferCanvas: false, zoomSnap: 0.5 }).setView(PIUMA, 15);
+  L.control.zoom(ZOOM_PT).addTo(map);
   map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
   L.control.scale({ imperial: false, position: "bottomleft" }).addTo(map);
   const tiles = tileLayer(store.config);
