@@ -26,7 +26,7 @@ type activityJSON struct {
 	// before it the log may have been pruned, so a day without data there is unknown, not
 	// silent.
 	LoggedSince wire.Time `json:"logged_since"`
-	TimeZone    string     `json:"time_zone"`
+	TimeZone    string    `json:"time_zone"`
 }
 
 // handleActivity serves GET /api/v1/vehicles/activity?from=&to=: for each vehicle, the local
