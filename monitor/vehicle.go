@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/config"
+	"github.com/trenzinho/trenzinho/internal/atomicfile"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -266,7 +267,7 @@ TRENZINHO_VEHICLE=%s
 // atomically.
 func writeSecret(path string, b []byte, replace bool) error {
 	if replace {
-		if err := mosquittoauth.WriteFileAtomic(path, b, 0o600); err != nil {
+		if err := atomicfile.Write(path, b, 0o600); err != nil {
 			return err
 		}
 		return os.Chmod(path, 0o600) // an older file may have had another mode

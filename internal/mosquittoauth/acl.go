@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/trenzinho/trenzinho/internal/atomicfile"
 )
 
 // ACL is a Mosquitto acl_file, parsed as the broker reads it: "user NAME" starts the entries of
@@ -158,5 +160,5 @@ func GrantWrite(path, user string, topics []string) (added bool, err error) {
 	for _, t := range topics {
 		fmt.Fprintf(&b, "topic write %s\n", t)
 	}
-	return true, WriteFileAtomic(path, b.Bytes(), 0o644)
+	return true, atomicfile.Write(path, b.Bytes(), 0o644)
 }

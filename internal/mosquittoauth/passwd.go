@@ -18,10 +18,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/trenzinho/trenzinho/internal/atomicfile"
 )
 
 // Parameters of mosquitto_passwd (Mosquitto 2.0): PBKDF2 with HMAC-SHA512, a 12-byte salt, a
@@ -138,56 +138,5 @@ func SetPassword(path, user, hash string, replace bool) error {
 	if !found {
 		fmt.Fprintf(&out, "%s:%s\n", user, hash)
 	}
-	return WriteFileAtomic(path, out.Bytes(), 0o600)
-}
-
-// WriteFileAtomic replaces the file at path with b: a temporary file in the same directory,
-// fsync, rename, fsync of the directory. An existing file keeps its mode and, when the caller
-// may set it, its owner; a new one gets perm. A symbolic link is followed.
-func WriteFileAtomic(path string, b []byte, perm fs.FileMode) (err error) {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
-	}
-	uid, gid := -1, -1
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(st.Uid), int(st.Gid)
-		}
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	if uid >= 0 && (uid != os.Getuid() || gid != os.Getgid()) {
-		_ = f.Chown(uid, gid) // best effort: only root may give a file away
-	}
-	if _, err := f.Write(b); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, out.Bytes(), 0o600)
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 	_ "time/tzdata" // America/Sao_Paulo on machines without zoneinfo
+
+	"github.com/trenzinho/trenzinho/internal/atomicfile"
 )
 
 // DefaultLocation is the time zone in which a Store judges calendar dates unless told
@@ -411,59 +413,11 @@ func (s *Store) update(fn func(r *Registry) error) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(s.path, b); err != nil {
+		if err := atomicfile.Write(s.path, b, 0o600); err != nil { // 0600 when new: personal data
 			return fmt.Errorf("registry: save: %w", err)
 		}
 		s.disk = sha256.Sum256(b)
 	}
 	s.cur.Store(newSnapshot(r))
-	return nil
-}
-
-// writeFileAtomic replaces the file at path with b so that a crash leaves either the old or the
-// new content: it writes a temporary file in the same directory, syncs it, renames it over
-// the file and syncs the directory. The file keeps its permissions (0600 when new: it holds
-// personal data); a symbolic link is followed, not replaced.
-func writeFileAtomic(path string, b []byte) (err error) {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
-	}
-	perm := os.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(perm); err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// The new content is in place; syncing the directory makes the rename durable where the
-	// file system supports it, and is best effort elsewhere.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 	return nil
 }
