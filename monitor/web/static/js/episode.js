@@ -4,7 +4,7 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, icon, chip } from "./dom.js";
-import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText } from "./fmt.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText, fmtOpeningHours } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
 import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
 
@@ -50,7 +50,7 @@ function render(el, e) {
   if (e.site) {
     add("Local sensível", h("span", null, `${e.site.name} (${CATEGORIES[e.site.category] || e.site.category || e.site.kind}) a ${fmtValue(e.site.distance_m, "m", 0)}`,
       e.site.verified ? chip("verificado", "ok") : chip("não verificado", "warn")));
-    if (e.site.opening_hours) add("Horário do local", e.site.opening_hours);
+    if (e.site.opening_hours) add("Horário do local", fmtOpeningHours(e.site.opening_hours));
   }
   if (e.area) add("Zona NBR 10151", AREAS[e.area] || e.area);
   add("Posição do pico", `${fmtNum(e.lat, 5)}; ${fmtNum(e.lon, 5)}`);

@@ -242,3 +242,19 @@ export function documentText(doc, kind, withDate = false) {
   const label = (doc && doc.label) || DOCUMENT_LABELS[k] || k;
   return label + (doc && doc.number ? ` nº ${doc.number}` : "") + (withDate && doc && doc.valid_until ? `, válido até ${isoDateBR(doc.valid_until)}` : "");
 }
+
+// fmtOpeningHours reads an OpenStreetMap opening_hours value in Portuguese for the common
+// forms ("Mo-Fr 07:00-12:00,13:00-22:00; PH off" → "seg a sex 07:00–12:00, 13:00–22:00;
+// feriados: fechado"); anything it does not know is left as written.
+const OSM_DAYS = { Mo: "seg", Tu: "ter", We: "qua", Th: "qui", Fr: "sex", Sa: "sáb", Su: "dom", PH: "feriados" };
+export function fmtOpeningHours(s) {
+  if (!s) return "";
+  if (s.trim() === "24/7") return "todos os dias, 24 horas";
+  return s.split(";").map((rule) => {
+    const m = rule.trim().match(/^((?:Mo|Tu|We|Th|Fr|Sa|Su|PH)(?:[-,](?:Mo|Tu|We|Th|Fr|Sa|Su|PH))*)\s+(.+)$/);
+    if (!m) return rule.trim();
+    const days = m[1].replace(/[A-Z][a-z]|PH/g, (d) => OSM_DAYS[d] || d).replace(/-/g, " a ").replace(/,/g, ", ");
+    const times = m[2].trim() === "off" ? "fechado" : m[2].replace(/-/g, "–").replace(/,/g, ", ");
+    return days === "feriados" ? `feriados: ${times}` : `${days} ${times}`;
+  }).join("; ");
+}

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { h } from "./dom.js";
-import { CATEGORIES, AREAS, fmtNum, fmtDateTime } from "./fmt.js";
+import { CATEGORIES, AREAS, fmtNum, fmtDateTime, fmtOpeningHours, isoDateBR } from "./fmt.js";
 
 let cached = null, cachedAt = 0;
 
@@ -140,8 +140,8 @@ function addSensitive(group, f, radius, bounds) {
   const lines = [
     CATEGORIES[p.category] || p.category,
     h("div", { class: open ? "ok-text" : "" }, state + ` (raio de ${fmtNum(radius, 0)} m)`),
-    p.opening_hours ? "Horário: " + p.opening_hours : "Horário não informado: considerado sempre aberto",
-    verified ? `Verificado por ${p.verified_by} em ${p.verified_at}` : h("div", { class: "warn-text" }, "Não verificado"),
+    p.opening_hours ? "Horário: " + fmtOpeningHours(p.opening_hours) : "Horário não informado: considerado sempre aberto",
+    verified ? `Verificado por ${p.verified_by} em ${/^\d{4}-\d{2}-\d{2}$/.test(p.verified_at || "") ? isoDateBR(p.verified_at) : p.verified_at}` : h("div", { class: "warn-text" }, "Não verificado"),
     sourceLine(p),
     p.in_profile === false ? "Categoria fora do perfil legal" : null,
   ];
