@@ -76,10 +76,18 @@ func (s *Server) verify(ctx context.Context, d *store.DraftRecord) string {
 }
 
 func (s *Server) summary(ctx context.Context, d *store.DraftRecord) DraftSummary {
+	sum := NewDraftSummary(&d.Doc, d.Status, s.verify(ctx, d))
+	sum.ID, sum.Notice, sum.CreatedAt = d.Sealed.ID, d.Notice, wire.NewTime(d.CreatedAt)
+	return sum
+}
+
+// NewDraftSummary is a draft as lists and the stream show it: never its facts, warnings or
+// driver, which may name a person (fiscal and above read those, audited).
+func NewDraftSummary(d *drafts.Draft, status, integrity string) DraftSummary {
 	return DraftSummary{
-		ID: d.Sealed.ID, EpisodeIDs: d.Doc.EpisodeIDs, Vehicle: d.Doc.Vehicle, Licensee: d.Doc.Licensee,
-		Rules: d.Doc.Rules, Articles: d.Doc.Articles, Penalty: d.Doc.Penalty, FineUFMP: d.Doc.FineUFMP,
-		Status: d.Status, Notice: d.Notice, CreatedAt: wire.NewTime(d.CreatedAt), Integrity: s.verify(ctx, d),
+		ID: d.ID, EpisodeIDs: d.EpisodeIDs, Vehicle: d.Vehicle, Licensee: d.Licensee, Rules: d.Rules,
+		Articles: d.Articles, Penalty: d.Penalty, FineUFMP: d.FineUFMP, Status: status, CreatedAt: d.CreatedAt,
+		Integrity: integrity,
 	}
 }
 

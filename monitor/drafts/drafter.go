@@ -118,11 +118,7 @@ func (d *Drafter) Run(ctx context.Context, now time.Time) ([]Made, error) {
 	if err != nil {
 		return nil, err
 	}
-	// document_expired is an infraction for some document kinds only.
-	pending = slices.DeleteFunc(pending, func(pe Pending) bool {
-		r, ok := d.cfg.Profile.RuleFor(pe.Episode.Rule, pe.Episode.Detail)
-		return !ok || !r.Infraction
-	})
+	// Only infractions come back: d.kinds holds no alert-only kind (NewDrafter).
 	var made []Made
 	for _, g := range groups(pending) {
 		ready := true

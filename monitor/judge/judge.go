@@ -218,10 +218,7 @@ func (j *Judge) Run(ctx context.Context) error {
 				if j.cfg.Hub != nil {
 					// The summary only: the stream is open to every role, and a draft's facts
 					// and warnings may name its driver (personal data, fiscal and above).
-					d := m.Draft
-					j.cfg.Hub.Publish("draft", api.DraftSummary{ID: d.ID, EpisodeIDs: d.EpisodeIDs, Vehicle: d.Vehicle,
-						Licensee: d.Licensee, Rules: d.Rules, Articles: d.Articles, Penalty: d.Penalty, FineUFMP: d.FineUFMP,
-						Status: drafts.StatusDraft, CreatedAt: d.CreatedAt, Integrity: "ok"})
+					j.cfg.Hub.Publish("draft", api.NewDraftSummary(&m.Draft, drafts.StatusDraft, "ok")) // sealed just now
 				}
 			}
 		}
