@@ -481,6 +481,26 @@ func TestInfluxKilled(t *testing.T) {
 		m["trenzinho_ingest_messages_total"], m["trenzinho_ingest_messages_redelivered_total"], m["trenzinho_ingest_messages_acked_total"])
 }
 
+// TestInfluxDownAtStart: ingest starts while InfluxDB is down (as under `make run`, which
+// builds InfluxDB while the fleet already publishes). It subscribes at once, with its persistent
+// session, so that the broker keeps what is published meanwhile; once InfluxDB answers, every
+// batch is stored exactly once.
+func TestInfluxDownAtStart(t *testing.T) {
+	broker, db := setup(t)
+	db.Kill()
+	in := startIngest(t, ingestSettings{mqttURL: broker.URL(), influxURL: db.URL(), clientID: "ingest-influx-late"})
+	f := newFleet(5, "e-il")
+	msgs := f.batches(t, 1, 100)
+	<-publishInBackground(t, broker.URL(), "pub-il", msgs)
+	eventually(t, time.Minute, "ingest to hold the batches", func() bool {
+		m, err := scrape(in.metrics)
+		return err == nil && m["trenzinho_ingest_in_flight_messages"] == float64(len(msgs)) && m["trenzinho_ingest_influx_up"] == 0
+	})
+	db.Restart(t)
+	waitBatches(t, db, len(msgs), 2*time.Minute)
+	checkExactlyOnce(t, db, f, 100)
+}
+
 // TestIngestKilled: ingest is killed (SIGKILL) in the middle of a run and restarted with the
 // same client id; the broker redelivers what was not acknowledged and every batch is stored
 // exactly once.

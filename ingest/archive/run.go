@@ -2,8 +2,10 @@ package archive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,9 +25,12 @@ type Settings struct {
 	Registry string
 }
 
-// Run is ingest: it prepares InfluxDB (waiting for it when it is unreachable), subscribes to
-// the telemetry, archives it until ctx is cancelled, then flushes, acknowledges and
-// disconnects. Metrics are registered with reg.
+// Run is ingest: it subscribes to the telemetry at once, with its persistent session, and
+// archives it until ctx is cancelled, then flushes, acknowledges and disconnects. InfluxDB need
+// not be up at start: until it answers and its bucket is ready, every write fails and is retried
+// like any failed write, so the messages received meanwhile stay unacknowledged (the broker
+// holds the rest of the backlog) and are written, then acknowledged, once it answers. Metrics
+// are registered with reg.
 func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.Logger) error {
 	m := NewMetrics(reg)
 	s.Pipeline = s.Pipeline.withDefaults()
@@ -44,19 +49,27 @@ func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.L
 	if s.Influx.Timeout <= 0 {
 		s.Influx.Timeout = s.Pipeline.WriteTimeout
 	}
-	db, err := openInfluxRetrying(ctx, s.Influx, s.Pipeline, log)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	log.Info("InfluxDB ready", "url", s.Influx.URL, "version", db.Version, "bucket", db.Bucket)
+	db := &pendingInflux{ready: make(chan struct{})}
+	defer db.close()
+	openCtx, stopOpening := context.WithCancel(ctx)
+	opened := make(chan struct{})
+	go func() {
+		defer close(opened)
+		i, err := openInfluxRetrying(openCtx, s.Influx, s.Pipeline, log)
+		if err != nil {
+			return
+		}
+		db.set(i)
+		log.Info("InfluxDB ready", "url", s.Influx.URL, "version", i.Version, "bucket", i.Bucket)
+	}()
+	defer func() { stopOpening(); <-opened }()
 
 	var a *Archiver
 	sub, err := newSubscription(ctx, s.MQTT, func(msg Message) { a.Handle(msg) }, m, log)
 	if err != nil {
 		return err
 	}
-	a = New(s.Pipeline, db.Writer, sub.publishQuarantine, m, log)
+	a = New(s.Pipeline, db, sub.publishQuarantine, m, log)
 	sub.connect()
 	runErr := a.Run(ctx)
 	sub.close(5 * time.Second)
@@ -67,8 +80,42 @@ func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.L
 	return nil
 }
 
-// openInfluxRetrying calls OpenInflux until it succeeds or ctx ends. Ingest does not subscribe
-// before InfluxDB is ready: the broker keeps the messages in the persistent session meanwhile.
+// errInfluxNotReady fails the writes made before InfluxDB answered; the archiver retries them.
+var errInfluxNotReady = errors.New("InfluxDB not ready yet (its bucket is prepared when it answers)")
+
+// pendingInflux is the archiver's Writer: it fails with errInfluxNotReady until set is called
+// with the prepared server, then writes to it.
+type pendingInflux struct {
+	once  sync.Once
+	ready chan struct{} // closed by set
+	db    *Influx
+}
+
+func (p *pendingInflux) set(db *Influx) {
+	p.once.Do(func() {
+		p.db = db
+		close(p.ready)
+	})
+}
+
+func (p *pendingInflux) WriteRecord(ctx context.Context, line ...string) error {
+	select {
+	case <-p.ready:
+		return p.db.Writer.WriteRecord(ctx, line...)
+	default:
+		return errInfluxNotReady
+	}
+}
+
+func (p *pendingInflux) close() {
+	select {
+	case <-p.ready:
+		p.db.Close()
+	default:
+	}
+}
+
+// openInfluxRetrying calls OpenInflux until it succeeds or ctx ends.
 func openInfluxRetrying(ctx context.Context, cfg InfluxConfig, p Config, log *slog.Logger) (*Influx, error) {
 	backoff := p.RetryMin
 	for attempt := 1; ; attempt++ {
