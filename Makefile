@@ -1,5 +1,6 @@
 # The trenzinho monitor. Two commands matter (README.md):
-#   make run    the whole system locally: embedded broker, InfluxDB, simulated fleet, dashboard
+#   make run    the whole system locally: embedded broker, simulated fleet, dashboard, InfluxDB
+#               (built in the background the first time, while the rest already runs)
 #   make test   vet, staticcheck, unit and integration tests against real Mosquitto and InfluxDB
 # Everything either needs is installed here, into .tools/ (git-ignored), or from Debian.
 
@@ -42,8 +43,11 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-run: $(INFLUXD) build
-	$(GO) run ./internal/localrun
+# run does not wait for InfluxDB: localrun builds it in the background when it is missing (the
+# same go install as $(INFLUXD)) while the broker, the fleet and the dashboard already run.
+run: build
+	$(GO) build -o bin/ ./internal/localrun
+	@GO='$(GO)' exec bin/localrun --influxd "$${TRENZINHO_INFLUXD:-$(INFLUXD)}"
 
 vet:
 	$(GO) vet ./...

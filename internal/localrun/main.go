@@ -1,164 +1,83 @@
 // Command localrun is `make run`: the whole system on one machine. It starts the embedded MQTT
-// broker (mochi-mqtt), a local InfluxDB 1.8.3 with its data under .data/, a simulated fleet
-// writing into pseudo-terminals, one firmware bridge per vehicle reading them through the real
-// serial code, ingest and the monitor; it prints the dashboard URL and the login, and stops
-// everything it started on Ctrl-C.
+// broker (mochi-mqtt), ingest, the monitor with its dashboard, and a simulated fleet writing into
+// pseudo-terminals with one firmware bridge per vehicle reading them through the real serial
+// code, as soon as the project's own binaries exist. A local InfluxDB 1.8.3, with its data under
+// .data/, is built (the first time, in the background, with its progress on screen) and started
+// meanwhile: ingest subscribes at once and writes what it received when InfluxDB answers.
+//
+// Every port is settable (TRENZINHO_MQTT_PORT, TRENZINHO_INFLUX_PORT, TRENZINHO_INFLUX_RPC_PORT,
+// TRENZINHO_LISTEN, TRENZINHO_INGEST_METRICS_PORT); a default port that is taken is replaced by a
+// free one, and every process started is checked to be the one listening on its port. Ctrl-C
+// stops everything in dependency order — fleet and bridges, ingest, monitor, broker, InfluxDB —
+// and exits 0.
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"sync"
+	"strings"
 	"syscall"
 	"time"
-
-	mochi "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx); err != nil {
+	// Ctrl-C is for localrun alone: it stops its children in order and exits 0, and `make`,
+	// which would otherwise die of the same SIGINT, sees a clean exit (terminal.go).
+	restore := takeTerminal()
+	err := run(ctx)
+	restore()
+	if err != nil {
 		slog.Error(err.Error())
 		os.Exit(1)
 	}
 }
 
 type options struct {
-	bin, data, influxd  string
-	registry            string
-	vehicles            int
-	mqttAddr, influxAdr string
-	listen              string
-	user, password      string
+	bin, data       string
+	influxd         string
+	influxdInstall  []string
+	registry        string
+	vehicles        int
+	user, password  string
+	ports           ports
+	liveTimeout     time.Duration
+	goCommand       string
+	influxdInstallS string
 }
 
-func run(ctx context.Context) error {
+func parseOptions() (options, error) {
 	var o options
 	flag.StringVar(&o.bin, "bin", "bin", "directory with firmware-bridge, ingest and monitor")
 	flag.StringVar(&o.data, "data", ".data", "data directory (git-ignored)")
-	flag.StringVar(&o.influxd, "influxd", ".tools/bin/influxd", "influxd 1.8.3 binary")
+	flag.StringVar(&o.influxd, "influxd", envOr("TRENZINHO_INFLUXD", ".tools/bin/influxd"),
+		"influxd 1.8.3 binary; installed there in the background when missing (TRENZINHO_INFLUXD)")
+	flag.StringVar(&o.influxdInstallS, "influxd-install", "",
+		"command that installs a missing influxd, run with GOBIN set to its directory (default: go install -v "+influxPackage+")")
 	flag.IntVar(&o.vehicles, "vehicles", 3, "simulated vehicles")
 	flag.StringVar(&o.registry, "registry", "monitor/registry/testdata/piuma-example.yaml",
 		"registry copied into the data directory on the first run (fictitious licensees, vehicles PIU-001…003, drivers)")
-	flag.StringVar(&o.mqttAddr, "mqtt", "127.0.0.1:1883", "address of the embedded MQTT broker")
-	flag.StringVar(&o.influxAdr, "influx", "127.0.0.1:8086", "address of the local InfluxDB")
+	flag.DurationVar(&o.liveTimeout, "live-timeout", 90*time.Second, "longest wait for the vehicles to show on the dashboard before the banner")
 	flag.Parse()
-	o.listen = envOr("TRENZINHO_LISTEN", "127.0.0.1:8080")
 	o.user = envOr("TRENZINHO_ADMIN_USER", "demo")
 	o.password = envOr("TRENZINHO_ADMIN_PASSWORD", "trenzinho-demo")
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-
-	for _, d := range []string{"logs", "influxdb", "sim", "bridges"} {
-		if err := os.MkdirAll(filepath.Join(o.data, d), 0o755); err != nil {
-			return err
-		}
+	o.goCommand = envOr("GO", "go")
+	if o.influxdInstallS != "" {
+		o.influxdInstall = strings.Fields(o.influxdInstallS)
+	} else {
+		o.influxdInstall = []string{o.goCommand, "install", "-v", influxPackage}
 	}
-	// 1. The embedded broker, closed last so that the bridges can flush on their way out.
-	broker, err := startBroker(o.mqttAddr, log)
-	if err != nil {
-		return err
-	}
-	defer broker.Close()
-	var sup supervisor
-	defer sup.stopAll(log)
-	mqttURL := "tcp://" + o.mqttAddr
-	log.Info("embedded MQTT broker listening", "url", mqttURL)
-
-	// 2. InfluxDB 1.8.3.
-	if _, err := os.Stat(o.influxd); err != nil {
-		return fmt.Errorf("%s not found: `make run` installs it (go install github.com/influxdata/influxdb/cmd/influxd@v1.8.3)", o.influxd)
-	}
-	influxHost, influxPort, _ := net.SplitHostPort(o.influxAdr)
-	rpcPort, _ := strconv.Atoi(influxPort)
-	conf := filepath.Join(o.data, "influxdb", "influxdb.conf")
-	abs, _ := filepath.Abs(filepath.Join(o.data, "influxdb"))
-	if err := os.WriteFile(conf, []byte(influxConfig(abs, influxHost, rpcPort+2, o.influxAdr)), 0o644); err != nil {
-		return err
-	}
-	if err := sup.start(ctx, log, o.data, "influxd", nil, o.influxd, "-config", conf); err != nil {
-		return err
-	}
-	influxURL := "http://" + o.influxAdr
-	if err := waitInflux(ctx, influxURL); err != nil {
-		return err
-	}
-	if err := createDatabase(influxURL, "trenzinho"); err != nil {
-		return err
-	}
-	log.Info("InfluxDB ready", "url", influxURL, "data", abs)
-
-	// 3. Ingest and the monitor, with a demonstration registry that the dashboard may edit (a
-	// copy in the data directory, so that the example in the repository stays as it is).
-	reg := filepath.Join(o.data, "registry.yaml")
-	if _, err := os.Stat(reg); errors.Is(err, os.ErrNotExist) && o.registry != "" {
-		b, err := os.ReadFile(o.registry)
-		if err != nil {
-			return fmt.Errorf("demonstration registry: %w", err)
-		}
-		if err := os.WriteFile(reg, b, 0o600); err != nil {
-			return err
-		}
-	}
-	common := []string{"TRENZINHO_MQTT_URL=" + mqttURL}
-	server := common // ingest and the monitor
-	if _, err := os.Stat(reg); err == nil {
-		server = append(slices.Clip(common), "TRENZINHO_REGISTRY="+reg)
-	}
-	if err := sup.start(ctx, log, o.data, "ingest", append(server,
-		"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen",
-		"TRENZINHO_METRICS_LISTEN=127.0.0.1:9101"), filepath.Join(o.bin, "ingest")); err != nil {
-		return err
-	}
-	if err := sup.start(ctx, log, o.data, "monitor", append(server,
-		"TRENZINHO_DB="+filepath.Join(o.data, "monitor.db"), "TRENZINHO_LISTEN="+o.listen,
-		"TRENZINHO_ADMIN_USER="+o.user, "TRENZINHO_ADMIN_PASSWORD="+o.password,
-		"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen"),
-		filepath.Join(o.bin, "monitor")); err != nil {
-		return err
-	}
-
-	// 4. The simulated fleet, and a bridge per vehicle on its pseudo-terminals.
-	devices, err := sup.simulate(ctx, log, o)
-	if err != nil {
-		return err
-	}
-	for _, d := range devices {
-		id := d["vehicle"]
-		if err := sup.start(ctx, log, o.data, "bridge-"+id, common, filepath.Join(o.bin, "firmware-bridge"), "run",
-			"--vehicle", id, "--state-dir", filepath.Join(o.data, "bridges", id),
-			"--gps-port", d["gps"], "--tacho-port", d["tacho"], "--slm-port", d["slm"]); err != nil {
-			return err
-		}
-	}
-	if err := waitHTTP(ctx, "http://"+o.listen+"/healthz"); err != nil {
-		return err
-	}
-	fmt.Printf("\n  Painel da fiscalização: http://%s/\n  Usuário: %s   Senha: %s\n  Logs: %s/logs/   (Ctrl-C para parar tudo)\n\n",
-		o.listen, o.user, o.password, o.data)
-	select {
-	case <-ctx.Done():
-	case err := <-sup.failed:
-		return err
-	}
-	log.Info("stopping")
-	return nil
+	var err error
+	o.ports, err = portsFromEnv()
+	return o, err
 }
 
 func envOr(k, def string) string {
@@ -168,183 +87,212 @@ func envOr(k, def string) string {
 	return def
 }
 
-// startBroker starts mochi-mqtt with anonymous access on a loopback address.
-func startBroker(addr string, log *slog.Logger) (*mochi.Server, error) {
-	caps := mochi.NewDefaultServerCapabilities()
-	caps.MaximumClientWritesPending = 64 * 1024
-	caps.MaximumSessionExpiryInterval = 7 * 24 * 3600
-	caps.MaximumPacketSize = 1 << 20
-	s := mochi.New(&mochi.Options{Capabilities: caps, Logger: log.With("component", "broker"), InlineClient: false})
-	if err := s.AddHook(new(auth.AllowHook), nil); err != nil {
-		return nil, err
-	}
-	if err := s.AddListener(listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr})); err != nil {
-		return nil, fmt.Errorf("MQTT broker on %s: %w", addr, err)
-	}
-	if err := s.Serve(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func influxConfig(dir, host string, rpcPort int, httpAddr string) string {
-	return fmt.Sprintf(`reporting-disabled = true
-bind-address = "%s:%d"
-[meta]
-  dir = %q
-[data]
-  dir = %q
-  wal-dir = %q
-  query-log-enabled = false
-[http]
-  bind-address = %q
-  flux-enabled = true
-  log-enabled = false
-[logging]
-  level = "warn"
-[monitor]
-  store-enabled = false
-`, host, rpcPort, filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), httpAddr)
-}
-
-func waitInflux(ctx context.Context, base string) error {
-	return waitHTTP(ctx, base+"/ping")
-}
-
-func waitHTTP(ctx context.Context, u string) error {
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(u)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 300 {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready: %v", u, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-func createDatabase(base, name string) error {
-	resp, err := http.PostForm(base+"/query", url.Values{"q": {"CREATE DATABASE " + name}})
+func run(ctx context.Context) error {
+	t0 := time.Now()
+	o, err := parseOptions()
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("CREATE DATABASE: %s", resp.Status)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(log)
+	if o.data, err = filepath.Abs(o.data); err != nil {
+		return err
 	}
-	return nil
-}
-
-// supervisor starts the child processes, each in its own process group with its output in
-// .data/logs/NAME.log, and stops them all in reverse order.
-type supervisor struct {
-	mu     sync.Mutex
-	procs  []*exec.Cmd
-	names  []string
-	done   []chan struct{}
-	failed chan error
-}
-
-func (s *supervisor) start(ctx context.Context, log *slog.Logger, data, name string, env []string, argv ...string) error {
-	if s.failed == nil {
-		s.failed = make(chan error, 16)
+	for _, d := range []string{"logs", "influxdb", "sim", "bridges"} {
+		if err := os.MkdirAll(filepath.Join(o.data, d), 0o755); err != nil {
+			return err
+		}
 	}
-	f, err := os.Create(filepath.Join(data, "logs", name+".log"))
+	reg, err := demoRegistry(o)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("start %s: %w", name, err)
+
+	r := &runner{o: o, log: log, sup: newSupervisor(o.data, log)}
+	// Whatever happens from here on, everything started is stopped in dependency order.
+	defer r.shutdown()
+
+	// 1. The embedded broker: this run's own, on its own port, logging to DATA/logs/broker.log.
+	brokerLog, err := os.Create(filepath.Join(o.data, "logs", "broker.log"))
+	if err != nil {
+		return err
 	}
-	done := make(chan struct{})
-	s.mu.Lock()
-	s.procs = append(s.procs, cmd)
-	s.names = append(s.names, name)
-	s.done = append(s.done, done)
-	s.mu.Unlock()
-	go func() {
-		err := cmd.Wait()
-		f.Close()
-		close(done)
-		if ctx.Err() == nil {
-			s.failed <- fmt.Errorf("%s exited (%v); see %s", name, err, f.Name())
-		}
-	}()
-	log.Info("started", "process", name, "pid", cmd.Process.Pid)
-	return nil
+	defer brokerLog.Close()
+	blog := slog.New(slog.NewTextHandler(brokerLog, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if r.broker, err = startBroker(&r.o.ports.mqtt, blog); err != nil {
+		return err
+	}
+	mqttURL := "tcp://" + r.o.ports.mqtt.addr()
+	log.Info("embedded MQTT broker listening", "url", mqttURL)
+
+	// 2. InfluxDB, in the background: built the first time, then started and checked.
+	// Ingest and people reach it through localrun's front on the InfluxDB port, held from now
+	// on: another run cannot take it meanwhile, and influxd itself listens on a private port
+	// that may change when it must be started again.
+	front, err := startInfluxFront(&r.o.ports.influx)
+	if err != nil {
+		return err
+	}
+	r.influx = newInfluxRun(o, &r.o.ports, r.sup, front, log)
+	go r.influx.run(ctx)
+
+	// 3. Ingest, at once: it subscribes with its persistent session now and writes what it
+	// receives when InfluxDB answers. The fleet waits for its subscription so that nothing is
+	// published before the session exists.
+	common := []string{"TRENZINHO_MQTT_URL=" + mqttURL}
+	server := slices.Clip(common)
+	if reg != "" {
+		server = append(server, "TRENZINHO_REGISTRY="+reg)
+	}
+	influxURL := "http://" + r.o.ports.influx.addr()
+	r.ingest, err = r.sup.startOwned(ctx, 3, []*port{&r.o.ports.ingestMetrics}, func() (*proc, error) {
+		return r.sup.startWith("ingest", append(slices.Clip(server),
+			"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen",
+			"TRENZINHO_INGEST_CLIENT_ID="+ingestClientID,
+			// A local run: retry soon once InfluxDB answers, and do not hold Ctrl-C for long
+			// when it never did (the embedded broker's sessions end with the run anyway).
+			"TRENZINHO_INGEST_RETRY_MAX=2s", "TRENZINHO_INGEST_SHUTDOWN_TIMEOUT=1s",
+			"TRENZINHO_METRICS_LISTEN="+r.o.ports.ingestMetrics.addr()), nil, filepath.Join(o.bin, "ingest"))
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.waitSubscribed(ctx, ingestClientID, "ingest"); err != nil {
+		return err
+	}
+	// 4. The monitor and its dashboard.
+	r.monitor, err = r.sup.startOwned(ctx, 3, []*port{&r.o.ports.dashboard}, func() (*proc, error) {
+		return r.sup.startWith("monitor", append(slices.Clip(server),
+			"TRENZINHO_DB="+filepath.Join(o.data, "monitor.db"), "TRENZINHO_LISTEN="+r.o.ports.dashboard.addr(),
+			"TRENZINHO_ADMIN_USER="+o.user, "TRENZINHO_ADMIN_PASSWORD="+o.password),
+			nil, filepath.Join(o.bin, "monitor"))
+	})
+	if err != nil {
+		return err
+	}
+	dashboard := "http://" + r.o.ports.dashboard.addr()
+	if err := waitHTTP(ctx, dashboard+"/healthz", 90*time.Second); err != nil {
+		return err
+	}
+	if err := r.waitSubscribed(ctx, monitorClientID, "monitor"); err != nil {
+		return err
+	}
+
+	// 5. The simulated fleet and its bridges.
+	if err := r.startFleet(ctx, common); err != nil {
+		return err
+	}
+
+	live := waitVehiclesLive(ctx, dashboard, o.user, o.password, o.vehicles, o.liveTimeout)
+	if ctx.Err() != nil {
+		return nil
+	}
+	r.banner(dashboard, live, time.Since(t0))
+	go r.influx.announceReady(ctx)
+
+	select {
+	case <-ctx.Done():
+		log.Info("stopping")
+		return nil
+	case err := <-r.sup.failed:
+		return err
+	}
 }
 
-func (s *supervisor) simulate(ctx context.Context, log *slog.Logger, o options) ([]map[string]string, error) {
-	cmd := exec.Command(filepath.Join(o.bin, "firmware-bridge"), "simulate",
-		"--vehicles", strconv.Itoa(o.vehicles), "--dir", filepath.Join(o.data, "sim"), "--speeders", "2")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(o.data, "logs", "simulate.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	s.mu.Lock()
-	s.procs = append(s.procs, cmd)
-	s.names = append(s.names, "simulate")
-	s.done = append(s.done, done)
-	s.mu.Unlock()
-	go func() { cmd.Wait(); close(done) }()
-	sc := bufio.NewScanner(out)
-	var devs []map[string]string
-	for len(devs) < o.vehicles && sc.Scan() {
-		var d map[string]string
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, fmt.Errorf("simulate: %q: %w", sc.Text(), err)
+// demoRegistry copies the demonstration registry into the data directory on the first run, so
+// that the dashboard may edit it while the example in the repository stays as it is. It returns
+// the copy's path, or "" when there is none.
+func demoRegistry(o options) (string, error) {
+	reg := filepath.Join(o.data, "registry.yaml")
+	if _, err := os.Stat(reg); errors.Is(err, os.ErrNotExist) && o.registry != "" {
+		b, err := os.ReadFile(o.registry)
+		if err != nil {
+			return "", fmt.Errorf("demonstration registry: %w", err)
 		}
-		devs = append(devs, d)
-	}
-	if len(devs) < o.vehicles {
-		return nil, errors.New("simulate did not start; see .data/logs/simulate.log")
-	}
-	go func() {
-		for sc.Scan() {
+		if err := os.WriteFile(reg, b, 0o600); err != nil {
+			return "", err
 		}
-	}()
-	log.Info("simulated fleet playing", "vehicles", o.vehicles)
-	return devs, nil
+	}
+	if _, err := os.Stat(reg); err != nil {
+		return "", nil
+	}
+	return reg, nil
 }
 
-func (s *supervisor) stopAll(log *slog.Logger) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Signal every process first, then wait: they stop in parallel.
-	for i := len(s.procs) - 1; i >= 0; i-- {
-		_ = syscall.Kill(-s.procs[i].Process.Pid, syscall.SIGTERM)
+const (
+	ingestClientID  = "trenzinho-ingest-localrun"
+	monitorClientID = "trenzinho-monitor" // the monitor's default TRENZINHO_MONITOR_CLIENT_ID
+)
+
+// runner holds what one run started.
+type runner struct {
+	o       options
+	log     *slog.Logger
+	sup     *supervisor
+	broker  *broker
+	influx  *influxRun
+	ingest  *proc
+	monitor *proc
+	fleet   []*proc // the simulator and the bridges
+}
+
+// waitSubscribed waits until the client id has subscribed on the embedded broker.
+func (r *runner) waitSubscribed(ctx context.Context, clientID, what string) error {
+	select {
+	case <-r.broker.subscribed(clientID):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-r.sup.failed:
+		return err
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("%s did not subscribe on the broker within 60 s; see %s", what, filepath.Join(r.o.data, "logs", what+".log"))
 	}
-	for i := len(s.procs) - 1; i >= 0; i-- {
-		select {
-		case <-s.done[i]:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-s.procs[i].Process.Pid, syscall.SIGKILL)
-			<-s.done[i]
-		}
-		log.Info("stopped", "process", s.names[i])
+}
+
+func (r *runner) banner(dashboard string, live bool, took time.Duration) {
+	p := r.o.ports
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n  Painel da fiscalização: %s/\n  Usuário: %s   Senha: %s\n", dashboard, r.o.user, r.o.password)
+	fmt.Fprintf(&b, "  Portas: MQTT %s · InfluxDB %s (RPC %s) · painel %s · métricas do ingest %s\n",
+		p.mqtt.describe(), p.influx.describe(), p.influxRPC.describe(), p.dashboard.describe(), p.ingestMetrics.describe())
+	if live {
+		fmt.Fprintf(&b, "  Frota simulada: %d veículos ao vivo (pronto em %.0f s)\n", r.o.vehicles, took.Seconds())
+	} else {
+		fmt.Fprintf(&b, "  Frota simulada: %d veículos iniciados, ainda não vistos no painel (veja %s/logs/)\n", r.o.vehicles, r.o.data)
 	}
+	if st := r.influx.status(); st != "" {
+		fmt.Fprintf(&b, "  Ainda iniciando: InfluxDB (%s); o ingest guarda as leituras e as grava quando ele responder\n", st)
+	}
+	fmt.Fprintf(&b, "  Logs: %s/logs/   (Ctrl-C para parar tudo)\n\n", r.o.data)
+	fmt.Print(b.String())
+}
+
+// shutdown stops what was started in dependency order: the fleet and the bridges (their
+// spools keep what they could not send), ingest once it has acknowledged what the broker gave
+// it (after its last write), the monitor, the broker, InfluxDB. Each step waits a bounded time
+// and then kills, so that the whole stop stays within 5 s.
+func (r *runner) shutdown() {
+	start := time.Now()
+	r.sup.stopping.Store(true)
+	r.sup.stop(r.fleet, 1500*time.Millisecond)
+	if r.broker != nil && r.ingest != nil && r.influx.ready() {
+		r.broker.drain(ingestClientID, time.Second)
+	}
+	if r.ingest != nil {
+		r.sup.stop([]*proc{r.ingest}, 1500*time.Millisecond)
+	}
+	if r.monitor != nil {
+		r.sup.stop([]*proc{r.monitor}, time.Second)
+	}
+	if r.broker != nil {
+		n, vehicles := r.broker.telemetry()
+		r.broker.close()
+		r.log.Info("broker stopped", "telemetry_batches", n, "vehicles", vehicles)
+	}
+	if r.influx != nil {
+		r.influx.stop(time.Second)
+	}
+	r.sup.stop(r.sup.remaining(), 500*time.Millisecond)
+	r.log.Info("all stopped", "took", time.Since(start).Round(time.Millisecond))
 }

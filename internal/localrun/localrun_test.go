@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// These tests build the real programs and run `make run`'s localrun with a temporary data
+// directory: the broker, ingest, the monitor, the simulated fleet with its bridges, and a real
+// InfluxDB 1.8.3 (TRENZINHO_INFLUXD, or the repository's .tools/bin/influxd).
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// programs builds firmware-bridge, ingest, monitor and localrun once for the package's tests.
+func programs(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the whole system; skipped with -short")
+	}
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "localrun-bin-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binDir+"/", "../../firmware-bridge", "../../ingest", "../../monitor", ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+// influxd returns the prebuilt InfluxDB 1.8.3, or skips the test when there is none.
+func influxd(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("TRENZINHO_INFLUXD")
+	if p == "" {
+		p, _ = filepath.Abs("../../.tools/bin/influxd")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("no influxd at %s (set TRENZINHO_INFLUXD or run `make tools`)", p)
+	}
+	return p
+}
+
+// output collects what a run prints and waits for lines in it.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	grw chan struct{} // closed and replaced on every write
+}
+
+func newOutput() *output { return &output{grw: make(chan struct{})} }
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Write(p)
+	close(o.grw)
+	o.grw = make(chan struct{})
+	return len(p), nil
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// waitFor waits until the output matches re and returns the first match's submatches.
+func (o *output) waitFor(t *testing.T, re *regexp.Regexp, timeout time.Duration) []string {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		o.mu.Lock()
+		m := re.FindStringSubmatch(o.buf.String())
+		grw := o.grw
+		o.mu.Unlock()
+		if m != nil {
+			return m
+		}
+		select {
+		case <-grw:
+		case <-deadline:
+			t.Fatalf("no %q after %v; output:\n%s", re, timeout, o.String())
+		}
+	}
+}
+
+var (
+	reBanner    = regexp.MustCompile(`Painel da fiscalização: (http://127\.0\.0\.1:(\d+))/`)
+	rePorts     = regexp.MustCompile(`Portas: MQTT (\d+).*? · InfluxDB (\d+).*?\(RPC (\d+).*?\) · painel (\d+).*? · métricas do ingest (\d+)`)
+	reLive      = regexp.MustCompile(`Frota simulada: 3 veículos ao vivo`)
+	reStarted   = regexp.MustCompile(`msg=started process=(\S+) pid=(\d+)`)
+	reStopped   = regexp.MustCompile(`msg="broker stopped" telemetry_batches=(\d+) vehicles=(\d+)`)
+	reAllDone   = regexp.MustCompile(`msg="all stopped"`)
+	reInfluxRdy = regexp.MustCompile(`InfluxDB pronto em`)
+)
+
+// childPIDs returns the processes the run says it started.
+func childPIDs(out string) map[string]int {
+	pids := map[string]int{}
+	for _, m := range reStarted.FindAllStringSubmatch(out, -1) {
+		pids[m[1]], _ = strconv.Atoi(m[2])
+	}
+	return pids
+}
+
+// alive returns the processes of pids that still exist.
+func alive(pids map[string]int) []string {
+	var left []string
+	for name, pid := range pids {
+		if err := syscall.Kill(pid, 0); err == nil || !errors.Is(err, syscall.ESRCH) {
+			left = append(left, fmt.Sprintf("%s (%d)", name, pid))
+		}
+	}
+	return left
+}
+
+// TestRunBeforeInfluxDBAndCtrlC is `make run` on a first start, in a terminal: InfluxDB is not
+// installed yet, and its install (a stand-in for `go install` that prints progress and supplies
+// the prebuilt influxd when the test says so) is still running when the dashboard must already
+// be up with the fleet live. The dashboard's default port is held by another listener and must
+// be replaced by a printed free one. Then InfluxDB appears, ingest writes what it held, and a
+// Ctrl-C typed on the terminal stops everything within 5 s with `make` exiting 0 and every
+// telemetry batch the broker received stored in InfluxDB.
+func TestRunBeforeInfluxDBAndCtrlC(t *testing.T) {
+	bin := programs(t)
+	src := influxd(t)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	release := filepath.Join(dir, "release")
+	install := filepath.Join(dir, "install.sh")
+	writeFile(t, install, fmt.Sprintf(`#!/bin/sh
+# A stand-in for go install: a progress line a second until %[1]s exists, then the prebuilt influxd.
+i=0
+while [ ! -e %[1]q ]; do i=$((i+1)); echo "github.com/example/package$i" >&2; sleep 1; done
+cp %[2]q "$GOBIN/influxd"
+`, release, src), 0o755)
+	tools := filepath.Join(dir, "tools")
+	writeFile(t, filepath.Join(dir, "Makefile"), fmt.Sprintf("run:\n\t%s -bin %s -data %s -influxd %s -influxd-install %s -registry %s\n",
+		filepath.Join(bin, "localrun"), bin, data, filepath.Join(tools, "influxd"), install,
+		mustAbs(t, "../../monitor/registry/testdata/piuma-example.yaml")), 0o644)
+
+	// Another process holds the dashboard's default port (when nothing else already does).
+	if ln, err := net.Listen("tcp", "127.0.0.1:8080"); err == nil {
+		t.Cleanup(func() { ln.Close() })
+	}
+
+	cmd := exec.Command("make", "-s", "-f", filepath.Join(dir, "Makefile"), "run")
+	cmd.Dir = dir
+	cmd.Env = cleanEnv()
+	tty, err := pty.Start(cmd) // make leads a new session with the pty as its terminal
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	out := newOutput()
+	go io.Copy(out, tty)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-exited:
+		default:
+			tty.Write([]byte{3})
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				for _, pid := range childPIDs(out.String()) {
+					syscall.Kill(-pid, syscall.SIGKILL)
+				}
+				cmd.Process.Kill()
+			}
+		}
+	})
+
+	m := out.waitFor(t, reBanner, 3*time.Minute)
+	dashboard, dashPort := m[1], m[2]
+	text := out.String()
+	if !reLive.MatchString(text) {
+		t.Fatalf("banner without the fleet live:\n%s", text)
+	}
+	if !strings.Contains(text, "Ainda iniciando: InfluxDB (compilando") {
+		t.Errorf("the banner does not say that InfluxDB is still being built:\n%s", text)
+	}
+	if !regexp.MustCompile(`\[InfluxDB build +\d+ s\] \d+ steps, now: github.com/example/package\d+`).MatchString(text) &&
+		!strings.Contains(text, "building it in the background") {
+		t.Errorf("no build progress on screen:\n%s", text)
+	}
+	if _, err := os.Stat(filepath.Join(tools, "influxd")); err == nil {
+		t.Fatal("influxd was installed before the banner: the test proves nothing")
+	}
+	if dashPort == "8080" {
+		t.Fatalf("the dashboard is on 8080, which another listener holds:\n%s", text)
+	}
+	if !strings.Contains(text, "painel "+dashPort+" (8080 ocupada)") {
+		t.Errorf("the banner does not say that port 8080 was replaced by %s:\n%s", dashPort, text)
+	}
+	// The dashboard, as an inspector sees it.
+	token, err := login(dashboard, "demo", "trenzinho-demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := vehiclesOnline(dashboard, token); n != 3 {
+		t.Fatalf("%d vehicles online on the dashboard before InfluxDB, want 3", n)
+	}
+
+	// Now InfluxDB is "built": ingest writes what it held since the start.
+	writeFile(t, release, "", 0o644)
+	out.waitFor(t, reInfluxRdy, 2*time.Minute)
+	ports := out.waitFor(t, rePorts, time.Second)
+	influxURL := "http://127.0.0.1:" + ports[2]
+	deadline := time.Now().Add(60 * time.Second)
+	for countBatches(t, influxURL) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing written to InfluxDB 60 s after it answered; ingest log:\n%s", readFile(t, filepath.Join(data, "logs", "ingest.log")))
+		}
+		time.Sleep(time.Second)
+	}
+	time.Sleep(3 * time.Second) // a few batches more, after the backlog
+
+	// Ctrl-C, typed on the terminal.
+	pids := childPIDs(out.String())
+	for _, p := range []string{"ingest", "monitor", "simulate", "influxd", "bridge-PIU-001"} {
+		if pids[p] == 0 {
+			t.Fatalf("no %s among the started processes: %v", p, pids)
+		}
+	}
+	interrupted := time.Now()
+	if _, err := tty.Write([]byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	var exitErr error
+	select {
+	case exitErr = <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("make run still running 30 s after Ctrl-C:\n%s", out.String())
+	}
+	took := time.Since(interrupted)
+	if exitErr != nil {
+		t.Errorf("make run after Ctrl-C: %v (want exit 0)\n%s", exitErr, out.String())
+	}
+	if left := alive(pids); len(left) > 0 {
+		t.Errorf("still running after make run exited: %v", left)
+	}
+	if took > 5*time.Second {
+		t.Errorf("Ctrl-C took %v to stop everything, want within 5 s", took)
+	}
+	t.Logf("Ctrl-C: everything stopped and make exited in %v", took.Round(time.Millisecond))
+	text = out.String()
+	if strings.Contains(text, "make: ***") || strings.Contains(text, "killed") {
+		t.Errorf("unclean stop:\n%s", text)
+	}
+	if !reAllDone.MatchString(text) {
+		t.Errorf("no \"all stopped\":\n%s", text)
+	}
+	order := []string{"process=simulate", "process=ingest", "process=monitor", `"broker stopped"`, "process=influxd"}
+	last := -1
+	for _, s := range order {
+		i := strings.LastIndex(text, s)
+		if i < last {
+			t.Errorf("stop order: %s stopped before an earlier step; want %v\n%s", s, order, text[strings.Index(text, "msg=stopping"):])
+		}
+		last = i
+	}
+
+	// No write lost: every telemetry batch the broker received is in InfluxDB (started again
+	// on the run's data directory, as the next `make run` would).
+	m = reStopped.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no broker summary:\n%s", text)
+	}
+	published, _ := strconv.Atoi(m[1])
+	conf := filepath.Join(data, "influxdb", "influxdb.conf")
+	own := regexp.MustCompile(`\[http\]\s+bind-address = "([^"]+)"`).FindStringSubmatch(readFile(t, conf))
+	if own == nil {
+		t.Fatalf("no HTTP address in %s", conf)
+	}
+	ownURL := "http://" + own[1]
+	stored := withInflux(t, src, conf, ownURL, func() int { return countBatches(t, ownURL) })
+	t.Logf("telemetry batches: %d received by the broker, %d stored in InfluxDB", published, stored)
+	if published == 0 || stored != published {
+		t.Errorf("InfluxDB holds %d batches, the broker received %d", stored, published)
+	}
+}
+
+// TestTwoRunsSideBySide starts two runs at once, as two clones would: both come up, each on its
+// own ports with its own InfluxDB, and each stops on SIGINT to its process group with exit 0.
+func TestTwoRunsSideBySide(t *testing.T) {
+	bin := programs(t)
+	src := influxd(t)
+	type run struct {
+		cmd    *exec.Cmd
+		out    *output
+		exited chan error
+		data   string
+	}
+	var runs [2]*run
+	for i := range runs {
+		data := filepath.Join(t.TempDir(), "data")
+		cmd := exec.Command(filepath.Join(bin, "localrun"), "-bin", bin, "-data", data, "-influxd", src,
+			"-registry", mustAbs(t, "../../monitor/registry/testdata/piuma-example.yaml"))
+		cmd.Env = cleanEnv()
+		out := newOutput()
+		cmd.Stdout, cmd.Stderr = out, out
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := &run{cmd: cmd, out: out, exited: make(chan error, 1), data: data}
+		go func() { r.exited <- cmd.Wait() }()
+		t.Cleanup(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			select {
+			case <-r.exited:
+			case <-time.After(10 * time.Second):
+				for _, pid := range childPIDs(out.String()) {
+					syscall.Kill(-pid, syscall.SIGKILL)
+				}
+				cmd.Process.Kill()
+			}
+		})
+		runs[i] = r
+	}
+	seen := map[string]int{}
+	for i, r := range runs {
+		r.out.waitFor(t, reBanner, 3*time.Minute)
+		if !reLive.MatchString(r.out.String()) {
+			t.Errorf("run %d: the fleet is not live:\n%s", i, r.out.String())
+		}
+		ports := r.out.waitFor(t, rePorts, time.Second)[1:]
+		for _, p := range ports {
+			if j, ok := seen[p]; ok {
+				t.Errorf("port %s used by run %d and run %d", p, j, i)
+			}
+			seen[p] = i
+		}
+		r.out.waitFor(t, regexp.MustCompile(`msg="InfluxDB ready"`), 2*time.Minute)
+		// Each run's InfluxDB is its own: its data directory is this run's.
+		if !strings.Contains(r.out.String(), "data="+filepath.Join(r.data, "influxdb")) {
+			t.Errorf("run %d: InfluxDB ready with another data directory:\n%s", i, r.out.String())
+		}
+		if err := waitHTTP(context.Background(), "http://127.0.0.1:"+ports[3]+"/healthz", 10*time.Second); err != nil {
+			t.Errorf("run %d: %v", i, err)
+		}
+	}
+	for i, r := range runs {
+		pids := childPIDs(r.out.String())
+		start := time.Now()
+		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT) // as a terminal sends it, to the whole group
+		select {
+		case err := <-r.exited:
+			if err != nil {
+				t.Errorf("run %d after SIGINT: %v (want exit 0)\n%s", i, err, r.out.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("run %d still running 30 s after SIGINT", i)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("run %d took %v to stop, want within 5 s", i, took)
+		}
+		if left := alive(pids); len(left) > 0 {
+			t.Errorf("run %d: still running after it exited: %v", i, left)
+		}
+	}
+}
+
+// countBatches returns the number of points in the batch measurement (one per telemetry batch
+// stored), 0 while there is no database yet.
+func countBatches(t *testing.T, influxURL string) int {
+	t.Helper()
+	resp, err := http.PostForm(influxURL+"/query", url.Values{"db": {"trenzinho"}, "q": {"SELECT count(seq) FROM batch"}})
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Results []struct {
+			Series []struct {
+				Values [][]any `json:"values"`
+			} `json:"series"`
+		} `json:"results"`
+	}
+	dec := json.NewDecoder(resp.Body)
+	dec.UseNumber()
+	if err := dec.Decode(&r); err != nil || len(r.Results) == 0 || len(r.Results[0].Series) == 0 ||
+		len(r.Results[0].Series[0].Values) == 0 || len(r.Results[0].Series[0].Values[0]) < 2 {
+		return 0
+	}
+	n, _ := r.Results[0].Series[0].Values[0][1].(json.Number)
+	i, _ := strconv.Atoi(n.String())
+	return i
+}
+
+// withInflux starts influxd with conf, calls f once it answers at influxURL, and stops it.
+func withInflux(t *testing.T, influxd, conf, influxURL string, f func() int) int {
+	t.Helper()
+	cmd := exec.Command(influxd, "-config", conf)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	if err := waitHTTP(context.Background(), influxURL+"/ping", 60*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	return f()
+}
+
+// cleanEnv is the test's environment without the settings localrun reads, so that it runs on
+// its defaults.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "TRENZINHO_") || k == "MAKEFLAGS" || k == "MFLAGS" || k == "MAKELEVEL" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
