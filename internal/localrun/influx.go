@@ -177,7 +177,7 @@ func (in *influxRun) install(ctx context.Context) error {
 	fmt.Fprintf(os.Stderr, "  InfluxDB 1.8.3 is not in %s yet: building it in the background (%s), first time only; the rest starts now\n",
 		bin, strings.Join(in.o.influxdInstall, " "))
 	var mu sync.Mutex
-	lines, last := 0, "starting"
+	lines, last := 0, ""
 	scanned := make(chan struct{})
 	go func() {
 		defer close(scanned)
@@ -202,7 +202,10 @@ func (in *influxRun) install(ctx context.Context) error {
 			what := strings.TrimPrefix(last, "go: ")
 			n := lines
 			mu.Unlock()
-			fmt.Fprintf(os.Stderr, "  [InfluxDB build %3.0f s] %d steps, now: %s\n", time.Since(start).Seconds(), n, what)
+			if n == 0 { // go prints a line per module downloaded and per package compiled
+				what = "resolving modules or linking " + influxPackage + " (nothing to compile: cached)"
+			}
+			fmt.Fprintf(os.Stderr, "  [InfluxDB build %3.0f s] %d packages and modules so far, now: %s\n", time.Since(start).Seconds(), n, what)
 		}
 	}
 	err = cmd.Wait()

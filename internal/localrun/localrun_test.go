@@ -213,9 +213,8 @@ cp %[2]q "$GOBIN/influxd"
 	if !strings.Contains(text, "Ainda iniciando: InfluxDB (compilando") {
 		t.Errorf("the banner does not say that InfluxDB is still being built:\n%s", text)
 	}
-	if !regexp.MustCompile(`\[InfluxDB build +\d+ s\] \d+ steps, now: github.com/example/package\d+`).MatchString(text) &&
-		!strings.Contains(text, "building it in the background") {
-		t.Errorf("no build progress on screen:\n%s", text)
+	if !strings.Contains(text, "building it in the background") {
+		t.Errorf("no word of the background build:\n%s", text)
 	}
 	if _, err := os.Stat(filepath.Join(tools, "influxd")); err == nil {
 		t.Fatal("influxd was installed before the banner: the test proves nothing")
@@ -234,6 +233,9 @@ cp %[2]q "$GOBIN/influxd"
 	if n := vehiclesOnline(dashboard, token); n != 3 {
 		t.Fatalf("%d vehicles online on the dashboard before InfluxDB, want 3", n)
 	}
+
+	// The build's progress, a line every few seconds: elapsed time and what is being built.
+	out.waitFor(t, regexp.MustCompile(`\[InfluxDB build +\d+ s\] \d+ packages and modules so far, now: github.com/example/package\d+`), 30*time.Second)
 
 	// Now InfluxDB is "built": ingest writes what it held since the start.
 	writeFile(t, release, "", 0o644)

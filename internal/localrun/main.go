@@ -35,23 +35,22 @@ func main() {
 	restore := takeTerminal()
 	err := run(ctx)
 	restore()
-	if err != nil {
+	// Ctrl-C while starting is no failure either.
+	if err != nil && !(ctx.Err() != nil && errors.Is(err, context.Canceled)) {
 		slog.Error(err.Error())
 		os.Exit(1)
 	}
 }
 
 type options struct {
-	bin, data       string
-	influxd         string
-	influxdInstall  []string
-	registry        string
-	vehicles        int
-	user, password  string
-	ports           ports
-	liveTimeout     time.Duration
-	goCommand       string
-	influxdInstallS string
+	bin, data      string
+	influxd        string
+	influxdInstall []string
+	registry       string
+	vehicles       int
+	user, password string
+	ports          ports
+	liveTimeout    time.Duration
 }
 
 func parseOptions() (options, error) {
@@ -60,7 +59,7 @@ func parseOptions() (options, error) {
 	flag.StringVar(&o.data, "data", ".data", "data directory (git-ignored)")
 	flag.StringVar(&o.influxd, "influxd", envOr("TRENZINHO_INFLUXD", ".tools/bin/influxd"),
 		"influxd 1.8.3 binary; installed there in the background when missing (TRENZINHO_INFLUXD)")
-	flag.StringVar(&o.influxdInstallS, "influxd-install", "",
+	install := flag.String("influxd-install", "",
 		"command that installs a missing influxd, run with GOBIN set to its directory (default: go install -v "+influxPackage+")")
 	flag.IntVar(&o.vehicles, "vehicles", 3, "simulated vehicles")
 	flag.StringVar(&o.registry, "registry", "monitor/registry/testdata/piuma-example.yaml",
@@ -69,11 +68,9 @@ func parseOptions() (options, error) {
 	flag.Parse()
 	o.user = envOr("TRENZINHO_ADMIN_USER", "demo")
 	o.password = envOr("TRENZINHO_ADMIN_PASSWORD", "trenzinho-demo")
-	o.goCommand = envOr("GO", "go")
-	if o.influxdInstallS != "" {
-		o.influxdInstall = strings.Fields(o.influxdInstallS)
-	} else {
-		o.influxdInstall = []string{o.goCommand, "install", "-v", influxPackage}
+	o.influxdInstall = strings.Fields(*install)
+	if len(o.influxdInstall) == 0 {
+		o.influxdInstall = []string{envOr("GO", "go"), "install", "-v", influxPackage}
 	}
 	var err error
 	o.ports, err = portsFromEnv()
