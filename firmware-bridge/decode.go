@@ -15,7 +15,7 @@ import (
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// cmdDecode prints one JSON object per decoded reading (BRIEF §4.5) and the counters on
+// cmdDecode prints one JSON object per decoded reading (docs/bridge.md, "Decoding a capture") and the counters on
 // standard error. The exit status is 0 unless the file cannot be read.
 func cmdDecode(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)

@@ -1,6 +1,6 @@
 // Package registry is the register of licensees, vehicles, drivers and devices the municipality
 // keeps under Lei 2.277/2018 (Art. 19, 20), with the dates of the documents they must hold
-// (BRIEF §2, document_expired).
+// (docs/rules.md, document_expired).
 //
 // The registry is one YAML file (TRENZINHO_REGISTRY), validated on load with errors that name
 // the record and the field; CPF and CNPJ check digits (numeric and alphanumeric CNPJ) and plate
