@@ -194,9 +194,9 @@ func Parse(b []byte, name string) (*Registry, error) {
 }
 
 // fileHeader starts every file the package writes.
-const fileHeader = "# Cadastro do trenzinho (Lei 2.277/2018): licenciados, veículos, condutores.\n" +
-	"# Contém dados pessoais (LGPD): acesso restrito. Escrito pelo monitor; comentários não são\n" +
-	"# preservados. Formato: docs/registry.md.\n"
+const fileHeader = "# Cadastro do trenzinho (Lei 2.277/2018): permissionários, veículos, condutores.\n" +
+	"# Contém dados pessoais (LGPD): acesso restrito. O monitor preserva os comentários ao editar.\n" +
+	"# Formato: docs/registry.md.\n"
 
 // Marshal encodes the registry as YAML, in the format Parse reads.
 func (r *Registry) Marshal() ([]byte, error) {
