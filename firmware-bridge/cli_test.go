@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,6 +108,25 @@ func TestDecodeExplainsItself(t *testing.T) {
 		if code != 0 || lines(out) < 15 || !strings.Contains(out, `"t":"2026-11-29T15:00:0`) {
 			t.Errorf("%s: exit %d, %d lines; stderr %s", strings.Join(args, " "), code, lines(out), errOut)
 		}
+	}
+
+	// An NMEA capture from a receiver without a fix is what was asked for: exit 0, and a line
+	// saying why nothing was printed.
+	var nofix strings.Builder
+	for i := range 5 {
+		body := fmt.Sprintf("GPRMC,15000%d.00,V,,,,,,,291126,,,N", i)
+		var sum byte
+		for _, c := range []byte(body) {
+			sum ^= c
+		}
+		fmt.Fprintf(&nofix, "$%s*%02X\r\n", body, sum)
+	}
+	nofixFile := filepath.Join(t.TempDir(), "nofix.log")
+	if err := os.WriteFile(nofixFile, []byte(nofix.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI("decode", "nmea", nofixFile); code != 0 || out != "" || !strings.Contains(errOut, "no position: 5 sentences") {
+		t.Errorf("decode nmea without a fix: exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
 
 	// Bad command lines: exit 2 and named.
