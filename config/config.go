@@ -1,4 +1,4 @@
-// Package config binds the TRENZINHO_* environment settings of BRIEF §4.5 to command-line flags.
+// Package config binds the TRENZINHO_* environment settings (docs/operations.md, "Settings") to command-line flags.
 // A flag has the name of its variable in kebab case without the prefix (TRENZINHO_MQTT_URL is
 // --mqtt-url); the environment gives the default and a flag on the command line overrides it.
 package config

@@ -226,7 +226,7 @@ func checkFlux(q string, schema map[string]measurementSchema, isVariable bool) [
 			problems = append(problems, fmt.Sprintf("bucket %s: use v.defaultBucket (the data source's INFLUX_BUCKET)", m[1]))
 		}
 	}
-	// Sound levels are energy quantities: never average decibels (BRIEF §2).
+	// Sound levels are energy quantities: never average decibels (docs/rules.md, "Sound").
 	for _, f := range fields {
 		if (f == "laeq_db" || f == "lamax_db") && regexp.MustCompile(`fn:\s*mean\b|\|>\s*mean\(`).MatchString(q) {
 			pow := strings.Index(q, "math.pow")

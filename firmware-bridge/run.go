@@ -106,7 +106,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	b.Bool(&activeLow, "TRENZINHO_SERVICE_ACTIVE_LOW", false, "the service switch reads 0 when on")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	if err := b.Parse(args); err != nil {
-		return err
+		return flagErr(err)
 	}
 	log, err := config.Logger(os.Stderr, logLevel)
 	if err != nil {

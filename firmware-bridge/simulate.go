@@ -33,7 +33,7 @@ func cmdSimulate(ctx context.Context, args []string) error {
 	card := fs.String("card", "0000000086H101", "driver card number in the tachograph (empty: none)")
 	start := fs.String("start", "", "device time of the first reading, RFC 3339 (default: now)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return flagErr(err)
 	}
 	if *gpsHz != 1 && *gpsHz != 2 && *gpsHz != 5 && *gpsHz != 10 {
 		return fmt.Errorf("simulate: --gps-hz %d: want 1, 2, 5 or 10", *gpsHz)

@@ -696,7 +696,7 @@ func TestSharedSubscription(t *testing.T) {
 
 func TestHelp(t *testing.T) {
 	var out bytes.Buffer
-	if code := run(context.Background(), []string{"--help"}, &out); code != 0 {
+	if code := run(context.Background(), []string{"--help"}, io.Discard, &out); code != 0 {
 		t.Fatalf("--help exits %d", code)
 	}
 	for _, flag := range []string{"-mqtt-url", "-influx-url", "-influx-bucket", "-metrics-listen", "-ingest-client-id", "-ingest-share-group",
@@ -705,7 +705,28 @@ func TestHelp(t *testing.T) {
 			t.Errorf("--help does not mention %s", flag)
 		}
 	}
-	if code := run(context.Background(), []string{"--no-such-flag"}, io.Discard); code != 2 {
+	var bad bytes.Buffer
+	if code := run(context.Background(), []string{"--no-such-flag"}, io.Discard, &bad); code != 2 {
 		t.Errorf("a bad flag exits %d, want 2", code)
+	}
+	if !strings.Contains(bad.String(), "-no-such-flag") {
+		t.Errorf("a bad flag is not named: %q", bad.String())
+	}
+}
+
+// TestVersionAndRequired checks --version (set by the Makefile's ldflags, "dev" otherwise) and
+// that a missing required setting is named.
+func TestVersionAndRequired(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"--version"}, &out, &errOut); code != 0 || strings.TrimSpace(out.String()) != version {
+		t.Errorf("--version: exit %d, output %q, want %q; stderr %q", code, out.String(), version, errOut.String())
+	}
+	errOut.Reset()
+	t.Setenv("TRENZINHO_INFLUX_URL", "")
+	if code := run(context.Background(), []string{"--mqtt-url", "tcp://127.0.0.1:1"}, io.Discard, &errOut); code != 2 {
+		t.Errorf("without an InfluxDB URL: exit %d, want 2", code)
+	}
+	if !strings.Contains(errOut.String(), "--influx-url") || !strings.Contains(errOut.String(), "TRENZINHO_INFLUX_URL") {
+		t.Errorf("the missing setting is not named: %q", errOut.String())
 	}
 }

@@ -33,13 +33,16 @@ import (
 	"github.com/trenzinho/trenzinho/ingest/archive"
 )
 
+// version is set at build time with -ldflags "-X main.version=…" (the Makefile's VERSION).
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -71,6 +74,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	b.Bool(&s.Pipeline.Signatures.Required, "TRENZINHO_REQUIRE_SIGNATURES", false, "quarantine unsigned batches and batches of vehicles without a registered key (set as the profile's signatures_required)")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until ingest stops")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: ingest [flags]\n\n"+
 			"Archives the telemetry of trenzinho/v1/+/telemetry from MQTT into InfluxDB (1.8 or 2.x),\n"+
@@ -84,6 +88,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "ingest:", err)
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version)
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ingest: unexpected argument %q\n", fs.Arg(0))

@@ -22,11 +22,11 @@ func cmdBackup(ctx context.Context, args []string) error {
 		fs.PrintDefaults()
 	}
 	if err := b.Parse(args); err != nil {
-		return err
+		return flagErr(err)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return errUsage
+		return usageErr("want one argument, DEST; got %d", fs.NArg())
 	}
 	db, err := store.Open(ctx, dbPath)
 	if err != nil {
@@ -51,14 +51,17 @@ func cmdGeofences(args []string) error {
 	}
 	if len(args) == 0 || args[0] != "import-osm" {
 		fs.Usage()
+		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+			return usageErr("unknown command %q (want import-osm)", args[0])
+		}
 		return errUsage
 	}
 	if err := fs.Parse(args[1:]); err != nil {
-		return err
+		return flagErr(err)
 	}
 	if fs.NArg() != 2 {
 		fs.Usage()
-		return errUsage
+		return usageErr("want two arguments, IN and OUT; got %d", fs.NArg())
 	}
 	in, err := os.Open(fs.Arg(0))
 	if err != nil {

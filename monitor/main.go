@@ -14,9 +14,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -31,20 +33,31 @@ Usage:
   monitor backup [flags] DEST              online backup of the SQLite database to DEST
   monitor verify [--key HEX] DRAFT.json    check an exported draft (hash, signature) offline
   monitor vehicle add [flags] VEHICLE_ID   enrol a vehicle: MQTT password, signing key, bridge.env for its Pi
+  monitor help                             this text (also -h, --help)
+  monitor version                          the version (also --version)
 
-Run "monitor COMMAND --help" for the flags of a command.
+Run "monitor COMMAND --help" for the flags of a command ("monitor serve --help" for the server's).
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string) int {
+// run runs the command of args; the top-level usage, help and version go to stdout and stderr,
+// the subcommands write where they always did.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch a := args[0]; {
+		case a == "-h" || a == "-help" || a == "--help":
+			cmd, args = "help", args[1:]
+		case a == "-version" || a == "--version":
+			cmd, args = "version", args[1:]
+		case len(a) > 0 && a[0] != '-':
+			cmd, args = a, args[1:]
+		}
 	}
 	var err error
 	switch cmd {
@@ -59,19 +72,22 @@ func run(ctx context.Context, args []string) int {
 	case "vehicle":
 		err = cmdVehicle(args, os.Stdout)
 	case "help":
-		fmt.Print(usage)
+		fmt.Fprint(stdout, usage)
 		return 0
 	case "version":
-		fmt.Println(version)
+		fmt.Fprintln(stdout, version)
 		return 0
 	default:
-		fmt.Fprintf(os.Stderr, "monitor: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "monitor: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
+		if err != errUsage { // it says what is wrong: a missing argument or flag
+			fmt.Fprintf(stderr, "monitor %s: %s\n", cmd, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+		}
 		return 2
 	case errors.Is(err, errIntegrity):
 		return 1
@@ -80,4 +96,20 @@ func run(ctx context.Context, args []string) int {
 	return 1
 }
 
+// errUsage is a command line that cannot be run; the usage has been printed. Wrapped (usageErr),
+// it says what is wrong, and run prints that too.
 var errUsage = errors.New("usage")
+
+// flagErr makes an error of the flag package (a bad flag, a bad value; it names the flag) a usage
+// error; --help stays flag.ErrHelp.
+func flagErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errUsage, err)
+}
+
+// usageErr is errUsage with what is wrong: "missing --passwd".
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+}

@@ -72,7 +72,10 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	if err := b.Parse(args); err != nil {
-		return err
+		return flagErr(err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (serve takes flags only; \"monitor help\" lists the commands)", fs.Arg(0))
 	}
 	log, err := config.Logger(os.Stderr, c.logLevel)
 	if err != nil {

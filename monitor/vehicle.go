@@ -93,7 +93,7 @@ func cmdVehicleAdd(args []string, out io.Writer) error {
 	var pos []string
 	for {
 		if err := b.Parse(args); err != nil {
-			return err
+			return flagErr(err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -101,9 +101,21 @@ func cmdVehicleAdd(args []string, out io.Writer) error {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) != 1 || c.registry == "" || c.passwd == "" || c.acl == "" || c.out == "" {
+	var missing []string
+	for _, f := range []struct{ name, value string }{
+		{"--registry (TRENZINHO_REGISTRY)", c.registry}, {"--passwd", c.passwd}, {"--acl", c.acl}, {"--out", c.out},
+	} {
+		if f.value == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	switch {
+	case len(missing) > 0:
 		fs.Usage()
-		return errUsage
+		return usageErr("missing required flag %s", strings.Join(missing, ", "))
+	case len(pos) != 1:
+		fs.Usage()
+		return usageErr("want one VEHICLE_ID, got %d: %q", len(pos), pos)
 	}
 	c.vehicle = pos[0]
 	c.now = time.Now().UTC()

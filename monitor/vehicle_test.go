@@ -2,7 +2,7 @@ package main
 
 // `monitor vehicle add` against a real Mosquitto: the credential it writes is accepted by the
 // broker, a wrong one is not, and with the repository's ACL (deploy/mosquitto/acl) each account
-// publishes only where BRIEF §4.1 lets it.
+// publishes only where docs/protocol.md §1 lets it.
 
 import (
 	"bufio"
@@ -279,7 +279,7 @@ func (o *observer) has(topic, payload string) bool {
 // TestBrokerACL starts a real Mosquitto with the repository's ACL (deploy/mosquitto/acl, read at
 // run time, plus a test-only observer that reads everything), a password file made by
 // `monitor vehicle add` for PIU-001 and PIU-002 and the service accounts, and proves by counting
-// what the observer receives that each account publishes only where BRIEF §4.1 lets it.
+// what the observer receives that each account publishes only where docs/protocol.md §1 lets it.
 func TestBrokerACL(t *testing.T) {
 	repoACL, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "deploy", "mosquitto", "acl"))
 	if err != nil {

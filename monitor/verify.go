@@ -24,11 +24,11 @@ func cmdVerify(args []string, out io.Writer) error {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		return flagErr(err)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return errUsage
+		return usageErr("want one argument, DRAFT.json; got %d", fs.NArg())
 	}
 	b, err := os.ReadFile(fs.Arg(0))
 	if err != nil {

@@ -223,31 +223,11 @@ func mustRun(t testing.TB, name string, args ...string) string {
 	return string(r.stdout)
 }
 
-// gpsdLogs returns the gpsd conformance captures: $TRENZINHO_SHARED/testdata/gpsd, else a
-// shared/testdata/gpsd beside the repository or one of its ancestors (as the gps package's
-// conformance test finds them).
+// gpsdLogs returns the gpsd conformance captures the gps package keeps in
+// firmware-bridge/gps/testdata/gpsd.
 func gpsdLogs(t *testing.T) []string {
 	t.Helper()
-	var dir string
-	if shared := os.Getenv("TRENZINHO_SHARED"); shared != "" {
-		dir = filepath.Join(shared, "testdata", "gpsd")
-	} else {
-		for d := root(t); ; {
-			cand := filepath.Join(d, "shared", "testdata", "gpsd")
-			if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-				dir = cand
-				break
-			}
-			parent := filepath.Dir(d)
-			if parent == d {
-				break
-			}
-			d = parent
-		}
-	}
-	if dir == "" {
-		missing(t, "gpsd captures not found: set TRENZINHO_SHARED to the shared/ directory or check it out beside the repository")
-	}
+	dir := filepath.Join(root(t), "firmware-bridge", "gps", "testdata", "gpsd")
 	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
 	if err != nil {
 		t.Fatal(err)

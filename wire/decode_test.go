@@ -22,7 +22,7 @@ const testTopic = "trenzinho/v1/PIU-001/telemetry"
 // head is the required part of a batch, without the closing brace.
 const head = `{"v":1,"vehicle":"PIU-001","epoch":"e-7f3a9c","seq":1042,"sent_at":"2026-11-29T15:00:05Z","clock":"gps"`
 
-// example is the batch of BRIEF §4.1, unsigned.
+// example is the batch of docs/protocol.md §2, unsigned.
 const example = head +
 	`,"gps":[{"t":"2026-11-29T15:00:00Z","lat":-20.8367,"lon":-40.7292,"speed_kmh":12.3,"course_deg":90.0,"hdop":0.9,"sats":9,"fix":"3d"}]` +
 	`,"tacho":[{"t":"2026-11-29T15:00:00Z","speed_kmh":12.1,"odometer_km":10234.555,"card":"0000000086H101"}]` +

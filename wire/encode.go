@@ -10,7 +10,7 @@ import (
 )
 
 // Encode serialises a batch for publishing. When key is not nil the batch is signed: the bytes
-// without "sig" are signed and `,"sig":"…"` is appended as the last member (BRIEF §4.1).
+// without "sig" are signed and `,"sig":"…"` is appended as the last member (docs/protocol.md §6).
 // It refuses what Decode would reject for its shape (non-finite numbers, zero times).
 func Encode(b *Batch, key ed25519.PrivateKey) ([]byte, error) {
 	c := *b

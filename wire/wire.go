@@ -1,4 +1,4 @@
-// Package wire is the MQTT wire format v1 of the trenzinho monitor (BRIEF §4.1): the only place
+// Package wire is the MQTT wire format v1 of the trenzinho monitor (docs/protocol.md): the only place
 // that encodes, decodes and validates telemetry batches, status messages and quarantine records.
 //
 // Fields that are not known are omitted, never zero-filled: optional numbers are pointers and

@@ -92,11 +92,17 @@ func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport
 	// loop from seeing ctx nor holds back the last complete reading.
 	cfg.ReadTimeout = readTimeout
 	backoff := time.Second
+	var failing openFailure
 	for ctx.Err() == nil {
 		p, err := serialport.Open(cfg)
 		if err != nil {
+			// Logged at start and whenever the failure changes (missing → permission denied),
+			// not on every retry; the status's state is "missing" from the start, so it cannot
+			// tell.
+			if failing.changed(err) {
+				log.Warn("device missing: port does not open; retrying", "device", name, "port", cfg.Path, "err", err)
+			}
 			if st.set(name, wire.DeviceMissing) {
-				log.Warn("device missing", "device", name, "port", cfg.Path, "err", err)
 				onChange()
 			}
 			select {
@@ -108,6 +114,7 @@ func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport
 			continue
 		}
 		log.Info("device open", "device", name, "port", cfg.Path, "baud", cfg.Baud)
+		failing.reset()
 		backoff = time.Second
 		err = read(&idleReader{ctx: ctx, rw: p})
 		p.Close()
@@ -120,6 +127,23 @@ func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport
 		log.Warn("device lost; reopening", "device", name, "port", cfg.Path, "err", err)
 	}
 }
+
+// openFailure remembers the last failure to open a port that was logged.
+type openFailure struct{ last string }
+
+// changed reports whether err differs from the last failure logged (none after reset), and
+// remembers it.
+func (f *openFailure) changed(err error) bool {
+	msg := err.Error()
+	if msg == f.last {
+		return false
+	}
+	f.last = msg
+	return true
+}
+
+// reset forgets the failure: the port opened.
+func (f *openFailure) reset() { f.last = "" }
 
 // readTimeout is how long a serial read waits for data.
 const readTimeout = time.Second
@@ -303,6 +327,7 @@ func readPCE(ctx context.Context, rw io.ReadWriter, d *Device, clock *clockState
 // simonvetter/modbus opens the port itself (through goburrow/serial), not through serialport.
 func modbusLoop(ctx context.Context, log *slog.Logger, d *Device, clock *clockState, out chan<- reading, st *deviceState, onChange func()) {
 	backoff := time.Second
+	var failing openFailure
 	for ctx.Err() == nil {
 		p, err := slm.OpenPoller(slm.ModbusConfig{
 			Device: d.Port.Path, Baud: d.Port.Baud, Parity: d.Port.Parity, StopBits: d.Port.StopBits,
@@ -313,6 +338,7 @@ func modbusLoop(ctx context.Context, log *slog.Logger, d *Device, clock *clockSt
 			agg, err = slm.NewAggregator(slm.DefaultRate, d.OffsetDB)
 			if err == nil {
 				log.Info("device open", "device", "slm", "port", d.Port.Path, "protocol", "modbus-rtu")
+				failing.reset()
 				backoff = time.Second
 				emit := func(r wire.Sound) {
 					if st.set("slm", wire.DeviceOK) {
@@ -335,8 +361,10 @@ func modbusLoop(ctx context.Context, log *slog.Logger, d *Device, clock *clockSt
 		if ctx.Err() != nil {
 			return
 		}
+		if err != nil && failing.changed(err) {
+			log.Warn("device missing: port does not open or the meter does not answer; retrying", "device", "slm", "port", d.Port.Path, "err", err)
+		}
 		if st.set("slm", wire.DeviceMissing) {
-			log.Warn("device missing", "device", "slm", "port", d.Port.Path, "err", err)
 			onChange()
 		}
 		select {

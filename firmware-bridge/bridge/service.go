@@ -10,7 +10,7 @@ import (
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// ServiceInput is the driver's service switch wired to a GPIO of the Pi (BRIEF §2: when present
+// ServiceInput is the driver's service switch wired to a GPIO of the Pi (docs/rules.md, "In service": when present
 // it decides whether the vehicle is in service). The bridge reads a value file: the GPIO's sysfs
 // value (/sys/class/gpio/gpioN/value, exported by a udev rule or the packaging's
 // gpio-export) or any file holding "0" or "1". The kernel's GPIO character device needs ioctls

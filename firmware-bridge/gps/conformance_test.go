@@ -26,39 +26,15 @@ const (
 	tolMps = 0.01 // speed, m/s
 )
 
-// gpsdDir finds shared/testdata/gpsd: $TRENZINHO_SHARED/testdata/gpsd if the variable is
-// set, else a shared/testdata/gpsd beside the package directory or one of its ancestors.
+// gpsdDir is the gpsd project's regression captures, kept in testdata/gpsd (see its
+// README.md for their origin and licence).
 func gpsdDir(t testing.TB) string {
 	t.Helper()
-	if shared := os.Getenv("TRENZINHO_SHARED"); shared != "" {
-		dir := filepath.Join(shared, "testdata", "gpsd")
-		if _, err := os.Stat(dir); err != nil {
-			t.Fatalf("TRENZINHO_SHARED=%s: %v", shared, err)
-		}
-		return dir
+	dir := filepath.Join("testdata", "gpsd")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("gpsd captures: %v", err)
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for dir := wd; ; {
-		cand := filepath.Join(dir, "shared", "testdata", "gpsd")
-		if fi, err := os.Stat(cand); err == nil && fi.IsDir() {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	msg := "gpsd captures not found: set TRENZINHO_SHARED to the shared/ directory " +
-		"or check it out beside the repository"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return dir
 }
 
 // tpv is the part of a gpsd TPV report the test compares.

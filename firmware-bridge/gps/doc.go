@@ -74,6 +74,7 @@
 //
 // # Conformance
 //
-// The tests decode the gpsd project's regression captures (shared/testdata/gpsd) and
-// compare the readings with the positions and speeds gpsd reported at the same times.
+// The tests decode the gpsd project's regression captures (testdata/gpsd, with their origin
+// and licence in its README.md) and compare the readings with the positions and speeds gpsd
+// reported at the same times.
 package gps

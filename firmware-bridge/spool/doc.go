@@ -1,5 +1,5 @@
 // Package spool is the firmware bridge's crash-safe on-disk queue of encoded batches, and the
-// keeper of its persistent sequence space (BRIEF §4.1): the epoch, created once when the state
+// keeper of its persistent sequence space (docs/protocol.md §5): the epoch, created once when the state
 // directory is first initialised, and the seq of every batch, which starts at 1 in each epoch
 // and increases by one per batch.
 //

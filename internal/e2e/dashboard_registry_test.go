@@ -163,6 +163,12 @@ func TestDashboardRegistryInTheBrowser(t *testing.T) {
 		t.Errorf("expiring order %q: want L2's licence before PIU-001's CSV", order)
 	}
 	b.waitJS(`document.querySelector('#fleet-table tr[data-vehicle="PIU-003"] [data-docs="expired"]') !== null`, 10*time.Second, "PIU-003's indicator")
+	// The indicator's detail names L2 (whose licence expires) as the rest of the dashboard does:
+	// "Permissionário" and its razão social, never "licenciado L2".
+	detail := b.evalString(`[...document.querySelectorAll("#fleet-table [data-docs]")].map((e) => e.title).join("\n")`)
+	if !strings.Contains(detail, "Permissionário Passeios Recreativos Ilha do Gambá Ltda: Licença") || strings.Contains(detail, "licenciado") || strings.Contains(detail, " L2") {
+		t.Errorf("fleet documents detail %q: want the licensee named as Permissionário with its razão social", detail)
+	}
 	b.shot("09-fleet")
 	b.do(chromedp.ScrollIntoView(chromedp.CSS("#expiring")))
 	time.Sleep(300 * time.Millisecond)

@@ -151,7 +151,7 @@ func startBridge(t *testing.T, bin, mqttURL, vehicle string, dev map[string]stri
 	return testenv.StartProcess(t, "bridge-"+vehicle, []string{"TRENZINHO_MQTT_URL=" + mqttURL}, args...)
 }
 
-// batchKey identifies a batch (BRIEF §4.1).
+// batchKey identifies a batch (docs/protocol.md §5).
 type batchKey struct {
 	vehicle, epoch string
 	seq            uint64

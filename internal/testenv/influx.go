@@ -21,7 +21,7 @@ type Influx struct {
 	Database string
 }
 
-// InfluxVersion is the server the tests and the local run use (BRIEF §5).
+// InfluxVersion is the server the tests and the local run use (docs/storage.md §3).
 const InfluxVersion = "v1.8.3"
 
 // StartInflux starts influxd on free loopback ports with an empty database "trenzinho".

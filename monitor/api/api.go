@@ -1,4 +1,4 @@
-// Package api is the monitor's HTTP API (BRIEF §4.3): sessions, the fleet, the episodes, user
+// Package api is the monitor's HTTP API (docs/api.md): sessions, the fleet, the episodes, user
 // management and the live event stream, plus /healthz, /metrics and the dashboard's static files.
 //
 // Everything under /api/v1/ answers JSON; an error is {"error":"message"} with a message a person

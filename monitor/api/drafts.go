@@ -21,7 +21,7 @@ type Drafts interface {
 	DecideDraft(ctx context.Context, id, decision, reason, user string, at time.Time) (string, error)
 }
 
-// DraftSummary is a draft in a list (BRIEF §4.3).
+// DraftSummary is a draft in a list (docs/api.md).
 type DraftSummary struct {
 	ID         string    `json:"id"`
 	EpisodeIDs []string  `json:"episode_ids"`

@@ -31,7 +31,7 @@ func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusOK, newList(vs, ""))
 }
 
-// ruleRE is what a rule id looks like (BRIEF §2).
+// ruleRE is what a rule id looks like (docs/rules.md).
 var ruleRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // handleEpisodes serves GET /api/v1/episodes?vehicle=&rule=&from=&to=&open=&limit=&cursor=.

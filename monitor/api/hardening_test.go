@@ -40,7 +40,7 @@ type route struct {
 	at        string // file:line
 }
 
-// public are the routes that answer without a session (BRIEF §4.3), with why.
+// public are the routes that answer without a session (docs/api.md, "Authentication"), with why.
 var public = map[string]string{
 	"POST /api/v1/login":  "signs in",
 	"GET /api/v1/session": "always 200: tells the dashboard whether it is signed in",

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Event names of the stream (BRIEF §4.3).
+// Event names of the stream (docs/api.md).
 const (
 	EventPosition = "position"
 	EventEpisode  = "episode"

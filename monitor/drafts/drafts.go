@@ -1,5 +1,5 @@
 // Package drafts turns episodes into drafts of autos de infração: one draft per fact per
-// penalty (BRIEF §2), with the evidence frozen into a bundle when the draft is made, hashed,
+// penalty (docs/rules.md, "One draft per conduct"; docs/penalty.md), with the evidence frozen into a bundle when the draft is made, hashed,
 // signed with the monitor's ed25519 key and chained to the previous draft's hash, so that any
 // later edit of the database shows. The machine drafts; a person decides.
 package drafts

@@ -79,7 +79,7 @@ type options struct {
 	csv          string        // write each episode's latency there
 }
 
-// The speeds of the simulated fleet and the profile's confirmation (Piúma defaults, BRIEF §4.4).
+// The speeds of the simulated fleet and the profile's confirmation (Piúma defaults, docs/profile.md).
 const (
 	cruiseKmh = 22.0
 	fastKmh   = 45.0

@@ -144,7 +144,7 @@ type Result struct {
 }
 
 // Offence is the fact being fined: the facts of one draft, of one vehicle, that share one
-// penalty (BRIEF §2, one draft per fact per penalty).
+// penalty (docs/penalty.md).
 type Offence struct {
 	Rules    []string  // the rule ids of the facts; all must share the penalty and the fine
 	Licensee string    // the licensee responsible for the fine (Art. 48, § 2º)

@@ -1,4 +1,4 @@
-// Package profile is the legal profile of a municipality (BRIEF §4.4): every number, article and
+// Package profile is the legal profile of a municipality (docs/profile.md): every number, article and
 // period the rules apply, as data. A profile is a YAML file validated on load with errors that
 // name the key; the Piúma profile is built in, so the monitor runs without a file.
 package profile
@@ -70,7 +70,7 @@ type Profile struct {
 	// (Art. 16, 25, 26, 46 II–IX, …), by id (optional).
 	ManualInfractions map[string]ManualInfraction `yaml:"manual_infractions"`
 	// DocumentExpired maps each kind of registry document to the article an expired one is
-	// cited under (BRIEF §2, document_expired); optional: without documents the rule is not
+	// cited under (docs/rules.md, document_expired); optional: without documents the rule is not
 	// evaluated.
 	DocumentExpired DocumentExpired `yaml:"document_expired"`
 	Recidivism      Recidivism      `yaml:"recidivism"`
@@ -390,7 +390,7 @@ func Parse(b []byte, name string) (*Profile, error) {
 	return &p, nil
 }
 
-// RuleIDs lists the rules of BRIEF §2 that a profile must map.
+// RuleIDs lists the rules of docs/rules.md that a profile must map.
 var RuleIDs = []string{"speed", "hours", "sensitive_zone_sound", "boarding_sound", "noise_limit",
 	"route_deviation", "parked_public_road", "telemetry_fault"}
 

@@ -40,11 +40,12 @@ func (k DeviceKind) Label() string {
 }
 
 // Label names the subject in Portuguese by kind and id — never by a person's name: "veículo
-// PIU-001", "licenciado L1", "condutor D1", "decibelímetro nº PCE-1 (veículo PIU-001)".
+// PIU-001", "permissionário L1", "condutor D1", "decibelímetro nº PCE-1 (veículo PIU-001)".
+// The dashboard says "Permissionário" with the licensee's razão social instead (fleet.js).
 func (s Subject) Label() string {
 	switch s.Kind {
 	case SubjectLicensee:
-		return "licenciado " + s.ID
+		return "permissionário " + s.ID
 	case SubjectVehicle:
 		return "veículo " + s.ID
 	case SubjectDriver:

@@ -1,6 +1,6 @@
 // Package registry is the register of licensees, vehicles, drivers and devices the municipality
 // keeps under Lei 2.277/2018 (Art. 19, 20), with the dates of the documents they must hold
-// (BRIEF §2, document_expired).
+// (docs/rules.md, document_expired).
 //
 // The registry is one YAML file (TRENZINHO_REGISTRY), validated on load with errors that name
 // the record and the field; CPF and CNPJ check digits (numeric and alphanumeric CNPJ) and plate
@@ -194,9 +194,9 @@ func Parse(b []byte, name string) (*Registry, error) {
 }
 
 // fileHeader starts every file the package writes.
-const fileHeader = "# Cadastro do trenzinho (Lei 2.277/2018): licenciados, veículos, condutores.\n" +
-	"# Contém dados pessoais (LGPD): acesso restrito. Escrito pelo monitor; comentários não são\n" +
-	"# preservados. Formato: docs/registry.md.\n"
+const fileHeader = "# Cadastro do trenzinho (Lei 2.277/2018): permissionários, veículos, condutores.\n" +
+	"# Contém dados pessoais (LGPD): acesso restrito. O monitor preserva os comentários ao editar.\n" +
+	"# Formato: docs/registry.md.\n"
 
 // Marshal encodes the registry as YAML, in the format Parse reads.
 func (r *Registry) Marshal() ([]byte, error) {

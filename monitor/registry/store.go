@@ -379,6 +379,7 @@ func (s *Store) Replace(r *Registry) error {
 func (s *Store) update(fn func(r *Registry) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	var prev []byte // the file as it is, whose comments and layout the edit keeps
 	if s.path != "" {
 		unlock, err := lockDir(filepath.Dir(s.path))
 		if err != nil {
@@ -388,6 +389,7 @@ func (s *Store) update(fn func(r *Registry) error) error {
 		// Another process (or a person) may have written the file since we read it: edit
 		// what is there, never an older copy.
 		b, err := os.ReadFile(s.path)
+		prev = b
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 		case err != nil:
@@ -409,7 +411,7 @@ func (s *Store) update(fn func(r *Registry) error) error {
 		return fmt.Errorf("registry: %w", err)
 	}
 	if s.path != "" {
-		b, err := r.Marshal()
+		b, err := r.MarshalOver(prev)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/registry"
 )
 
-// documentRule flags a vehicle in service with an expired document of the registry (BRIEF §2,
+// documentRule flags a vehicle in service with an expired document of the registry (docs/rules.md,
 // document_expired): the current document of each kind of the vehicle and of its licensee
 // (licence, CSV, inspection, tachograph verification), the verification of each of its devices
 // and — when the tachograph reports a card that names a registered driver — the driver's CNH

@@ -1,4 +1,4 @@
-// Package rules is the monitor's judgement: the rules of the law (BRIEF §2) applied to each
+// Package rules is the monitor's judgement: the rules of the law (docs/rules.md) applied to each
 // vehicle's readings in device-time order, producing episodes. Each rule lives in its own file
 // (speed.go, hours.go, …) and takes every number it applies from the legal profile.
 //
@@ -312,7 +312,7 @@ func (e *Engine) trackStop(v *Vehicle, t time.Time) {
 	}
 }
 
-// gpsEvidence applies the evidence checks of BRIEF §2 to a GPS sample: quality is a fix of
+// gpsEvidence applies the evidence checks of docs/rules.md ("Evidence") to a GPS sample: quality is a fix of
 // known good quality, an HDOP within the profile's bound and a speed consistent with the
 // distance and time from the previous accepted fix; evidence is quality and a speed consistent
 // with the tachograph's.
@@ -457,7 +457,7 @@ func (v *Vehicle) OpenEpisodeIDs() []string {
 	return ids
 }
 
-// InService reports whether the vehicle is in service at t per the profile (BRIEF §2): the
+// InService reports whether the vehicle is in service at t per the profile (docs/rules.md, "In service"): the
 // driver's service switch when wired and the profile lets it decide; otherwise outside its
 // licensee's garage and moving, or stopped at a boarding point. With no garage on file for the
 // licensee, moving is in service (a vehicle cannot move far inside a garage).

@@ -7,7 +7,7 @@ import (
 
 // Episode is one violation (or fault) of one rule by one vehicle: it opens when the rule's
 // condition is confirmed, is updated while it lasts, and closes when the condition clears or the
-// vehicle's data stops. Its JSON is the public shape of BRIEF §4.3.
+// vehicle's data stops. Its JSON is the public shape of docs/api.md.
 type Episode struct {
 	// ID is deterministic: the vehicle, the rule and the device time the episode started, so
 	// that a replay or a monitor restart finds the same episode instead of opening another.

@@ -1,5 +1,5 @@
 // Package store is the monitor's SQLite database: users and their sessions, the append-only audit
-// log, and the rule episodes with their evidence (BRIEF §3, §5).
+// log, and the rule episodes with their evidence (README.md, "Architecture").
 //
 // The database is one file opened through the pure-Go driver modernc.org/sqlite, in WAL mode so
 // that readers never wait for the writer, with a busy timeout so that concurrent writers queue

@@ -20,6 +20,13 @@ const subjectCell = (e) => e.subject.kind === "licensee"
   ? [SUBJECTS[e.subject.kind] + " ", h("span", { class: "nowrap" }, e.subject.id)]
   : e.subject_label.charAt(0).toUpperCase() + e.subject_label.slice(1);
 const documentName = (e) => DOCUMENT_SHORT[e.document] || e.label;
+// subjectText is subjectCell as plain text (tooltips, screen readers): "Permissionário
+// Passeios Recreativos Ilha do Gambá Ltda", never the registry's id of a licensee.
+const subjectText = (e) => e.subject.kind === "licensee"
+  ? `${SUBJECTS.licensee} ${licenseeName(e.subject.id)}`
+  : SUBJECTS[e.subject.kind]
+  ? `${SUBJECTS[e.subject.kind]} ${e.subject.id}`
+  : e.subject_label.charAt(0).toUpperCase() + e.subject_label.slice(1);
 
 export const fleetView = {
   title: "Frota",
@@ -85,7 +92,7 @@ export const fleetView = {
       if (!items.length) return chip("em dia", "ok", `Nada vencido nem a vencer em ${EXPIRING_DAYS} dias`);
       const expired = items.filter((e) => e.expired || e.problem === "category").length;
       const soon = items.length - expired;
-      const detail = items.map((e) => `${e.subject_label}: ${documentName(e)} — ${e.status_label}`).join("\n");
+      const detail = items.map((e) => `${subjectText(e)}: ${documentName(e)} — ${e.status_label}`).join("\n");
       return h("span", { class: "chips", title: detail, dataset: { docs: expired ? "expired" : "expiring" } },
         expired ? chip(plural(expired, "vencido", "vencidos"), "danger") : null, soon ? chip(`${soon} a vencer`, "warn") : null,
         h("span", { class: "sr-only" }, ": " + detail.replace(/\n/g, "; ")));

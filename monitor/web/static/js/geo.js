@@ -4,6 +4,7 @@
 import { api } from "./api.js";
 import { h } from "./dom.js";
 import { CATEGORIES, AREAS, fmtNum, fmtDateTime, fmtOpeningHours, isoDateBR } from "./fmt.js";
+import { licenseeName } from "./names.js";
 
 let cached = null, cachedAt = 0;
 
@@ -96,7 +97,8 @@ export function buildLayers(map, fc) {
       case "itinerary": {
         const active = p.active_now !== false;
         const layer = L.geoJSON(f, { pane: "routes", style: { color: "#6c3fb5", weight: 4, opacity: active ? 0.85 : 0.45, dashArray: active ? null : "6 6", lineCap: "round" } });
-        layer.bindTooltip(tip("Itinerário " + (p.name || p.id), p.licensee ? "Permissionário: " + p.licensee : null,
+        // Tooltips are made when shown, so that they name the licensee once the registry has loaded.
+        layer.bindTooltip(() => tip("Itinerário " + (p.name || p.id), p.licensee ? "Permissionário: " + licenseeName(p.licensee) : null,
           [p.days && "Dias: " + p.days, p.hours && "Horário: " + p.hours].filter(Boolean).join(" · ") || null,
           "Corredor: " + fmtNum(p.corridor_m || 50, 0) + " m",
           active ? "Autorizado agora" : "Fora do horário autorizado agora"), { sticky: true });
@@ -115,7 +117,7 @@ export function buildLayers(map, fc) {
       }
       case "garage": {
         const layer = L.geoJSON(f, { pane: "garages", style: { color: "#6d4c41", weight: 1.5, dashArray: "4 3", fillColor: "#8d6e63", fillOpacity: 0.25 } });
-        layer.bindTooltip(tip("Garagem" + (p.name ? ": " + p.name : ""), p.licensee ? "Permissionário: " + p.licensee : null), { sticky: true });
+        layer.bindTooltip(() => tip("Garagem" + (p.name ? ": " + p.name : ""), p.licensee ? "Permissionário: " + licenseeName(p.licensee) : null), { sticky: true });
         layer.addTo(groups.garages);
         extend(bounds, layer);
         break;

@@ -299,7 +299,7 @@ function mountImport(el) {
       const items = res.items || [];
       result.replaceChildren(h("div", { class: "banner banner--ok", role: "status" }, icon("shield-ok", "icon icon-lg"),
         h("div", null, h("strong", null, `${plural(items.length, "auto importado", "autos importados")}.`),
-          h("ul", null, items.map((c) => h("li", null, h("a", { href: "#/autos/" + c.id }, c.notice), ` — ${c.licensee || ""} · ${CASE_STATES[c.state] || c.state}`))))));
+          h("ul", null, items.map((c) => h("li", null, h("a", { href: "#/autos/" + c.id }, c.notice), ` — ${licenseeText(c)} · ${CASE_STATES[c.state] || c.state}`))))));
       form.reset();
       fileName.textContent = "nenhum arquivo escolhido";
     } catch (e) {
