@@ -50,6 +50,7 @@ type serveConfig struct {
 	signingKey    string
 	draftSettle   time.Duration
 	tileURL       string
+	http          httpConfig
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -71,7 +72,11 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
+	c.http.bind(b)
 	if err := b.Parse(args); err != nil {
+		return err
+	}
+	if err := c.http.check(); err != nil {
 		return err
 	}
 	log, err := config.Logger(os.Stderr, c.logLevel)
@@ -192,9 +197,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})
 		},
 		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
-		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
-		RegistryStore: regStore,
-		Cases:         &api.CasesConfig{Store: db, Profile: prof, Registry: regStore},
+		Map:            api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
+		RegistryStore:  regStore,
+		Cases:          &api.CasesConfig{Store: db, Profile: prof, Registry: regStore},
+		TrustedProxies: c.http.trusted,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

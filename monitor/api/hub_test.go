@@ -73,26 +73,36 @@ func TestHubClose(t *testing.T) {
 func TestThrottle(t *testing.T) {
 	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 	th := newThrottle(3, time.Minute, func() time.Time { return now })
+	allowed := func(k string) bool { _, b := th.blocked(k); return !b }
 	for range 3 {
-		if !th.allowed("192.0.2.1") {
+		if !allowed("192.0.2.1") {
 			t.Fatal("refused before the limit")
 		}
 		th.fail("192.0.2.1")
+		now = now.Add(10 * time.Second)
 	}
-	if th.allowed("192.0.2.1") {
-		t.Error("allowed after 3 failures")
+	if left, b := th.blocked("192.0.2.1"); !b || left != 30*time.Second {
+		t.Errorf("after 3 failures: blocked %v for %v, want true for 30s (the window runs from the first failure)", b, left)
 	}
-	if !th.allowed("192.0.2.2") {
-		t.Error("another address refused")
+	if !allowed("192.0.2.2") {
+		t.Error("another key refused")
 	}
-	now = now.Add(time.Minute)
-	if !th.allowed("192.0.2.1") {
+	now = now.Add(30 * time.Second)
+	if !allowed("192.0.2.1") {
 		t.Error("refused after the window")
 	}
-	th.fail("192.0.2.1")
-	th.reset("192.0.2.1")
 	if len(th.fails) != 0 {
-		t.Errorf("reset left %v", th.fails)
+		t.Errorf("an expired key is kept: %v", th.fails)
+	}
+
+	// Bounded: past maxKeys the key whose window ends first is forgotten, never a newer one.
+	th.maxKeys = 3
+	for i := range 4 {
+		th.fail(fmt.Sprint("k", i))
+		now = now.Add(time.Second)
+	}
+	if _, ok := th.fails["k0"]; ok || len(th.fails) != 3 {
+		t.Errorf("after 4 keys with room for 3: %v", th.fails)
 	}
 }
 
