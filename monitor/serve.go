@@ -170,7 +170,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		// apply from the next batch on.
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
-	hub := api.NewHub(api.HubConfig{Logger: log})
+	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
 	var client mqtt.Client
 	j := judge.New(judge.Config{
 		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,

@@ -9,11 +9,11 @@ import (
 
 func TestHubDropsSlowSubscriber(t *testing.T) {
 	h := NewHub(HubConfig{Buffer: 3})
-	fast, err := h.subscribe()
+	fast, err := h.subscribe("u")
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := h.subscribe()
+	slow, err := h.subscribe("u")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestHubDropsSlowSubscriber(t *testing.T) {
 
 func TestHubClose(t *testing.T) {
 	h := NewHub(HubConfig{MaxClients: 2})
-	a, _ := h.subscribe()
-	if _, err := h.subscribe(); err != nil {
+	a, _ := h.subscribe("u")
+	if _, err := h.subscribe("u"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.subscribe(); err != errHubFull {
+	if _, err := h.subscribe("u"); err != errHubFull {
 		t.Errorf("third subscriber: %v, want errHubFull", err)
 	}
 	h.Close()
@@ -64,7 +64,7 @@ func TestHubClose(t *testing.T) {
 	default:
 		t.Error("Close left a stream open")
 	}
-	if _, err := h.subscribe(); err != errHubClosed {
+	if _, err := h.subscribe("u"); err != errHubClosed {
 		t.Errorf("subscribe after Close: %v", err)
 	}
 	h.Publish(EventDraft, 1) // no subscribers, no panic
@@ -110,7 +110,7 @@ func TestThrottle(t *testing.T) {
 // one position per vehicle, the newest, in the order the vehicles first moved.
 func TestHubPublishLatestCoalesces(t *testing.T) {
 	h := NewHub(HubConfig{Buffer: 4, MaxKeys: 500})
-	slow, err := h.subscribe()
+	slow, err := h.subscribe("u")
 	if err != nil {
 		t.Fatal(err)
 	}
