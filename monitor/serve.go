@@ -224,9 +224,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := newHTTPServer(srv.Handler(), c.http)
 	httpDone := make(chan error, 1)
-	go func() { httpDone <- hs.Serve(ln) }()
+	go func() { httpDone <- hs.Serve(limitListener(ln, c.http, reg)) }()
 	log.Info("monitor listening", "addr", ln.Addr().String(), "profile", prof.ID, "geofences", set.Len(), "version", version)
 
 	var runErr error

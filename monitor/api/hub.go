@@ -272,6 +272,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	defer s.hub.unsubscribe(sub)
 
 	rc := http.NewResponseController(w)
+	// The server's read timeout bounds reading a request; a stream lasts for hours. Lift the
+	// deadline for this request explicitly: net/http (1.26) clears it itself once a request
+	// has no body left to read, but a read timing out would end the stream, so the stream does
+	// not rely on that. Reads on this connection are then only the server's watch for the
+	// client going away.
+	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
