@@ -69,7 +69,6 @@ func (s *Spool) stageRekey(firsts []uint64, hasState bool, cause error) error {
 	var (
 		n, lost   uint64
 		previous  string
-		segs      []string
 		out       *os.File
 		w         *bufio.Writer
 		outSize   int64
@@ -141,7 +140,6 @@ func (s *Spool) stageRekey(firsts []uint64, hasState bool, cause error) error {
 				w = bufio.NewWriterSize(out, 64<<10)
 				w.WriteString(segMagic)
 				outSize = segHdrSize
-				segs = append(segs, name)
 			}
 			n++
 			if _, err := w.Write(appendRecord(nil, n, p)); err != nil {
