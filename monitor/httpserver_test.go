@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/connlimit"
+	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/store"
 )
@@ -317,5 +319,133 @@ func TestHTTPConfigBounds(t *testing.T) {
 	}
 	if hs := newHTTPServer(http.NotFoundHandler(), c); hs.ReadTimeout != 60*time.Second || hs.ReadHeaderTimeout != 10*time.Second || hs.MaxHeaderBytes != maxHeaderBytes {
 		t.Errorf("server limits %v %v %v", hs.ReadTimeout, hs.ReadHeaderTimeout, hs.MaxHeaderBytes)
+	}
+}
+
+// TestServeHTTPLimits: the limits as `monitor serve` reads and applies them, through the whole
+// program (no broker reachable: the API serves anyway): the trusted proxy's X-Forwarded-For
+// names the client for the login throttle, the per-address connection cap spares the trusted
+// proxy, the read timeout cuts a trickling body, and the streams per user are bounded.
+func TestServeHTTPLimits(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- cmdServe(ctx, []string{
+			"--mqtt-url", fmt.Sprintf("tcp://127.0.0.1:%d", testenv.FreePort(t)), // nobody listens
+			"--db", filepath.Join(dir, "monitor.db"), "--listen", addr,
+			"--admin-user", "admin", "--admin-password", testAdminPassword, "--log-level", "error",
+			"--trusted-proxies", "127.0.0.1", "--http-read-timeout", "1s",
+			"--http-max-conns-per-addr", "4", "--max-streams-per-user", "2",
+		})
+	}()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}()
+	if err := testenv.WaitTCP(addr, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f := &httpFixture{addr: addr}
+	base := "http://" + addr
+
+	login := func(xff, user, password string) (int, string) {
+		req, _ := http.NewRequest("POST", base+"/api/v1/login", strings.NewReader(`{"user":"`+user+`","password":"`+password+`"}`))
+		req.Header.Set("X-Forwarded-For", xff)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Token string }
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out.Token
+	}
+	// Ten failures of one forwarded client lock out that client, not the next one.
+	for i := range 10 {
+		if code, _ := login("203.0.113.1", fmt.Sprint("fantasma-", i), "errada"); code != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d", i+1, code)
+		}
+	}
+	if code, _ := login("203.0.113.1", "admin", testAdminPassword); code != http.StatusTooManyRequests {
+		t.Errorf("the failing client after 10 failures: %d, want 429", code)
+	}
+	code, token := login("203.0.113.2", "admin", testAdminPassword)
+	if code != http.StatusOK {
+		t.Fatalf("another client behind the proxy: %d, want 200", code)
+	}
+
+	// Two streams per user, then 429.
+	for i := range 3 {
+		req, _ := http.NewRequest("GET", base+"/api/v1/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if want := map[bool]int{true: http.StatusOK, false: http.StatusTooManyRequests}[i < 2]; resp.StatusCode != want {
+			t.Errorf("stream %d of a user with max 2: %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+
+	// The cap spares the trusted proxy (127.0.0.1) and holds an untrusted address (127.0.0.2).
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range 6 {
+		c := f.dialFrom(t, "127.0.0.1")
+		conns = append(conns, c)
+		if got := healthz(t, c); got != "HTTP/1.1 200 OK" {
+			t.Errorf("connection %d from the trusted proxy: %q", i+1, got)
+		}
+	}
+	for i := range 5 {
+		c := f.dialFrom(t, "127.0.0.2")
+		conns = append(conns, c)
+		if got := healthz(t, c); (got == "HTTP/1.1 200 OK") != (i < 4) {
+			t.Errorf("connection %d from 127.0.0.2 with a cap of 4: %q", i+1, got)
+		}
+	}
+
+	// A trickling body is cut after the 1 s read timeout.
+	c := f.dialFrom(t, "127.0.0.3")
+	defer c.Close()
+	io.WriteString(c, "POST /api/v1/login HTTP/1.1\r\nHost: m\r\nContent-Type: application/json\r\nContent-Length: 9999\r\n\r\n{")
+	start := time.Now()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				if _, err := c.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("a trickling body held its connection for 30 s")
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("a trickling body cut after %v, want about 1 s", d)
 	}
 }
