@@ -137,10 +137,8 @@ func rekey(cfg Config) spool.Rekeyer {
 			return nil, "", fmt.Errorf("bridge: spooled batch: %w", err)
 		}
 		old := b.Epoch
-		b.Vehicle, b.Epoch, b.Seq, b.Sig = cfg.Vehicle, epoch, seq, ""
-		if cfg.Key != nil {
-			b.Kid = cfg.Kid
-		}
+		// As batch does: this vehicle, this key (the key may have been rotated since).
+		b.Vehicle, b.Epoch, b.Seq, b.Kid, b.Sig = cfg.Vehicle, epoch, seq, cfg.Kid, ""
 		p, err := wire.Encode(&b, cfg.Key)
 		return p, old, err
 	}
