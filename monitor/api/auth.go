@@ -63,33 +63,38 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	// Two independent limits: the address (one client guessing many accounts) and the account
 	// (many clients guessing one account). Either refuses the attempt, the right password
 	// included; neither is reset by a success.
-	ipLeft, ipBlocked := s.throttle.blocked(ip)
-	acctLeft, acctBlocked := s.accounts.blocked(account)
-	if ipBlocked || acctBlocked {
+	// Each admitted attempt holds one of the places left until it is decided, so that
+	// attempts made at once cannot overrun the limit.
+	ipLeft, ipOK := s.throttle.admit(ip)
+	var acctLeft time.Duration
+	acctOK := false
+	if ipOK {
+		if acctLeft, acctOK = s.accounts.admit(account); !acctOK {
+			s.throttle.done(ip, false)
+		}
+	}
+	if !ipOK || !acctOK {
 		s.metrics.logins.WithLabelValues("throttled").Inc()
 		// Audited too (the password is not even checked), up to a bound per refusing key and
 		// window so that a flood of attempts cannot flood the audit log.
-		audit := true
-		if ipBlocked && s.throttle.refuse(ip) > maxThrottledAudits {
-			audit = false
+		refused, left := 0, ipLeft
+		if ipOK {
+			refused, left = s.accounts.refuse(account), acctLeft
+		} else {
+			refused = s.throttle.refuse(ip)
 		}
-		if acctBlocked && s.accounts.refuse(account) > maxThrottledAudits {
-			audit = false
-		}
-		if audit {
+		if refused <= maxThrottledAudits {
 			s.record(r, store.AuditEntry{Action: "login_throttled", Object: "user:" + auditName(req.User)})
-		}
-		var left time.Duration
-		if ipBlocked {
-			left = ipLeft
-		}
-		if acctBlocked {
-			left = max(left, acctLeft)
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
 		s.writeError(w, r, http.StatusTooManyRequests, "muitas tentativas de login; tente novamente mais tarde")
 		return
 	}
+	failed := false
+	defer func() {
+		s.throttle.done(ip, failed)
+		s.accounts.done(account, failed)
+	}()
 
 	// Hash a bounded number of passwords at once: each costs memory.
 	select {
@@ -102,8 +107,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 
 	name := auditName(req.User)
 	if errors.Is(err, store.ErrInvalidCredentials) {
-		s.throttle.fail(ip)
-		s.accounts.fail(account)
+		failed = true
 		s.metrics.logins.WithLabelValues("failed").Inc()
 		s.record(r, store.AuditEntry{Action: "login_failed", Object: "user:" + name})
 		s.writeError(w, r, http.StatusUnauthorized, "usuário ou senha inválidos")
@@ -265,8 +269,9 @@ type throttle struct {
 	// the key whose window ends first is forgotten.
 	maxKeys int
 
-	mu    sync.Mutex
-	fails map[string]*failures
+	mu      sync.Mutex
+	fails   map[string]*failures
+	pending map[string]int // attempts admitted and not yet decided
 }
 
 type failures struct {
@@ -276,29 +281,45 @@ type failures struct {
 }
 
 func newThrottle(max int, window time.Duration, now func() time.Time) *throttle {
-	return &throttle{max: max, window: window, now: now, maxKeys: 100_000, fails: map[string]*failures{}}
+	return &throttle{max: max, window: window, now: now, maxKeys: 100_000,
+		fails: map[string]*failures{}, pending: map[string]int{}}
 }
 
-// blocked reports whether key is refused, and for how long still.
-func (t *throttle) blocked(key string) (time.Duration, bool) {
+// admit reports whether key may make an attempt now and, if so, reserves its place until done;
+// if not, it says for how long the key is still refused.
+func (t *throttle) admit(key string) (time.Duration, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f, ok := t.fails[key]
-	if !ok {
-		return 0, false
+	n := 0
+	var left time.Duration
+	if f, ok := t.fails[key]; ok {
+		if left = f.since.Add(t.window).Sub(t.now()); left <= 0 {
+			delete(t.fails, key)
+			left = 0
+		} else {
+			n = f.n
+		}
 	}
-	left := f.since.Add(t.window).Sub(t.now())
-	if left <= 0 {
-		delete(t.fails, key)
-		return 0, false
+	if n+t.pending[key] >= t.max {
+		if n < t.max {
+			left = time.Second // attempts in flight hold the last places: try again shortly
+		}
+		return left, false
 	}
-	return left, f.n >= t.max
+	t.pending[key]++
+	return 0, true
 }
 
-// fail counts a failed login of key.
-func (t *throttle) fail(key string) {
+// done ends an attempt that admit let through; failed counts it as a failure.
+func (t *throttle) done(key string, failed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.pending[key]--; t.pending[key] <= 0 {
+		delete(t.pending, key)
+	}
+	if !failed {
+		return
+	}
 	now := t.now()
 	if len(t.fails) >= 10000 {
 		for k, f := range t.fails {

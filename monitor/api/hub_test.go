@@ -73,16 +73,25 @@ func TestHubClose(t *testing.T) {
 func TestThrottle(t *testing.T) {
 	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 	th := newThrottle(3, time.Minute, func() time.Time { return now })
-	allowed := func(k string) bool { _, b := th.blocked(k); return !b }
-	for range 3 {
-		if !allowed("192.0.2.1") {
-			t.Fatal("refused before the limit")
+	allowed := func(k string) bool {
+		_, ok := th.admit(k)
+		if ok {
+			th.done(k, false)
 		}
-		th.fail("192.0.2.1")
+		return ok
+	}
+	fail := func(k string) {
+		if _, ok := th.admit(k); !ok {
+			t.Fatalf("%s refused before the limit", k)
+		}
+		th.done(k, true)
+	}
+	for range 3 {
+		fail("192.0.2.1")
 		now = now.Add(10 * time.Second)
 	}
-	if left, b := th.blocked("192.0.2.1"); !b || left != 30*time.Second {
-		t.Errorf("after 3 failures: blocked %v for %v, want true for 30s (the window runs from the first failure)", b, left)
+	if left, ok := th.admit("192.0.2.1"); ok || left != 30*time.Second {
+		t.Errorf("after 3 failures: admitted %v, refused for %v; want refused for 30s (the window runs from the first failure)", ok, left)
 	}
 	if !allowed("192.0.2.2") {
 		t.Error("another key refused")
@@ -91,14 +100,32 @@ func TestThrottle(t *testing.T) {
 	if !allowed("192.0.2.1") {
 		t.Error("refused after the window")
 	}
-	if len(th.fails) != 0 {
-		t.Errorf("an expired key is kept: %v", th.fails)
+	if len(th.fails) != 0 || len(th.pending) != 0 {
+		t.Errorf("left behind: %v %v", th.fails, th.pending)
 	}
+
+	// Attempts in flight hold their places: three at once, a fourth is refused, and once the
+	// three fail the key is refused for the window.
+	for range 3 {
+		if _, ok := th.admit("192.0.2.3"); !ok {
+			t.Fatal("refused below the limit")
+		}
+	}
+	if _, ok := th.admit("192.0.2.3"); ok {
+		t.Error("a fourth attempt admitted while three are in flight")
+	}
+	for range 3 {
+		th.done("192.0.2.3", true)
+	}
+	if allowed("192.0.2.3") {
+		t.Error("admitted after three failures in flight")
+	}
+	now = now.Add(time.Minute)
 
 	// Bounded: past maxKeys the key whose window ends first is forgotten, never a newer one.
 	th.maxKeys = 3
 	for i := range 4 {
-		th.fail(fmt.Sprint("k", i))
+		fail(fmt.Sprint("k", i))
 		now = now.Add(time.Second)
 	}
 	if _, ok := th.fails["k0"]; ok || len(th.fails) != 3 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trenzinho/trenzinho/internal/clientip"
@@ -145,5 +146,27 @@ func TestLoginThrottleUntrustedXFF(t *testing.T) {
 		if e.RemoteAddr != "127.0.0.1" {
 			t.Errorf("audited failure from %q, want the peer 127.0.0.1", e.RemoteAddr)
 		}
+	}
+}
+
+// TestLoginThrottleConcurrent: 30 wrong passwords for one account sent at once, from 30
+// clients, get 10 answers 401 and 20 answers 429: attempts in flight cannot overrun the limit.
+func TestLoginThrottleConcurrent(t *testing.T) {
+	f := behindProxy(t)
+	codes := make(chan int, 30)
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Go(func() {
+			codes <- f.loginFrom(fmt.Sprintf("203.0.113.%d", i+1), "admin", fmt.Sprint("chute-", i))
+		})
+	}
+	wg.Wait()
+	close(codes)
+	n := map[int]int{}
+	for c := range codes {
+		n[c]++
+	}
+	if n[http.StatusUnauthorized] != 10 || n[http.StatusTooManyRequests] != 20 {
+		t.Errorf("answers %v, want 10 × 401 and 20 × 429", n)
 	}
 }
