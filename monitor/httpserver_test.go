@@ -449,3 +449,16 @@ func TestServeHTTPLimits(t *testing.T) {
 		t.Errorf("a trickling body cut after %v, want about 1 s", d)
 	}
 }
+
+// TestHeaderLimit: request headers beyond 64 KiB are refused (431), not read on.
+func TestHeaderLimit(t *testing.T) {
+	f := startHTTP(t, httpConfig{})
+	c := f.dialFrom(t, "")
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: m\r\nX-Big: "+strings.Repeat("a", 200<<10)+"\r\n\r\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 431") {
+		t.Errorf("200 KiB of headers: %q %v, want 431", line, err)
+	}
+}
