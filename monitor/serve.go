@@ -50,6 +50,7 @@ type serveConfig struct {
 	signingKey    string
 	draftSettle   time.Duration
 	tileURL       string
+	http          httpConfig
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -71,11 +72,15 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
+	c.http.bind(b)
 	if err := b.Parse(args); err != nil {
 		return flagErr(err)
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (serve takes flags only; \"monitor help\" lists the commands)", fs.Arg(0))
+	}
+	if err := c.http.check(); err != nil {
+		return err
 	}
 	log, err := config.Logger(os.Stderr, c.logLevel)
 	if err != nil {
@@ -168,7 +173,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		// apply from the next batch on.
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
-	hub := api.NewHub(api.HubConfig{Logger: log})
+	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
 	var client mqtt.Client
 	j := judge.New(judge.Config{
 		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
@@ -195,9 +200,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})
 		},
 		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
-		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
-		RegistryStore: regStore,
-		Cases:         &api.CasesConfig{Store: db, Profile: prof, Registry: regStore},
+		Map:            api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
+		RegistryStore:  regStore,
+		Cases:          &api.CasesConfig{Store: db, Profile: prof, Registry: regStore},
+		TrustedProxies: c.http.trusted,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err
@@ -221,9 +227,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	hs := newHTTPServer(srv.Handler(), c.http)
 	httpDone := make(chan error, 1)
-	go func() { httpDone <- hs.Serve(ln) }()
+	go func() { httpDone <- hs.Serve(limitListener(ln, c.http, reg)) }()
 	log.Info("monitor listening", "addr", ln.Addr().String(), "profile", prof.ID, "geofences", set.Len(), "version", version)
 
 	var runErr error

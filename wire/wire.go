@@ -127,6 +127,11 @@ type Status struct {
 	SpoolEvicted *int64            `json:"spool_evicted,omitempty"`
 	Devices      map[string]string `json:"devices,omitempty"`
 	T            *Time             `json:"t,omitempty"`
+
+	// PreviousEpoch links Epoch to the epoch it replaced when the bridge lost its state (its
+	// epoch file missing or damaged) and re-sent the batches it still held under Epoch;
+	// "unknown" when the bridge could not tell which. Absent for an epoch created fresh.
+	PreviousEpoch string `json:"previous_epoch,omitempty"`
 }
 
 // Device states reported in Status.Devices.

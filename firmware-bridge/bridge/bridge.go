@@ -101,9 +101,14 @@ func Open(cfg Config) (*Bridge, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	sp, err := spool.Open(cfg.StateDir, spool.Options{MaxBytes: cfg.SpoolMaxBytes, Logger: cfg.Logger})
+	sp, err := spool.Open(cfg.StateDir, spool.Options{MaxBytes: cfg.SpoolMaxBytes, Logger: cfg.Logger, Rekey: rekey(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("bridge: %w", err)
+	}
+	if st := sp.Stats(); st.EpochLost {
+		cfg.Logger.Warn("the state directory lost its epoch file: the spooled batches are sent again under a new epoch",
+			"vehicle", cfg.Vehicle, "state_dir", cfg.StateDir, "epoch", st.Epoch, "previous_epoch", st.PreviousEpoch,
+			"rekeyed", st.Rekeyed, "unreadable", st.Lost)
 	}
 	b := &Bridge{
 		cfg:      cfg,
@@ -119,6 +124,24 @@ func Open(cfg Config) (*Bridge, error) {
 		}
 	}
 	return b, nil
+}
+
+// rekey re-encodes a spooled batch of a lost epoch for the new epoch and seq, signed again with
+// the bridge's key: the readings, their times and the batch's sent_at stay as they were. The
+// payload is the bridge's own, so it is read without the receiver's checks (an old batch
+// may be older than the receiver's max_age: the receiver decides that, not the bridge).
+func rekey(cfg Config) spool.Rekeyer {
+	return func(payload []byte, epoch string, seq uint64) ([]byte, string, error) {
+		var b wire.Batch
+		if err := json.Unmarshal(payload, &b); err != nil {
+			return nil, "", fmt.Errorf("bridge: spooled batch: %w", err)
+		}
+		old := b.Epoch
+		// As batch does: this vehicle, this key (the key may have been rotated since).
+		b.Vehicle, b.Epoch, b.Seq, b.Kid, b.Sig = cfg.Vehicle, epoch, seq, cfg.Kid, ""
+		p, err := wire.Encode(&b, cfg.Key)
+		return p, old, err
+	}
 }
 
 // Epoch is the bridge's sequence epoch.
@@ -442,7 +465,7 @@ func (b *Bridge) Status(online bool) wire.Status {
 	depth, evicted := int64(st.Depth), int64(st.Evicted)
 	now := wire.NewTime(time.Now())
 	return wire.Status{
-		Online: online, Version: b.cfg.Version, Epoch: st.Epoch, Seq: st.LastSeq,
+		Online: online, Version: b.cfg.Version, Epoch: st.Epoch, Seq: st.LastSeq, PreviousEpoch: st.PreviousEpoch,
 		SpoolDepth: &depth, SpoolEvicted: &evicted, Devices: b.devs.snapshot(), T: &now,
 	}
 }

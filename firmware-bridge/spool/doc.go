@@ -43,6 +43,8 @@
 //	state                     two 32-byte slots, written alternately (see below)
 //	00000000000000000001.seg  segment files, named by the seq of their first record
 //	quarantine/               damaged segments, kept for inspection (at most 8)
+//	previous-epoch            after a lost epoch was recovered: the epoch it replaced, or "unknown"
+//	rekey.new/, rekey.done/   only during that recovery (see below)
 //
 // A segment is the 8-byte magic "TZSPOOL1" followed by records, each a 16-byte header and the
 // payload, all integers little-endian:
@@ -75,6 +77,16 @@
 // and counted in Stats.Lost. Reading the whole spool makes Open take time in proportion to
 // its size (about a second per 400 MB on a server; an SD card's read speed bounds it on a
 // Raspberry Pi), and its index takes about 24 bytes of memory per stored batch.
+//
+// # A lost epoch
+//
+// Without Options.Rekey, Open refuses a directory that holds segments or a state file but no
+// valid epoch file (ErrBadEpoch): its seqs belong to no epoch. With it (the bridge always sets
+// it), Open starts a new epoch instead and stores every unacknowledged batch again under it,
+// re-encoded by Rekey, with seqs from 1 in the old order. The re-keyed spool is written whole
+// to rekey.new/, made durable and renamed rekey.done/; then the old segments are deleted and
+// the new files moved in, the epoch file last. Open finishes an interrupted move and discards
+// an interrupted rekey.new/ (the old spool is still whole then, and is recovered again).
 //
 // # Eviction
 //

@@ -21,9 +21,9 @@ var (
 	ErrLocked = errors.New("spool: directory in use by another spool")
 	// ErrTooLarge is returned by Append for a payload over MaxPayload or Options.MaxBytes.
 	ErrTooLarge = errors.New("spool: payload too large")
-	// ErrBadEpoch is returned by Open when the directory holds spool data but its epoch file is
-	// missing or unreadable: the seqs on disk would belong to no epoch. Moving the directory
-	// aside and opening an empty one starts a new epoch.
+	// ErrBadEpoch is returned by Open without Options.Rekey when the directory holds spool data
+	// but its epoch file is missing or unreadable: the seqs on disk would belong to no epoch.
+	// With Options.Rekey, Open recovers instead.
 	ErrBadEpoch = errors.New("spool: missing or invalid epoch file")
 )
 
@@ -46,6 +46,11 @@ type Options struct {
 	SyncEvery int
 	// Logger receives warnings about torn tails, damage and evictions (none if nil).
 	Logger *slog.Logger
+	// Rekey, when set, lets Open recover a directory whose epoch file is missing or damaged:
+	// instead of failing with ErrBadEpoch, Open starts a new epoch and passes every
+	// unacknowledged batch to Rekey with its seq in the new epoch (from 1, in the old order),
+	// storing what Rekey returns; Stats.EpochLost, Rekeyed and PreviousEpoch tell what happened.
+	Rekey Rekeyer
 }
 
 // Record is one stored batch.
@@ -71,6 +76,13 @@ type Stats struct {
 	CorruptRegions int    // damaged byte ranges found by Open
 	Quarantined    int    // damaged segment files moved to quarantine/
 	StateReset     bool   // the state file was damaged: acknowledgements were forgotten
+	EpochLost      bool   // the epoch file was missing or damaged: a new epoch was started
+	Rekeyed        uint64 // batches of the lost epoch stored again under the new one
+
+	// PreviousEpoch is the epoch this one replaced when the spool lost its epoch file (kept
+	// for the epoch's life), UnknownEpoch when no stored batch told it, "" when the epoch was
+	// created fresh.
+	PreviousEpoch string
 }
 
 // A Spool is an open spool directory. Its methods may be called from several goroutines; one
@@ -180,6 +192,9 @@ func Open(dir string, opts Options) (*Spool, error) {
 
 // load reads the directory: epoch, state and segments.
 func (s *Spool) load() error {
+	if err := s.finishRekey(); err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("spool: %w", err)
@@ -204,12 +219,24 @@ func (s *Spool) load() error {
 	}
 
 	s.epoch, err = readEpoch(s.dir)
+	if s.opts.Rekey != nil && (errors.Is(err, ErrBadEpoch) || (errors.Is(err, fs.ErrNotExist) && (len(firsts) > 0 || hasState))) {
+		// The batches on disk belong to an epoch nobody can name any more: keep them under a
+		// new one, then read the directory again.
+		if err := s.recoverEpoch(firsts, hasState, err); err != nil {
+			return err
+		}
+		return s.load()
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if len(firsts) > 0 || hasState {
 			return fmt.Errorf("spool: %s holds spool data but no epoch file: %w", s.dir, ErrBadEpoch)
 		}
 		if s.epoch, err = newEpoch(); err != nil {
 			return err
+		}
+		// A fresh epoch replaces nothing: forget what an earlier recovery recorded.
+		if err := os.Remove(filepath.Join(s.dir, previousFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("spool: %w", err)
 		}
 		if err := writeFileAtomic(s.dir, epochFile, []byte(s.epoch+"\n")); err != nil {
 			return err
@@ -219,6 +246,7 @@ func (s *Spool) load() error {
 		return err
 	}
 	s.stats.Epoch = s.epoch
+	s.stats.PreviousEpoch = readPrevious(s.dir)
 
 	s.stf, err = os.OpenFile(filepath.Join(s.dir, stateFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/trenzinho/trenzinho/internal/clientip"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -119,6 +119,10 @@ type Config struct {
 	// RegistryStore serves the registry routes (/api/v1/registry/…) and receives their edits;
 	// nil: the monitor runs without a registry and those routes answer 404.
 	RegistryStore *registry.Store
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the client: the
+	// client address of the login throttle and the audit log (TRENZINHO_TRUSTED_PROXIES).
+	// Nil: nobody; the peer's address is the client's.
+	TrustedProxies *clientip.Trusted
 	// Cases serves the case workflow (cases.go): issuing a draft opens its case with the penalty
 	// calculus; nil: drafts are only numbered when issued, and the case routes answer 404.
 	Cases *CasesConfig
@@ -154,7 +158,9 @@ type Server struct {
 	cases          *CasesConfig
 
 	metrics    *metrics
-	throttle   *throttle
+	throttle   *throttle // per client address
+	accounts   *throttle // per account
+	trusted    *clientip.Trusted
 	loginSlots chan struct{}
 	api        *http.ServeMux // the /api/ routes
 	handler    http.Handler
@@ -184,6 +190,8 @@ func New(cfg Config) *Server {
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
+		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
+		trusted:        cfg.TrustedProxies,
 		loginSlots:     make(chan struct{}, loginConcurrency),
 		api:            http.NewServeMux(),
 	}
@@ -250,7 +258,7 @@ func New(cfg Config) *Server {
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusForbidden, "requisição de outra origem recusada")
 	}))
-	s.handler = s.metrics.instrument(securityHeaders(csrf.Handler(root)))
+	s.handler = s.withClientAddr(s.metrics.instrument(securityHeaders(csrf.Handler(root))))
 	return s
 }
 
@@ -406,13 +414,25 @@ func jsonProblem(err error) string {
 	return "JSON inválido"
 }
 
-// remoteIP is the client's address as the audit log records it.
+type clientAddrKey struct{}
+
+// withClientAddr finds the client address of each request once (clientip: X-Forwarded-For only
+// from a trusted proxy) for remoteIP.
+func (s *Server) withClientAddr(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, s.trusted.Of(r))))
+	})
+}
+
+// remoteIP is the client's address as the login throttle and the audit log know it.
 func remoteIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+	if a, ok := r.Context().Value(clientAddrKey{}).(string); ok {
+		return a
 	}
-	return host
+	if a := clientip.PeerAddr(r.RemoteAddr); a.IsValid() {
+		return a.String()
+	}
+	return r.RemoteAddr
 }
 
 // list is the shape of every list answer.

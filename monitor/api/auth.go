@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +15,10 @@ import (
 // SessionCookie is the name of the session cookie.
 const SessionCookie = "trenzinho_session"
 
-// Login throttling: after loginFailures failed logins from one address within loginWindow,
-// further attempts from it are refused until the window ends.
+// Login throttling: after loginFailures failed logins from one client address within
+// loginWindow of the first, further attempts from it are refused until the window ends; after
+// loginFailures failed logins for one account, every attempt for that account, from any
+// address, is refused likewise.
 const (
 	loginFailures = 10
 	loginWindow   = 15 * time.Minute
@@ -56,18 +59,42 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusBadRequest, "usuário e senha são obrigatórios")
 		return
 	}
-	ip := remoteIP(r)
-	if !s.throttle.allowed(ip) {
+	ip, account := remoteIP(r), accountKey(req.User)
+	// Two independent limits: the address (one client guessing many accounts) and the account
+	// (many clients guessing one account). Either refuses the attempt, the right password
+	// included; neither is reset by a success.
+	// Each admitted attempt holds one of the places left until it is decided, so that
+	// attempts made at once cannot overrun the limit.
+	ipLeft, ipOK := s.throttle.admit(ip)
+	var acctLeft time.Duration
+	acctOK := false
+	if ipOK {
+		if acctLeft, acctOK = s.accounts.admit(account); !acctOK {
+			s.throttle.done(ip, false)
+		}
+	}
+	if !ipOK || !acctOK {
 		s.metrics.logins.WithLabelValues("throttled").Inc()
-		// Audited too (the password is not even checked), up to a bound per address and
+		// Audited too (the password is not even checked), up to a bound per refusing key and
 		// window so that a flood of attempts cannot flood the audit log.
-		if s.throttle.refuse(ip) <= maxThrottledAudits {
+		refused, left := 0, ipLeft
+		if ipOK {
+			refused, left = s.accounts.refuse(account), acctLeft
+		} else {
+			refused = s.throttle.refuse(ip)
+		}
+		if refused <= maxThrottledAudits {
 			s.record(r, store.AuditEntry{Action: "login_throttled", Object: "user:" + auditName(req.User)})
 		}
-		w.Header().Set("Retry-After", "900")
+		w.Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
 		s.writeError(w, r, http.StatusTooManyRequests, "muitas tentativas de login; tente novamente mais tarde")
 		return
 	}
+	failed := false
+	defer func() {
+		s.throttle.done(ip, failed)
+		s.accounts.done(account, failed)
+	}()
 
 	// Hash a bounded number of passwords at once: each costs memory.
 	select {
@@ -80,7 +107,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 
 	name := auditName(req.User)
 	if errors.Is(err, store.ErrInvalidCredentials) {
-		s.throttle.fail(ip)
+		failed = true
 		s.metrics.logins.WithLabelValues("failed").Inc()
 		s.record(r, store.AuditEntry{Action: "login_failed", Object: "user:" + name})
 		s.writeError(w, r, http.StatusUnauthorized, "usuário ou senha inválidos")
@@ -95,11 +122,16 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, err)
 		return
 	}
-	s.throttle.reset(ip)
 	s.metrics.logins.WithLabelValues("ok").Inc()
 	s.record(r, store.AuditEntry{User: u.Name, Action: "login", Object: "user:" + u.Name})
 	http.SetCookie(w, s.sessionCookie(r, token, s.sessionTTL))
 	s.writeJSON(w, r, http.StatusOK, loginResponse{Token: token, User: sessionUser{u.Name, u.Role}})
+}
+
+// accountKey is the throttle's key of the account a login names: user names are compared
+// without case (store: COLLATE NOCASE).
+func accountKey(name string) string {
+	return strings.ToLower(auditName(name))
 }
 
 // auditName is a user name as typed at login, as the audit shows what was tried: cut to a sane
@@ -223,14 +255,23 @@ func (s *Server) record(r *http.Request, e store.AuditEntry) {
 	}
 }
 
-// throttle counts failed logins per client address.
+// throttle counts failed logins per key (a client address, or an account) in a fixed window
+// that starts at the key's first failure: after max failures the key is refused until the
+// window ends. Nothing resets a key early — not even a successful login — so that the bound
+// holds whatever else happens: at most max wrong guesses per key and window.
 type throttle struct {
 	max    int
 	window time.Duration
 	now    func() time.Time
+	// maxKeys bounds the keys tracked. Every failure costs a password hash and those are
+	// bounded (loginConcurrency at a time, tens of ms each): some 100,000 failures fit in a
+	// window at most, so the bound is never reached by a real attack on this machine; past it
+	// the key whose window ends first is forgotten.
+	maxKeys int
 
-	mu    sync.Mutex
-	fails map[string]*failures
+	mu      sync.Mutex
+	fails   map[string]*failures
+	pending map[string]int // attempts admitted and not yet decided
 }
 
 type failures struct {
@@ -240,28 +281,45 @@ type failures struct {
 }
 
 func newThrottle(max int, window time.Duration, now func() time.Time) *throttle {
-	return &throttle{max: max, window: window, now: now, fails: map[string]*failures{}}
+	return &throttle{max: max, window: window, now: now, maxKeys: 100_000,
+		fails: map[string]*failures{}, pending: map[string]int{}}
 }
 
-// allowed reports whether key may try to log in.
-func (t *throttle) allowed(key string) bool {
+// admit reports whether key may make an attempt now and, if so, reserves its place until done;
+// if not, it says for how long the key is still refused.
+func (t *throttle) admit(key string) (time.Duration, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	f, ok := t.fails[key]
-	if !ok {
-		return true
+	n := 0
+	var left time.Duration
+	if f, ok := t.fails[key]; ok {
+		if left = f.since.Add(t.window).Sub(t.now()); left <= 0 {
+			delete(t.fails, key)
+			left = 0
+		} else {
+			n = f.n
+		}
 	}
-	if t.now().Sub(f.since) >= t.window {
-		delete(t.fails, key)
-		return true
+	if n+t.pending[key] >= t.max {
+		if n < t.max {
+			left = time.Second // attempts in flight hold the last places: try again shortly
+		}
+		return left, false
 	}
-	return f.n < t.max
+	t.pending[key]++
+	return 0, true
 }
 
-// fail counts a failed login of key.
-func (t *throttle) fail(key string) {
+// done ends an attempt that admit let through; failed counts it as a failure.
+func (t *throttle) done(key string, failed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.pending[key]--; t.pending[key] <= 0 {
+		delete(t.pending, key)
+	}
+	if !failed {
+		return
+	}
 	now := t.now()
 	if len(t.fails) >= 10000 {
 		for k, f := range t.fails {
@@ -271,11 +329,28 @@ func (t *throttle) fail(key string) {
 		}
 	}
 	f, ok := t.fails[key]
-	if !ok || now.Sub(f.since) >= t.window {
+	if ok && now.Sub(f.since) >= t.window {
+		ok = false
+	}
+	if !ok {
+		if _, tracked := t.fails[key]; !tracked && len(t.fails) >= t.maxKeys {
+			t.evictOldestLocked()
+		}
 		f = &failures{since: now}
 		t.fails[key] = f
 	}
 	f.n++
+}
+
+func (t *throttle) evictOldestLocked() {
+	var oldest string
+	var at time.Time
+	for k, f := range t.fails {
+		if oldest == "" || f.since.Before(at) {
+			oldest, at = k, f.since
+		}
+	}
+	delete(t.fails, oldest)
 }
 
 // refuse counts an attempt of key refused by the throttle and returns how many were refused
@@ -289,11 +364,4 @@ func (t *throttle) refuse(key string) int {
 	}
 	f.refused++
 	return f.refused
-}
-
-// reset forgets the failures of key after a successful login.
-func (t *throttle) reset(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.fails, key)
 }

@@ -31,7 +31,11 @@ type HubConfig struct {
 	MaxKeys int
 	// MaxClients bounds the open streams; more are refused with 503. Default 1000.
 	MaxClients int
-	Logger     *slog.Logger
+	// MaxStreamsPerUser bounds the open streams of one user (all sessions and tokens
+	// together); more are refused with 429, so that one account cannot take the streams of
+	// everyone else (TRENZINHO_MAX_STREAMS_PER_USER). Default 8: a few tabs and devices.
+	MaxStreamsPerUser int
+	Logger            *slog.Logger
 }
 
 // A Hub broadcasts events to the Server-Sent Events streams. Publish never waits for a client:
@@ -40,10 +44,12 @@ type Hub struct {
 	buffer     int
 	maxKeys    int
 	maxClients int
+	maxPerUser int
 	log        *slog.Logger
 
 	mu      sync.Mutex
 	clients map[*subscriber]struct{}
+	perUser map[string]int // open streams per user
 	closed  bool
 
 	dropped atomic.Uint64
@@ -51,6 +57,7 @@ type Hub struct {
 
 // A subscriber is one open stream.
 type subscriber struct {
+	user   string
 	frames chan []byte
 	// gone is closed when the hub drops the subscriber (it fell behind, or the hub closed).
 	gone chan struct{}
@@ -78,7 +85,8 @@ func (s *subscriber) takeLatest() [][]byte {
 
 // NewHub returns a hub with no clients.
 func NewHub(cfg HubConfig) *Hub {
-	h := &Hub{buffer: cfg.Buffer, maxKeys: cfg.MaxKeys, maxClients: cfg.MaxClients, log: cfg.Logger, clients: map[*subscriber]struct{}{}}
+	h := &Hub{buffer: cfg.Buffer, maxKeys: cfg.MaxKeys, maxClients: cfg.MaxClients, maxPerUser: cfg.MaxStreamsPerUser,
+		log: cfg.Logger, clients: map[*subscriber]struct{}{}, perUser: map[string]int{}}
 	if h.buffer <= 0 {
 		h.buffer = 256
 	}
@@ -87,6 +95,9 @@ func NewHub(cfg HubConfig) *Hub {
 	}
 	if h.maxClients <= 0 {
 		h.maxClients = 1000
+	}
+	if h.maxPerUser <= 0 {
+		h.maxPerUser = DefaultMaxStreamsPerUser
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -193,23 +204,33 @@ func (h *Hub) Close() {
 	}
 }
 
+// DefaultMaxStreamsPerUser is HubConfig.MaxStreamsPerUser's default.
+const DefaultMaxStreamsPerUser = 8
+
 var (
-	errHubClosed = errors.New("stream closed")
-	errHubFull   = errors.New("too many streams")
+	errHubClosed   = errors.New("stream closed")
+	errHubFull     = errors.New("too many streams")
+	errUserStreams = errors.New("too many streams of this user")
 )
 
-func (h *Hub) subscribe() (*subscriber, error) {
+// subscribe opens a stream for user. The user's own limit is checked before the hub's, so
+// that a user at their limit learns that it is theirs (429), not the server's (503).
+func (h *Hub) subscribe(user string) (*subscriber, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, errHubClosed
 	}
+	if h.perUser[user] >= h.maxPerUser {
+		return nil, errUserStreams
+	}
 	if len(h.clients) >= h.maxClients {
 		return nil, errHubFull
 	}
-	s := &subscriber{frames: make(chan []byte, h.buffer), gone: make(chan struct{}),
+	s := &subscriber{user: user, frames: make(chan []byte, h.buffer), gone: make(chan struct{}),
 		latest: map[string][]byte{}, wake: make(chan struct{}, 1)}
 	h.clients[s] = struct{}{}
+	h.perUser[user]++
 	return s, nil
 }
 
@@ -223,6 +244,9 @@ func (h *Hub) unsubscribe(s *subscriber) {
 
 func (h *Hub) dropLocked(s *subscriber) {
 	delete(h.clients, s)
+	if h.perUser[s.user]--; h.perUser[s.user] <= 0 {
+		delete(h.perUser, s.user)
+	}
 	close(s.gone)
 }
 
@@ -233,7 +257,14 @@ const streamWriteTimeout = 30 * time.Second
 // handleStream serves GET /api/v1/stream: the hub's events as Server-Sent Events, with a comment
 // every keep-alive interval so that proxies and browsers keep the connection open.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	sub, err := s.hub.subscribe()
+	sub, err := s.hub.subscribe(userFrom(r.Context()).Name)
+	if errors.Is(err, errUserStreams) {
+		// Close the connection too: a client that opens streams in a loop should not keep
+		// the connections they came on.
+		w.Header().Set("Connection", "close")
+		s.writeError(w, r, http.StatusTooManyRequests, "muitas transmissões abertas por este usuário; feche outras abas")
+		return
+	}
 	if err != nil {
 		s.writeError(w, r, http.StatusServiceUnavailable, "transmissão indisponível no momento")
 		return
@@ -241,6 +272,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	defer s.hub.unsubscribe(sub)
 
 	rc := http.NewResponseController(w)
+	// The server's read timeout bounds reading a request; a stream lasts for hours. Lift the
+	// deadline for this request explicitly: net/http (1.26) clears it itself once a request
+	// has no body left to read, but a read timing out would end the stream, so the stream does
+	// not rely on that. Reads on this connection are then only the server's watch for the
+	// client going away.
+	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

@@ -9,11 +9,11 @@ import (
 
 func TestHubDropsSlowSubscriber(t *testing.T) {
 	h := NewHub(HubConfig{Buffer: 3})
-	fast, err := h.subscribe()
+	fast, err := h.subscribe("u")
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := h.subscribe()
+	slow, err := h.subscribe("u")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestHubDropsSlowSubscriber(t *testing.T) {
 
 func TestHubClose(t *testing.T) {
 	h := NewHub(HubConfig{MaxClients: 2})
-	a, _ := h.subscribe()
-	if _, err := h.subscribe(); err != nil {
+	a, _ := h.subscribe("u")
+	if _, err := h.subscribe("u"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.subscribe(); err != errHubFull {
+	if _, err := h.subscribe("u"); err != errHubFull {
 		t.Errorf("third subscriber: %v, want errHubFull", err)
 	}
 	h.Close()
@@ -64,7 +64,7 @@ func TestHubClose(t *testing.T) {
 	default:
 		t.Error("Close left a stream open")
 	}
-	if _, err := h.subscribe(); err != errHubClosed {
+	if _, err := h.subscribe("u"); err != errHubClosed {
 		t.Errorf("subscribe after Close: %v", err)
 	}
 	h.Publish(EventDraft, 1) // no subscribers, no panic
@@ -73,26 +73,63 @@ func TestHubClose(t *testing.T) {
 func TestThrottle(t *testing.T) {
 	now := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
 	th := newThrottle(3, time.Minute, func() time.Time { return now })
-	for range 3 {
-		if !th.allowed("192.0.2.1") {
-			t.Fatal("refused before the limit")
+	allowed := func(k string) bool {
+		_, ok := th.admit(k)
+		if ok {
+			th.done(k, false)
 		}
-		th.fail("192.0.2.1")
+		return ok
 	}
-	if th.allowed("192.0.2.1") {
-		t.Error("allowed after 3 failures")
+	fail := func(k string) {
+		if _, ok := th.admit(k); !ok {
+			t.Fatalf("%s refused before the limit", k)
+		}
+		th.done(k, true)
 	}
-	if !th.allowed("192.0.2.2") {
-		t.Error("another address refused")
+	for range 3 {
+		fail("192.0.2.1")
+		now = now.Add(10 * time.Second)
 	}
-	now = now.Add(time.Minute)
-	if !th.allowed("192.0.2.1") {
+	if left, ok := th.admit("192.0.2.1"); ok || left != 30*time.Second {
+		t.Errorf("after 3 failures: admitted %v, refused for %v; want refused for 30s (the window runs from the first failure)", ok, left)
+	}
+	if !allowed("192.0.2.2") {
+		t.Error("another key refused")
+	}
+	now = now.Add(30 * time.Second)
+	if !allowed("192.0.2.1") {
 		t.Error("refused after the window")
 	}
-	th.fail("192.0.2.1")
-	th.reset("192.0.2.1")
-	if len(th.fails) != 0 {
-		t.Errorf("reset left %v", th.fails)
+	if len(th.fails) != 0 || len(th.pending) != 0 {
+		t.Errorf("left behind: %v %v", th.fails, th.pending)
+	}
+
+	// Attempts in flight hold their places: three at once, a fourth is refused, and once the
+	// three fail the key is refused for the window.
+	for range 3 {
+		if _, ok := th.admit("192.0.2.3"); !ok {
+			t.Fatal("refused below the limit")
+		}
+	}
+	if _, ok := th.admit("192.0.2.3"); ok {
+		t.Error("a fourth attempt admitted while three are in flight")
+	}
+	for range 3 {
+		th.done("192.0.2.3", true)
+	}
+	if allowed("192.0.2.3") {
+		t.Error("admitted after three failures in flight")
+	}
+	now = now.Add(time.Minute)
+
+	// Bounded: past maxKeys the key whose window ends first is forgotten, never a newer one.
+	th.maxKeys = 3
+	for i := range 4 {
+		fail(fmt.Sprint("k", i))
+		now = now.Add(time.Second)
+	}
+	if _, ok := th.fails["k0"]; ok || len(th.fails) != 3 {
+		t.Errorf("after 4 keys with room for 3: %v", th.fails)
 	}
 }
 
@@ -100,7 +137,7 @@ func TestThrottle(t *testing.T) {
 // one position per vehicle, the newest, in the order the vehicles first moved.
 func TestHubPublishLatestCoalesces(t *testing.T) {
 	h := NewHub(HubConfig{Buffer: 4, MaxKeys: 500})
-	slow, err := h.subscribe()
+	slow, err := h.subscribe("u")
 	if err != nil {
 		t.Fatal(err)
 	}

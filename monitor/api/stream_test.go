@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -209,4 +210,68 @@ func TestStreamSlowClientDoesNotBlockPublish(t *testing.T) {
 		}
 	}
 	t.Logf("slow client dropped after %d events of %d KiB", published-after, len(pad)>>10)
+}
+
+// TestStreamsPerUser: one viewer opening 1,000 streams (through two sessions) holds at most
+// max_streams_per_user of them; the others are refused with 429 and Connection: close, and an
+// admin still gets a stream.
+func TestStreamsPerUser(t *testing.T) {
+	f := newFixture(t, nil)
+	_, token1 := f.login("maria", viewerPassword)
+	cookie2, _ := f.login("maria", viewerPassword)
+	var open []*http.Response
+	defer func() {
+		for _, r := range open {
+			r.Body.Close()
+		}
+	}()
+	refused := 0
+	for i := range 1000 {
+		auth := session{bearer: token1}
+		if i%2 == 1 {
+			auth = session{cookie: cookie2}
+		}
+		resp := f.openStream(auth)
+		switch resp.StatusCode {
+		case http.StatusOK:
+			open = append(open, resp)
+			continue
+		case http.StatusTooManyRequests:
+			refused++
+			// The client takes the "Connection: close" header out and sets Close.
+			if !resp.Close {
+				t.Errorf("attempt %d: 429 without Connection: close (%v)", i, resp.Header)
+			}
+		default:
+			t.Fatalf("attempt %d: %d", i, resp.StatusCode)
+		}
+		resp.Body.Close()
+	}
+	if len(open) != api.DefaultMaxStreamsPerUser || refused != 1000-api.DefaultMaxStreamsPerUser {
+		t.Errorf("%d streams open and %d refused, want %d and %d", len(open), refused, api.DefaultMaxStreamsPerUser, 1000-api.DefaultMaxStreamsPerUser)
+	}
+	adminCookie, _ := f.login("admin", adminPassword)
+	resp := f.openStream(session{cookie: adminCookie})
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the admin's stream: %d, want 200", resp.StatusCode)
+	}
+	(&sseReader{bufio.NewReader(resp.Body)}).waitConnected(t)
+
+	// A stream closed gives its place back.
+	open[0].Body.Close()
+	open = open[1:]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := f.openStream(session{bearer: token1})
+		if r.StatusCode == http.StatusOK {
+			open = append(open, r)
+			break
+		}
+		r.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("a closed stream did not give its place back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
