@@ -291,12 +291,13 @@ func (r *runner) shutdown() {
 	if r.monitor != nil {
 		r.sup.stop([]*proc{r.monitor}, time.Second)
 	}
-	if r.broker != nil && r.ingest != nil && !r.influx.ready() {
-		// InfluxDB never answered: keep what ingest could not write for the next run.
+	if r.broker != nil && r.ingest != nil {
+		// What ingest could not write (InfluxDB never answered, or not in time) is kept for the
+		// next run: the embedded broker's sessions end with this one.
 		if n, err := r.broker.saveUnacknowledged(ingestClientID, r.heldPath()); err != nil {
 			r.log.Error("telemetry not written to InfluxDB is lost", "error", err)
 		} else if n > 0 {
-			r.log.Info("InfluxDB never answered: telemetry kept for the next run", "messages", n, "path", r.heldPath())
+			r.log.Info("telemetry not written to InfluxDB: telemetry kept for the next run", "messages", n, "path", r.heldPath())
 		}
 	}
 	if r.broker != nil {
