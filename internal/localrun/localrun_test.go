@@ -34,6 +34,14 @@ var (
 	buildErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // programs builds firmware-bridge, ingest, monitor and localrun once for the package's tests.
 func programs(t *testing.T) string {
 	t.Helper()
