@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/trenzinho/trenzinho/internal/atomicfile"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -36,7 +41,7 @@ func startBroker(p *port, log *slog.Logger) (*broker, error) {
 	// Ingest's session holds the telemetry while InfluxDB is being built (minutes on a slow
 	// machine): the largest store mochi allows, about six hours of the demo fleet.
 	caps.MaximumInflight = 65535
-	s := mochi.New(&mochi.Options{Capabilities: caps, Logger: log, InlineClient: false})
+	s := mochi.New(&mochi.Options{Capabilities: caps, Logger: log, InlineClient: true})
 	if err := s.AddHook(new(auth.AllowHook), nil); err != nil {
 		ln.Close()
 		return nil, err
@@ -81,6 +86,65 @@ func (b *broker) drain(clientID string, timeout time.Duration) {
 }
 
 func (b *broker) close() { b.srv.Close() }
+
+// held is one telemetry message saved by saveUnacknowledged.
+type held struct {
+	Topic   string `json:"topic"`
+	Payload []byte `json:"payload"`
+}
+
+// saveUnacknowledged writes the messages that clientID's session holds unacknowledged to path,
+// one JSON line each, so that the next run publishes them again (replay): the embedded broker
+// keeps its sessions in memory, and what ingest could not write before InfluxDB answered would
+// otherwise be lost with it. It returns how many it saved.
+func (b *broker) saveUnacknowledged(clientID, path string) (int, error) {
+	cl, ok := b.srv.Clients.Get(clientID)
+	if !ok {
+		return 0, nil
+	}
+	pks := cl.State.Inflight.GetAll(false)
+	if len(pks) == 0 {
+		return 0, nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, pk := range pks {
+		if err := enc.Encode(held{Topic: pk.TopicName, Payload: pk.Payload}); err != nil {
+			return 0, err
+		}
+	}
+	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
+		return 0, err
+	}
+	return len(pks), nil
+}
+
+// replay publishes the messages saved by a previous run's saveUnacknowledged, at QoS 1, and
+// removes the file. Ingest stores a batch published twice once (docs/storage.md).
+func (b *broker) replay(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var h held
+		if err := dec.Decode(&h); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return n, fmt.Errorf("%s: %w", path, err)
+		}
+		if err := b.srv.Publish(h.Topic, h.Payload, false, 1); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, os.Remove(path)
+}
 
 // watchHook is the broker's hook that watches subscriptions and telemetry.
 type watchHook struct {

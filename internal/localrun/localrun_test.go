@@ -34,6 +34,14 @@ var (
 	buildErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // programs builds firmware-bridge, ingest, monitor and localrun once for the package's tests.
 func programs(t *testing.T) string {
 	t.Helper()
@@ -114,7 +122,8 @@ func (o *output) waitFor(t *testing.T, re *regexp.Regexp, timeout time.Duration)
 }
 
 var (
-	reBanner    = regexp.MustCompile(`Painel da fiscalização: (http://127\.0\.0\.1:(\d+))/`)
+	// The whole banner, to its last line.
+	reBanner    = regexp.MustCompile(`(?s)Painel da fiscalização: (http://127\.0\.0\.1:(\d+))/.*?Ctrl-C para parar tudo`)
 	rePorts     = regexp.MustCompile(`Portas: MQTT (\d+).*? · InfluxDB (\d+).*?\(RPC (\d+).*?\) · painel (\d+).*? · métricas do ingest (\d+)`)
 	reLive      = regexp.MustCompile(`Frota simulada: 3 veículos ao vivo`)
 	reStarted   = regexp.MustCompile(`msg=started process=(\S+) pid=(\d+)`)
@@ -321,38 +330,11 @@ cp %[2]q "$GOBIN/influxd"
 func TestTwoRunsSideBySide(t *testing.T) {
 	bin := programs(t)
 	src := influxd(t)
-	type run struct {
-		cmd    *exec.Cmd
-		out    *output
-		exited chan error
-		data   string
-	}
-	var runs [2]*run
+	var runs [2]*localrun
+	var datas [2]string
 	for i := range runs {
-		data := filepath.Join(t.TempDir(), "data")
-		cmd := exec.Command(filepath.Join(bin, "localrun"), "-bin", bin, "-data", data, "-influxd", src,
-			"-registry", mustAbs(t, "../../monitor/registry/testdata/piuma-example.yaml"))
-		cmd.Env = cleanEnv()
-		out := newOutput()
-		cmd.Stdout, cmd.Stderr = out, out
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		r := &run{cmd: cmd, out: out, exited: make(chan error, 1), data: data}
-		go func() { r.exited <- cmd.Wait() }()
-		t.Cleanup(func() {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-			select {
-			case <-r.exited:
-			case <-time.After(10 * time.Second):
-				for _, pid := range childPIDs(out.String()) {
-					syscall.Kill(-pid, syscall.SIGKILL)
-				}
-				cmd.Process.Kill()
-			}
-		})
-		runs[i] = r
+		datas[i] = filepath.Join(t.TempDir(), "data")
+		runs[i] = startLocalrun(t, bin, datas[i], "-influxd", src)
 	}
 	seen := map[string]int{}
 	for i, r := range runs {
@@ -369,31 +351,15 @@ func TestTwoRunsSideBySide(t *testing.T) {
 		}
 		r.out.waitFor(t, regexp.MustCompile(`msg="InfluxDB ready"`), 2*time.Minute)
 		// Each run's InfluxDB is its own: its data directory is this run's.
-		if !strings.Contains(r.out.String(), "data="+filepath.Join(r.data, "influxdb")) {
+		if !strings.Contains(r.out.String(), "data="+filepath.Join(datas[i], "influxdb")) {
 			t.Errorf("run %d: InfluxDB ready with another data directory:\n%s", i, r.out.String())
 		}
 		if err := waitHTTP(context.Background(), "http://127.0.0.1:"+ports[3]+"/healthz", 10*time.Second); err != nil {
 			t.Errorf("run %d: %v", i, err)
 		}
 	}
-	for i, r := range runs {
-		pids := childPIDs(r.out.String())
-		start := time.Now()
-		syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT) // as a terminal sends it, to the whole group
-		select {
-		case err := <-r.exited:
-			if err != nil {
-				t.Errorf("run %d after SIGINT: %v (want exit 0)\n%s", i, err, r.out.String())
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("run %d still running 30 s after SIGINT", i)
-		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("run %d took %v to stop, want within 5 s", i, took)
-		}
-		if left := alive(pids); len(left) > 0 {
-			t.Errorf("run %d: still running after it exited: %v", i, left)
-		}
+	for _, r := range runs {
+		r.interrupt(t)
 	}
 }
 
@@ -477,4 +443,119 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestCtrlCBeforeInfluxDB: a run stopped before InfluxDB ever answered (still building) keeps
+// what ingest held, and the next run on the same data directory publishes it again: nothing the
+// broker received is lost across the two runs.
+func TestCtrlCBeforeInfluxDB(t *testing.T) {
+	bin := programs(t)
+	src := influxd(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	never := filepath.Join(dir, "install.sh")
+	writeFile(t, never, "#!/bin/sh\n# an install that never ends\nwhile true; do echo github.com/example/package >&2; sleep 1; done\n", 0o755)
+
+	first := startLocalrun(t, bin, data, "-influxd", filepath.Join(dir, "tools", "influxd"), "-influxd-install", never)
+	first.out.waitFor(t, reBanner, 3*time.Minute)
+	time.Sleep(5 * time.Second) // a few batches held by ingest
+	kept := first.interrupt(t)
+	m := regexp.MustCompile(`telemetry kept for the next run" messages=(\d+)`).FindStringSubmatch(kept)
+	if m == nil {
+		t.Fatalf("nothing kept at the stop:\n%s", kept)
+	}
+	n, _ := strconv.Atoi(m[1])
+	if b := reStopped.FindStringSubmatch(kept); b == nil || b[1] != m[1] {
+		t.Errorf("kept %d messages; the broker received %v batches", n, b)
+	}
+
+	second := startLocalrun(t, bin, data, "-influxd", src)
+	second.out.waitFor(t, regexp.MustCompile(fmt.Sprintf(`published again" messages=%d\b`, n)), 3*time.Minute)
+	second.out.waitFor(t, reBanner, 3*time.Minute)
+	second.out.waitFor(t, regexp.MustCompile(`msg="InfluxDB ready"`), 2*time.Minute)
+	ports := second.out.waitFor(t, rePorts, time.Second)
+	front := "http://127.0.0.1:" + ports[2]
+	deadline := time.Now().Add(60 * time.Second)
+	for countBatches(t, front) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the %d kept batches not written within 60 s of InfluxDB answering", n)
+		}
+		time.Sleep(time.Second)
+	}
+	text := second.interrupt(t)
+	b := reStopped.FindStringSubmatch(text)
+	if b == nil {
+		t.Fatalf("no broker summary:\n%s", text)
+	}
+	published, _ := strconv.Atoi(b[1]) // the kept batches, published again, and the new ones
+	conf := filepath.Join(data, "influxdb", "influxdb.conf")
+	own := regexp.MustCompile(`\[http\]\s+bind-address = "([^"]+)"`).FindStringSubmatch(readFile(t, conf))
+	if own == nil {
+		t.Fatalf("no HTTP address in %s", conf)
+	}
+	stored := withInflux(t, src, conf, "http://"+own[1], func() int { return countBatches(t, "http://"+own[1]) })
+	t.Logf("%d batches kept by the first run; %d received by the second run's broker, %d stored", n, published, stored)
+	if stored != published || published <= n {
+		t.Errorf("InfluxDB holds %d batches; the second run's broker received %d (%d of them kept by the first run)", stored, published, n)
+	}
+}
+
+// localrun is a run started by startLocalrun.
+type localrun struct {
+	cmd    *exec.Cmd
+	out    *output
+	exited chan error
+}
+
+// startLocalrun starts localrun in its own process group with data and args.
+func startLocalrun(t *testing.T, bin, data string, args ...string) *localrun {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "localrun"), append([]string{"-bin", bin, "-data", data,
+		"-registry", mustAbs(t, "../../monitor/registry/testdata/piuma-example.yaml")}, args...)...)
+	cmd.Env = cleanEnv()
+	out := newOutput()
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &localrun{cmd: cmd, out: out, exited: make(chan error, 1)}
+	go func() { r.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case <-r.exited:
+		case <-time.After(10 * time.Second):
+			for _, pid := range childPIDs(out.String()) {
+				syscall.Kill(-pid, syscall.SIGKILL)
+			}
+			cmd.Process.Kill()
+		}
+	})
+	return r
+}
+
+// interrupt sends SIGINT to the run's process group, as a terminal does, and checks that it
+// exits 0 within 5 s with none of its processes left. It returns the run's output.
+func (r *localrun) interrupt(t *testing.T) string {
+	t.Helper()
+	pids := childPIDs(r.out.String())
+	start := time.Now()
+	syscall.Kill(-r.cmd.Process.Pid, syscall.SIGINT)
+	select {
+	case err := <-r.exited:
+		if err != nil {
+			t.Errorf("exit after SIGINT: %v (want 0)\n%s", err, r.out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("still running 30 s after SIGINT:\n%s", r.out.String())
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v to stop, want within 5 s", took)
+	}
+	if left := alive(pids); len(left) > 0 {
+		t.Errorf("still running after the run exited: %v", left)
+	}
+	r.exited <- nil // for the cleanup
+	return r.out.String()
 }

@@ -157,6 +157,12 @@ func run(ctx context.Context) error {
 	if err := r.waitSubscribed(ctx, ingestClientID, "ingest"); err != nil {
 		return err
 	}
+	// What the previous run's ingest still held when it was stopped before InfluxDB answered.
+	if n, err := r.broker.replay(r.heldPath()); err != nil {
+		log.Warn("telemetry held by the previous run not published again", "path", r.heldPath(), "error", err)
+	} else if n > 0 {
+		log.Info("telemetry held by the previous run published again", "messages", n)
+	}
 	// 4. The monitor and its dashboard.
 	r.monitor, err = r.sup.startOwned(ctx, 3, []*port{&r.o.ports.dashboard}, func() (*proc, error) {
 		return r.sup.startWith("monitor", append(slices.Clip(server),
@@ -265,6 +271,9 @@ func (r *runner) banner(dashboard string, live bool, took time.Duration) {
 	fmt.Print(b.String())
 }
 
+// heldPath is where a run stopped before InfluxDB answered keeps the telemetry ingest held.
+func (r *runner) heldPath() string { return filepath.Join(r.o.data, "unwritten-telemetry.jsonl") }
+
 // shutdown stops what was started in dependency order: the fleet and the bridges (their
 // spools keep what they could not send), ingest once it has acknowledged what the broker gave
 // it (after its last write), the monitor, the broker, InfluxDB. Each step waits a bounded time
@@ -281,6 +290,15 @@ func (r *runner) shutdown() {
 	}
 	if r.monitor != nil {
 		r.sup.stop([]*proc{r.monitor}, time.Second)
+	}
+	if r.broker != nil && r.ingest != nil {
+		// What ingest could not write (InfluxDB never answered, or not in time) is kept for the
+		// next run: the embedded broker's sessions end with this one.
+		if n, err := r.broker.saveUnacknowledged(ingestClientID, r.heldPath()); err != nil {
+			r.log.Error("telemetry not written to InfluxDB is lost", "error", err)
+		} else if n > 0 {
+			r.log.Info("telemetry not written to InfluxDB: telemetry kept for the next run", "messages", n, "path", r.heldPath())
+		}
 	}
 	if r.broker != nil {
 		n, vehicles := r.broker.telemetry()
