@@ -138,6 +138,8 @@ type Vehicle struct {
 	Scenario Scenario
 	// Offset is where on the route the vehicle starts, metres.
 	Offset float64
+	// Script, when set, drives the vehicle instead of Route and Scenario.
+	Script *Script
 
 	elapsed time.Duration
 	dist    float64
@@ -156,6 +158,12 @@ type State struct {
 
 // Step advances the vehicle by dt and returns its state at device time t.
 func (v *Vehicle) Step(t time.Time, dt time.Duration) State {
+	if v.Script != nil {
+		p, course, kmh, db := v.Script.at(v.elapsed)
+		v.elapsed += dt
+		v.dist += kmh / 3.6 * dt.Seconds()
+		return State{T: t, Lat: p.Lat, Lon: p.Lon, Course: course, SpeedKmh: kmh, LAeqDB: db, OdometerKm: 10000 + v.dist/1000}
+	}
 	seg := v.Scenario.at(v.elapsed)
 	v.elapsed += dt
 	v.dist += seg.SpeedKmh / 3.6 * dt.Seconds()

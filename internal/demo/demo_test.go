@@ -1,0 +1,82 @@
+package demo
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
+	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+)
+
+// TestSettingsLoad: the files Write produces load as the monitor loads them, and say what the
+// scripted day relies on.
+func TestSettingsLoad(t *testing.T) {
+	loc, _ := time.LoadLocation("America/Sao_Paulo")
+	// 03:10:30 in Piúma on a Tuesday: outside the law's hours and every sample itinerary's.
+	start := time.Date(2026, 12, 1, 3, 10, 30, 0, loc)
+	f, err := Write(t.TempDir(), start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Load(f.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ServiceHours.End != "03:27" || p.ServiceHours.Start != "15:27" || p.ServiceHours.GraceM != 2 {
+		t.Errorf("service hours %+v", p.ServiceHours)
+	}
+	if !strings.Contains(p.Version, "demonstração") {
+		t.Errorf("version %q does not say demonstração", p.Version)
+	}
+	if got := rules.MinutesOutside(p, start.Add(time.Minute)); got != 0 {
+		t.Errorf("a minute after the start: %v minutes outside the service hours", got)
+	}
+	if got := rules.MinutesOutside(p, start.Add(20*time.Minute)); got < 3 {
+		t.Errorf("20 minutes after the start: %v minutes outside the service hours", got)
+	}
+	set, err := geofences.Load(f.Geofences)
+	if err != nil {
+		t.Fatal(err)
+	}
+	its := set.OfKind(geofences.KindItinerary)
+	if len(its) != 3 {
+		t.Fatalf("%d itineraries", len(its))
+	}
+	for _, it := range its {
+		if !it.ValidOn(start) || !it.ActiveAt(start, false) || !it.ActiveAt(start, true) {
+			t.Errorf("%s not active at %v", it.ID, start)
+		}
+	}
+	// Only PIU-003's inspection is expired, for every vehicle with its driver's card, on the
+	// day of the demonstration and the day after (a demonstration running past midnight).
+	reg, err := registry.Open(f.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.SetLocation(p.Location())
+	for _, v := range sim.Demo() {
+		for _, at := range []time.Time{start, start.Add(24 * time.Hour)} {
+			var expired []string
+			for _, e := range reg.ExpiredFor(v.ID, v.Card, at) {
+				if e.Expired {
+					expired = append(expired, string(e.Document))
+				}
+			}
+			want := ""
+			if v.ID == "PIU-003" {
+				want = "inspecao"
+			}
+			if strings.Join(expired, ",") != want {
+				t.Errorf("%s on %v: expired %v, want %q", v.ID, at, expired, want)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(f.Registry); !strings.Contains(string(b), "NÃO USAR EM AUTOS") {
+		t.Error("the demonstration registry does not carry the warning")
+	}
+}
