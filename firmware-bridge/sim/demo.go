@@ -65,9 +65,13 @@ const (
 )
 
 // DemoEvent is one scripted violation: which vehicle, from which offset, and the episodes
-// (rule ids, in the order they start) that it must open — and no others.
+// (rule ids, in the order they start) that it must open — and no others. At is the offset
+// from the start of the script: where the leg marked Mark begins, or for the late return the
+// moment the vehicle becomes late (the end of the service hours, rounded up to the minute, is
+// up to a minute later).
 type DemoEvent struct {
 	Mark    string
+	At      time.Duration
 	Vehicle string
 	Rules   []string
 	What    string // for people: pt-BR is for the UI; this is for the README and the logs
@@ -75,13 +79,13 @@ type DemoEvent struct {
 
 // DemoEvents are the scripted violations, in the order they happen.
 var DemoEvents = []DemoEvent{
-	{Mark: "speeding", Vehicle: "PIU-001", Rules: []string{"speed"},
+	{Mark: "speeding", At: 63 * time.Second, Vehicle: "PIU-001", Rules: []string{"speed"},
 		What: "PIU-001 drives at 45 km/h for 30 s on the beach avenue (tachograph speed; limit 30 + 7 km/h)"},
-	{Mark: "expired-inspection", Vehicle: "PIU-003", Rules: []string{"document_expired"},
+	{Mark: "expired-inspection", At: 150 * time.Second, Vehicle: "PIU-003", Rules: []string{"document_expired"},
 		What: "PIU-003, whose inspection (vistoria) expired 11 days ago, leaves its garage and serves its circuit"},
-	{Mark: "detour", Vehicle: "PIU-002", Rules: []string{"route_deviation", "sensitive_zone_sound", "noise_limit"},
+	{Mark: "detour", At: 3 * time.Minute, Vehicle: "PIU-002", Rules: []string{"route_deviation", "sensitive_zone_sound", "noise_limit"},
 		What: "PIU-002 leaves its loop and drives past the Pronto Atendimento (open 24 h) with music at 80 dB(A) at the meter"},
-	{Mark: "late", Vehicle: "PIU-001", Rules: []string{"hours"},
+	{Mark: "late", At: DemoServiceEnd + DemoGrace, Vehicle: "PIU-001", Rules: []string{"hours"},
 		What: "PIU-001 starts a second lap and is still in service more than the grace after the end of the service hours"},
 }
 

@@ -116,7 +116,7 @@ func (s *Script) Timeline() []string {
 		if l.kmh == 0 {
 			what = "stand still"
 		}
-		line := fmt.Sprintf("%s–%s %s, %.0f dB", clock(l.start), clock(l.start+l.dur), what, l.db)
+		line := fmt.Sprintf("%s–%s %s, %.0f dB", Clock(l.start), Clock(l.start+l.dur), what, l.db)
 		if l.mark != "" {
 			line += " [" + l.mark + "]"
 		}
@@ -125,7 +125,8 @@ func (s *Script) Timeline() []string {
 	return out
 }
 
-func clock(d time.Duration) string {
+// Clock formats an offset from the start of a script as MM:SS.
+func Clock(d time.Duration) string {
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%02d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }

@@ -10,8 +10,10 @@
 package demo
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,6 +32,13 @@ import (
 // TRENZINHO_GEOFENCES and TRENZINHO_REGISTRY.
 type Files struct {
 	Profile, Geofences, Registry string
+	// Start is the device time the simulator's scripted day must start at
+	// (`firmware-bridge simulate --scenario demo --start`), RFC 3339.
+	Start string
+	// Vehicles are the ids of the scripted trains, in the order the simulator prints them.
+	Vehicles []string
+
+	previousRegistry []byte // what an earlier demonstration wrote to Registry
 }
 
 //go:embed registry.yaml.tmpl
@@ -38,10 +47,15 @@ var registryTemplate string
 // Write writes the demonstration settings for a scripted day starting at start into dir
 // (created), replacing the files of an earlier demonstration, and returns their paths.
 func Write(dir string, start time.Time) (Files, error) {
+	start = start.Truncate(time.Second)
 	f := Files{
 		Profile:   filepath.Join(dir, "profile.yaml"),
 		Geofences: filepath.Join(dir, "geofences"),
 		Registry:  filepath.Join(dir, "registry.yaml"),
+		Start:     start.UTC().Format(time.RFC3339),
+	}
+	for _, v := range sim.Demo() {
+		f.Vehicles = append(f.Vehicles, v.ID)
 	}
 	if err := os.MkdirAll(f.Geofences, 0o755); err != nil {
 		return Files{}, fmt.Errorf("demo settings: %w", err)
@@ -60,10 +74,35 @@ func Write(dir string, start time.Time) (Files, error) {
 	if err != nil {
 		return Files{}, err
 	}
+	f.previousRegistry, _ = os.ReadFile(f.Registry)
 	if err := os.WriteFile(f.Registry, reg, 0o600); err != nil {
 		return Files{}, fmt.Errorf("demo settings: %w", err)
 	}
 	return f, nil
+}
+
+// SyncRegistry brings an editable copy of the demonstration registry (the one the dashboard's
+// Cadastro page edits) to the day of this demonstration: it writes the copy when there is none,
+// and replaces it when it is what an earlier demonstration wrote, unedited — so that the
+// registry's dates, counted from the day of the demonstration, say the same on every day. A copy
+// edited by hand or through the dashboard is kept as it is.
+func (f Files) SyncRegistry(copyPath string) error {
+	old, err := os.ReadFile(copyPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("demo registry: %w", err)
+	case !bytes.Equal(old, f.previousRegistry):
+		return nil
+	}
+	b, err := os.ReadFile(f.Registry)
+	if err != nil {
+		return fmt.Errorf("demo registry: %w", err)
+	}
+	if err := os.WriteFile(copyPath, b, 0o600); err != nil {
+		return fmt.Errorf("demo registry: %w", err)
+	}
+	return nil
 }
 
 // Profile returns the Piúma profile with the demonstration's service hours: they end

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -78,5 +79,82 @@ func TestSettingsLoad(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(f.Registry); !strings.Contains(string(b), "NÃO USAR EM AUTOS") {
 		t.Error("the demonstration registry does not carry the warning")
+	}
+}
+
+// TestSyncRegistry: the editable copy follows the day of the demonstration until someone edits
+// it.
+func TestSyncRegistry(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	cp := data + "/registry.yaml"
+	day1 := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	f, err := Write(dir, day1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SyncRegistry(cp); err != nil {
+		t.Fatal(err)
+	}
+	want1, _ := Registry(day1)
+	if b, _ := os.ReadFile(cp); string(b) != string(want1) {
+		t.Fatal("first run: the copy is not the demonstration registry")
+	}
+	// A later run, the copy unedited: it moves to the new day.
+	day2 := day1.AddDate(0, 1, 0)
+	if f, err = Write(dir, day2); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SyncRegistry(cp); err != nil {
+		t.Fatal(err)
+	}
+	want2, _ := Registry(day2)
+	if b, _ := os.ReadFile(cp); string(b) != string(want2) || string(want1) == string(want2) {
+		t.Fatal("second run: the unedited copy was not brought to the new day")
+	}
+	// Edited: kept.
+	edited := append(want2, "# editado\n"...)
+	if err := os.WriteFile(cp, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = Write(dir, day2.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SyncRegistry(cp); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(cp); string(b) != string(edited) {
+		t.Fatal("an edited copy was replaced")
+	}
+}
+
+// TestREADMEListsTheScript: the README's table of the demonstration day gives each scripted
+// event at the offset the script puts it.
+func TestREADMEListsTheScript(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	scripts := map[string]*sim.Script{}
+	for _, v := range sim.Demo() {
+		scripts[v.ID] = v.Script
+	}
+	for _, ev := range sim.DemoEvents {
+		at, ok := scripts[ev.Vehicle].MarkAt(ev.Mark)
+		if !ok {
+			t.Fatalf("event %q: no leg of %s is marked", ev.Mark, ev.Vehicle)
+		}
+		if ev.Mark == "late" {
+			// Late from the end of the hours on, and in service for minutes after.
+			if at >= ev.At || scripts[ev.Vehicle].Duration() < ev.At+4*time.Minute {
+				t.Errorf("the late lap runs from %v to %v; the vehicle is late from %v", at, scripts[ev.Vehicle].Duration(), ev.At)
+			}
+		} else if d := at - ev.At; d < -time.Second || d > time.Second {
+			t.Errorf("event %q: DemoEvents says %v, the script %v", ev.Mark, ev.At, at)
+		}
+		row := fmt.Sprintf("| %s | %s |", sim.Clock(ev.At), ev.Vehicle)
+		if !strings.Contains(readme, row) {
+			t.Errorf("README: no row starting %q for event %q", row, ev.Mark)
+		}
 	}
 }

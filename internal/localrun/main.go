@@ -29,6 +29,8 @@ import (
 	mochi "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
+
+	"github.com/trenzinho/trenzinho/internal/demo"
 )
 
 func main() {
@@ -44,6 +46,7 @@ type options struct {
 	bin, data, influxd  string
 	registry            string
 	vehicles            int
+	demoStart           string
 	mqttAddr, influxAdr string
 	listen              string
 	user, password      string
@@ -54,9 +57,8 @@ func run(ctx context.Context) error {
 	flag.StringVar(&o.bin, "bin", "bin", "directory with firmware-bridge, ingest and monitor")
 	flag.StringVar(&o.data, "data", ".data", "data directory (git-ignored)")
 	flag.StringVar(&o.influxd, "influxd", ".tools/bin/influxd", "influxd 1.8.3 binary")
-	flag.IntVar(&o.vehicles, "vehicles", 3, "simulated vehicles")
-	flag.StringVar(&o.registry, "registry", "monitor/registry/testdata/piuma-example.yaml",
-		"registry copied into the data directory on the first run (fictitious licensees, vehicles PIU-001…003, drivers)")
+	flag.StringVar(&o.registry, "registry", "",
+		"registry copied into the data directory on the first run (empty: the demonstration's, dated from the day of the run: fictitious licensees, vehicles PIU-001…003, drivers)")
 	flag.StringVar(&o.mqttAddr, "mqtt", "127.0.0.1:1883", "address of the embedded MQTT broker")
 	flag.StringVar(&o.influxAdr, "influx", "127.0.0.1:8086", "address of the local InfluxDB")
 	flag.Parse()
@@ -106,7 +108,18 @@ func run(ctx context.Context) error {
 
 	// 3. Ingest and the monitor, with a demonstration registry that the dashboard may edit (a
 	// copy in the data directory, so that the example in the repository stays as it is).
+	// The demonstration day (internal/demo; its scripted events are in the README).
+	demoFiles, err := demo.Write(filepath.Join(o.data, "demo"), time.Now())
+	if err != nil {
+		return err
+	}
+	o.vehicles, o.demoStart = len(demoFiles.Vehicles), demoFiles.Start
 	reg := filepath.Join(o.data, "registry.yaml")
+	if o.registry == "" {
+		if err := demoFiles.SyncRegistry(reg); err != nil {
+			return err
+		}
+	}
 	if _, err := os.Stat(reg); errors.Is(err, os.ErrNotExist) && o.registry != "" {
 		b, err := os.ReadFile(o.registry)
 		if err != nil {
@@ -128,6 +141,7 @@ func run(ctx context.Context) error {
 	}
 	if err := sup.start(ctx, log, o.data, "monitor", append(server,
 		"TRENZINHO_DB="+filepath.Join(o.data, "monitor.db"), "TRENZINHO_LISTEN="+o.listen,
+		"TRENZINHO_PROFILE="+demoFiles.Profile, "TRENZINHO_GEOFENCES="+demoFiles.Geofences,
 		"TRENZINHO_ADMIN_USER="+o.user, "TRENZINHO_ADMIN_PASSWORD="+o.password,
 		"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen"),
 		filepath.Join(o.bin, "monitor")); err != nil {
@@ -290,7 +304,7 @@ func (s *supervisor) start(ctx context.Context, log *slog.Logger, data, name str
 
 func (s *supervisor) simulate(ctx context.Context, log *slog.Logger, o options) ([]map[string]string, error) {
 	cmd := exec.Command(filepath.Join(o.bin, "firmware-bridge"), "simulate",
-		"--vehicles", strconv.Itoa(o.vehicles), "--dir", filepath.Join(o.data, "sim"), "--speeders", "2")
+		"--scenario", "demo", "--start", o.demoStart, "--dir", filepath.Join(o.data, "sim"))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
