@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paulmach/orb"
+
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -155,6 +157,48 @@ func TestREADMEListsTheScript(t *testing.T) {
 		row := fmt.Sprintf("| %s | %s |", sim.Clock(ev.At), ev.Vehicle)
 		if !strings.Contains(readme, row) {
 			t.Errorf("README: no row starting %q for event %q", row, ev.Mark)
+		}
+	}
+}
+
+// TestScriptIsLawfulBetweenItsEvents walks each scripted train second by second over the
+// sample geofences: it starts and ends in its licensee's garage, stands still only there or at
+// a boarding point, stays at or under 30 km/h but in the speeding, and plays loud music only
+// within 200 m of the Pronto Atendimento.
+func TestScriptIsLawfulBetweenItsEvents(t *testing.T) {
+	set, err := geofences.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	licensee := map[string]string{"PIU-001": "L1", "PIU-002": "L1", "PIU-003": "L2"}
+	hospital, _ := set.Feature("s-pronto-atendimento")
+	speeding := sim.DemoEvents[0]
+	t0 := time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC)
+	for _, d := range sim.Demo() {
+		v := &sim.Vehicle{ID: d.ID, Script: d.Script}
+		end := d.Script.Duration() + time.Minute
+		stopped, stoppedAt := 0, ""
+		for e := time.Duration(0); e < end; e += time.Second {
+			s := v.Step(t0.Add(e), time.Second)
+			p := orb.Point{s.Lon, s.Lat}
+			inGarage := set.InGarage(p, licensee[d.ID])
+			if (e == 0 || e == end-time.Second) && !inGarage {
+				t.Errorf("%s at %v: not in its garage", d.ID, e)
+			}
+			if s.SpeedKmh < 3 {
+				if _, atStop := set.BoardingPointAt(p); !atStop && !inGarage {
+					stopped, stoppedAt = stopped+1, sim.Clock(e)
+				}
+			}
+			if s.SpeedKmh > 30 && (d.ID != speeding.Vehicle || e < speeding.At || e > speeding.At+40*time.Second) {
+				t.Errorf("%s at %v: %v km/h outside the scripted speeding", d.ID, sim.Clock(e), s.SpeedKmh)
+			}
+			if s.LAeqDB > 54 && hospital.Distance(p) > 200 {
+				t.Errorf("%s at %v: %v dB more than 200 m from the hospital", d.ID, sim.Clock(e), s.LAeqDB)
+			}
+		}
+		if stopped > 0 {
+			t.Errorf("%s: stood still %d s outside a garage or boarding point (last at %s)", d.ID, stopped, stoppedAt)
 		}
 	}
 }
