@@ -89,6 +89,8 @@ var DemoEvents = []DemoEvent{
 		What: "PIU-003, whose inspection (vistoria) expired 11 days ago, leaves its garage and serves its circuit"},
 	{Mark: "detour", At: 3 * time.Minute, Vehicle: "PIU-002", Rules: []string{"route_deviation", "sensitive_zone_sound", "noise_limit"},
 		What: "PIU-002 leaves its loop and drives past the Pronto Atendimento (open 24 h) with music at 80 dB(A) at the meter"},
+	{Mark: "tacho-silent", At: 7*time.Minute + 27*time.Second, Vehicle: "PIU-001", Rules: []string{"telemetry_fault"},
+		What: "PIU-001's tachograph sends nothing for 90 s while it drives its loop's inland street at 22 km/h"},
 	{Mark: "loud-boarding", At: 9*time.Minute + 9*time.Second, Vehicle: "PIU-003", Rules: []string{"boarding_sound"},
 		What: "PIU-003 plays music at 74 dB(A) for 15 s while stopped at the Orla Oeste boarding point"},
 	{Mark: "late", At: DemoServiceEnd + DemoGrace, Vehicle: "PIU-001", Rules: []string{"hours"},
@@ -123,11 +125,22 @@ func Demo() []DemoVehicle {
 		}
 		return append(legs, music(loopB, 20), music(loopC, 20), music(loopD, 22), music(loopE, 20), music(loopA, 20))
 	}
+	// The first lap's inland street with the tachograph silent for 90 s.
+	firstLap := lap(stopCentro, stopNorte)
+	for i, l := range firstLap {
+		if l.To == loopD {
+			silent := []Leg{music(along(loopC, loopD, 250), 22),
+				{To: along(loopC, loopD, 800), Kmh: 22, DB: musicDB, TachoSilent: true, Mark: "tacho-silent"},
+				music(loopD, 22)}
+			firstLap = append(firstLap[:i:i], append(silent, firstLap[i+1:]...)...)
+			break
+		}
+	}
 	piu001 := &Script{Start: garageL1, IdleDB: parkedDB, Legs: join(
 		[]Leg{{Until: 10 * time.Second, DB: parkedDB}, music(loopA, 30)},
 		// Past the Orla Oeste stop at 45 km/h: the speeding.
 		[]Leg{{To: along(loopA, loopB, 400), Kmh: 45, DB: musicDB, Mark: "speeding"}},
-		lap(stopCentro, stopNorte), // the rest of the first lap
+		firstLap, // the rest of the first lap
 		// The second lap starts within the hours and ends after them: the late return.
 		[]Leg{{To: along(loopA, stopOeste, 100), Kmh: 20, DB: musicDB, Mark: "late"}},
 		lap(stopOeste, stopCentro, stopNorte),

@@ -90,7 +90,7 @@ func Play(ctx context.Context, v *Vehicle, out Outputs, cfg PlayConfig) (Stats, 
 				st.GPSEpochs++
 			}
 		}
-		if out.Tacho != nil && elapsed%time.Second == 0 {
+		if out.Tacho != nil && elapsed%time.Second == 0 && !last.TachoSilent {
 			write(out.Tacho, tacho.EncodeVDO(tacho.VDOFrame{
 				Time:              t,
 				LocalMinuteOffset: 0,

@@ -17,6 +17,8 @@ type Leg struct {
 	// vehicle is already late).
 	Until time.Duration
 	DB    float64
+	// TachoSilent: the tachograph sends nothing during this leg (its output cable is loose).
+	TachoSilent bool
 	// Mark names a scripted event that begins with this leg (see Script.Events).
 	Mark string
 }
@@ -37,6 +39,7 @@ type timedLeg struct {
 	kmh, db    float64
 	course     float64
 	mark       string
+	silent     bool
 }
 
 // plan lays the legs out in time, once.
@@ -46,7 +49,7 @@ func (s *Script) plan() {
 	}
 	pos, at, course := s.Start, time.Duration(0), 0.0
 	for _, l := range s.Legs {
-		tl := timedLeg{from: pos, to: pos, start: at, db: l.DB, course: course, mark: l.Mark}
+		tl := timedLeg{from: pos, to: pos, start: at, db: l.DB, course: course, mark: l.Mark, silent: l.TachoSilent}
 		switch {
 		case l.Stop > 0:
 			tl.dur = l.Stop
@@ -87,8 +90,8 @@ func (s *Script) MarkAt(name string) (time.Duration, bool) {
 	return 0, false
 }
 
-// at returns the position, course, speed and sound level at offset e.
-func (s *Script) at(e time.Duration) (Point, float64, float64, float64) {
+// at returns the state at offset e (without its time and odometer).
+func (s *Script) at(e time.Duration) State {
 	s.plan()
 	for _, l := range s.timed {
 		if e < l.start+l.dur {
@@ -97,14 +100,14 @@ func (s *Script) at(e time.Duration) (Point, float64, float64, float64) {
 				f = float64(e-l.start) / float64(l.dur)
 			}
 			p := Point{l.from.Lat + (l.to.Lat-l.from.Lat)*f, l.from.Lon + (l.to.Lon-l.from.Lon)*f}
-			return p, l.course, l.kmh, l.db
+			return State{Lat: p.Lat, Lon: p.Lon, Course: l.course, SpeedKmh: l.kmh, LAeqDB: l.db, TachoSilent: l.silent}
 		}
 	}
 	p, course := s.Start, 0.0
 	if n := len(s.timed); n > 0 {
 		p, course = s.timed[n-1].to, s.timed[n-1].course
 	}
-	return p, course, 0, s.IdleDB
+	return State{Lat: p.Lat, Lon: p.Lon, Course: course, LAeqDB: s.IdleDB}
 }
 
 // Timeline describes the legs with their offsets, for people reading a script.
@@ -117,6 +120,9 @@ func (s *Script) Timeline() []string {
 			what = "stand still"
 		}
 		line := fmt.Sprintf("%s–%s %s, %.0f dB", Clock(l.start), Clock(l.start+l.dur), what, l.db)
+		if l.silent {
+			line += ", tachograph silent"
+		}
 		if l.mark != "" {
 			line += " [" + l.mark + "]"
 		}

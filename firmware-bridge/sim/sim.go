@@ -154,15 +154,18 @@ type State struct {
 	LAeqDB   float64
 	// OdometerKm is the distance driven since the start, km.
 	OdometerKm float64
+	// TachoSilent: the tachograph sends nothing.
+	TachoSilent bool
 }
 
 // Step advances the vehicle by dt and returns its state at device time t.
 func (v *Vehicle) Step(t time.Time, dt time.Duration) State {
 	if v.Script != nil {
-		p, course, kmh, db := v.Script.at(v.elapsed)
+		st := v.Script.at(v.elapsed)
 		v.elapsed += dt
-		v.dist += kmh / 3.6 * dt.Seconds()
-		return State{T: t, Lat: p.Lat, Lon: p.Lon, Course: course, SpeedKmh: kmh, LAeqDB: db, OdometerKm: 10000 + v.dist/1000}
+		v.dist += st.SpeedKmh / 3.6 * dt.Seconds()
+		st.T, st.OdometerKm = t, 10000+v.dist/1000
+		return st
 	}
 	seg := v.Scenario.at(v.elapsed)
 	v.elapsed += dt
