@@ -26,7 +26,7 @@ func cmdSimulate(ctx context.Context, args []string) error {
 	speedUp := fs.Float64("speed-up", 1, "play device time this many times faster than real time")
 	gpsHz := fs.Int("gps-hz", 1, "GPS fix rate: 1, 2, 5 or 10")
 	speeders := fs.String("speeders", "2", "comma-separated vehicle numbers that speed now and then (45 km/h for 30 s)")
-	scenario := fs.String("scenario", "", "a fixed scenario for every vehicle: SPEED_KMH:SECONDS[:DB],… (e.g. 20:10,45:30,20:60)")
+	scenario := fs.String("scenario", "", "a fixed scenario for every vehicle: SPEED_KMH:SECONDS[:DB],… (e.g. 20:10,45:30,20:60), or \"demo\": the scripted demonstration day of PIU-001…003 (README; --vehicles, --prefix, --speeders and --card do not apply)")
 	duration := fs.Duration("duration", 0, "stop after this much device time (0: until stopped)")
 	tachoOn := fs.Bool("tacho", true, "simulate the tachograph (VDO D8, 10400 baud)")
 	slmOn := fs.Bool("slm", true, "simulate the sound-level meter (PCE-322A style)")
@@ -46,7 +46,11 @@ func cmdSimulate(ctx context.Context, args []string) error {
 		}
 	}
 	var fixed sim.Scenario
-	if *scenario != "" {
+	var demo []sim.DemoVehicle
+	if *scenario == "demo" {
+		demo = sim.Demo()
+		*n = len(demo)
+	} else if *scenario != "" {
 		var err error
 		if fixed, err = parseScenario(*scenario); err != nil {
 			return err
@@ -60,8 +64,9 @@ func cmdSimulate(ctx context.Context, args []string) error {
 	}
 	route := sim.PiumaLoop()
 	type player struct {
-		v   *sim.Vehicle
-		out sim.Outputs
+		v    *sim.Vehicle
+		out  sim.Outputs
+		card string
 	}
 	var players []player
 	var ptys []*sim.PTY
@@ -88,6 +93,12 @@ func cmdSimulate(ctx context.Context, args []string) error {
 			sc = fixed
 		}
 		v := &sim.Vehicle{ID: id, Route: route, Scenario: sc, Offset: float64(i-1) * route.Length() / float64(*n)}
+		vcard := *card
+		if demo != nil {
+			d := demo[i-1]
+			v = &sim.Vehicle{ID: d.ID, Script: d.Script}
+			id, vcard = d.ID, d.Card
+		}
 		line := map[string]string{"vehicle": id}
 		var out sim.Outputs
 		g, err := open(filepath.Join(*dir, id+"-gps"))
@@ -110,14 +121,14 @@ func cmdSimulate(ctx context.Context, args []string) error {
 			out.SLM, line["slm"] = p.Master, p.Path
 		}
 		enc.Encode(line)
-		players = append(players, player{v, out})
+		players = append(players, player{v, out, vcard})
 	}
 	var wg sync.WaitGroup
 	for _, p := range players {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, _ := sim.Play(ctx, p.v, p.out, sim.PlayConfig{Start: t0, SpeedUp: *speedUp, GPSHz: *gpsHz, Duration: *duration, Card: *card})
+			st, _ := sim.Play(ctx, p.v, p.out, sim.PlayConfig{Start: t0, SpeedUp: *speedUp, GPSHz: *gpsHz, Duration: *duration, Card: p.card, MeterClock: demo != nil})
 			b, _ := json.Marshal(map[string]any{"vehicle": p.v.ID, "gps_epochs": st.GPSEpochs, "tacho_frames": st.TachoFrames, "slm_frames": st.SLMFrames, "dropped_writes": st.Dropped})
 			fmt.Fprintf(os.Stderr, "%s\n", b)
 		}()

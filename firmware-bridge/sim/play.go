@@ -31,6 +31,10 @@ type PlayConfig struct {
 	Duration time.Duration
 	// Driver card inserted in the tachograph (none when empty).
 	Card string
+	// MeterClock sets the sound-level meter's clock to device time: its frames carry their
+	// second, and the bridge times them by it. Without it the bridge times them on receipt,
+	// which is device time only when playing in real time (SpeedUp 1).
+	MeterClock bool
 }
 
 // Stats count what a player wrote and what it dropped because nobody read it in time.
@@ -86,7 +90,7 @@ func Play(ctx context.Context, v *Vehicle, out Outputs, cfg PlayConfig) (Stats, 
 				st.GPSEpochs++
 			}
 		}
-		if out.Tacho != nil && elapsed%time.Second == 0 {
+		if out.Tacho != nil && elapsed%time.Second == 0 && !last.TachoSilent {
 			write(out.Tacho, tacho.EncodeVDO(tacho.VDOFrame{
 				Time:              t,
 				LocalMinuteOffset: 0,
@@ -100,7 +104,11 @@ func Play(ctx context.Context, v *Vehicle, out Outputs, cfg PlayConfig) (Stats, 
 			st.TachoFrames++
 		}
 		if out.SLM != nil {
-			write(out.SLM, slm.EncodePCE(slm.PCEFrame{DeciDB: uint16(math.Round(noisy(last.LAeqDB, elapsed) * 10))}))
+			f := slm.PCEFrame{DeciDB: uint16(math.Round(noisy(last.LAeqDB, elapsed) * 10))}
+			if cfg.MeterClock {
+				f.Time = t.UTC().Truncate(time.Second)
+			}
+			write(out.SLM, slm.EncodePCE(f))
 			st.SLMFrames++
 		}
 	}

@@ -138,6 +138,8 @@ type Vehicle struct {
 	Scenario Scenario
 	// Offset is where on the route the vehicle starts, metres.
 	Offset float64
+	// Script, when set, drives the vehicle instead of Route and Scenario.
+	Script *Script
 
 	elapsed time.Duration
 	dist    float64
@@ -152,10 +154,19 @@ type State struct {
 	LAeqDB   float64
 	// OdometerKm is the distance driven since the start, km.
 	OdometerKm float64
+	// TachoSilent: the tachograph sends nothing.
+	TachoSilent bool
 }
 
 // Step advances the vehicle by dt and returns its state at device time t.
 func (v *Vehicle) Step(t time.Time, dt time.Duration) State {
+	if v.Script != nil {
+		st := v.Script.at(v.elapsed)
+		v.elapsed += dt
+		v.dist += st.SpeedKmh / 3.6 * dt.Seconds()
+		st.T, st.OdometerKm = t, 10000+v.dist/1000
+		return st
+	}
 	seg := v.Scenario.at(v.elapsed)
 	v.elapsed += dt
 	v.dist += seg.SpeedKmh / 3.6 * dt.Seconds()

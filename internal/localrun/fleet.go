@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"time"
 )
 
 // simulateArgs are the arguments of `firmware-bridge simulate` for this run: the one place
 // that says what the simulated fleet plays.
 func (r *runner) simulateArgs() []string {
-	return []string{"simulate", "--vehicles", strconv.Itoa(r.o.vehicles),
-		"--dir", filepath.Join(r.o.data, "sim"), "--speeders", "2"}
+	return []string{"simulate", "--scenario", "demo", "--start", r.o.demo.Start,
+		"--dir", filepath.Join(r.o.data, "sim")}
 }
 
 // startFleet starts the simulated fleet, which opens a pseudo-terminal per instrument and

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/trenzinho/trenzinho/internal/demo"
 )
 
 func main() {
@@ -47,7 +49,8 @@ type options struct {
 	influxd        string
 	influxdInstall []string
 	registry       string
-	vehicles       int
+	vehicles       int // the scripted trains (internal/demo)
+	demo           demo.Files
 	user, password string
 	ports          ports
 	liveTimeout    time.Duration
@@ -61,9 +64,8 @@ func parseOptions() (options, error) {
 		"influxd 1.8.3 binary; installed there in the background when missing (TRENZINHO_INFLUXD)")
 	install := flag.String("influxd-install", "",
 		"command that installs a missing influxd, run with GOBIN set to its directory (default: go install -v "+influxPackage+")")
-	flag.IntVar(&o.vehicles, "vehicles", 3, "simulated vehicles")
-	flag.StringVar(&o.registry, "registry", "monitor/registry/testdata/piuma-example.yaml",
-		"registry copied into the data directory on the first run (fictitious licensees, vehicles PIU-001…003, drivers)")
+	flag.StringVar(&o.registry, "registry", "",
+		"registry copied into the data directory on the first run (empty: the demonstration's, dated from the day of the run: fictitious licensees, vehicles PIU-001…003, drivers)")
 	flag.DurationVar(&o.liveTimeout, "live-timeout", 90*time.Second, "longest wait for the vehicles to show on the dashboard before the banner")
 	flag.Parse()
 	o.user = envOr("TRENZINHO_ADMIN_USER", "demo")
@@ -100,6 +102,12 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
+	// The demonstration day (internal/demo; its scripted events are in the README): its
+	// profile, geofences and registry, and the device time the simulator's day starts at.
+	if o.demo, err = demo.Write(filepath.Join(o.data, "demo"), time.Now()); err != nil {
+		return err
+	}
+	o.vehicles = len(o.demo.Vehicles)
 	reg, err := demoRegistry(o)
 	if err != nil {
 		return err
@@ -167,6 +175,7 @@ func run(ctx context.Context) error {
 	r.monitor, err = r.sup.startOwned(ctx, 3, []*port{&r.o.ports.dashboard}, func() (*proc, error) {
 		return r.sup.startWith("monitor", append(slices.Clip(server),
 			"TRENZINHO_DB="+filepath.Join(o.data, "monitor.db"), "TRENZINHO_LISTEN="+r.o.ports.dashboard.addr(),
+			"TRENZINHO_PROFILE="+o.demo.Profile, "TRENZINHO_GEOFENCES="+o.demo.Geofences,
 			"TRENZINHO_ADMIN_USER="+o.user, "TRENZINHO_ADMIN_PASSWORD="+o.password),
 			nil, filepath.Join(o.bin, "monitor"))
 	})
@@ -207,6 +216,12 @@ func run(ctx context.Context) error {
 // the copy's path, or "" when there is none.
 func demoRegistry(o options) (string, error) {
 	reg := filepath.Join(o.data, "registry.yaml")
+	if o.registry == "" {
+		// The demonstration's own, whose dates follow the day of the run (an edited copy is kept).
+		if err := o.demo.SyncRegistry(reg); err != nil {
+			return "", err
+		}
+	}
 	if _, err := os.Stat(reg); errors.Is(err, os.ErrNotExist) && o.registry != "" {
 		b, err := os.ReadFile(o.registry)
 		if err != nil {

@@ -1,0 +1,220 @@
+// Package demo writes the settings the monitor uses for the demonstration of `make run`: the
+// Piúma legal profile with demonstration service hours, the Piúma sample geofences with their
+// itineraries valid at every hour, and a fictitious registry dated from the day of the
+// demonstration. With them, the scripted day the simulator plays (`firmware-bridge simulate
+// --scenario demo`, firmware-bridge/sim/demo.go) opens exactly the episodes its script lists,
+// whatever the date and the hour it starts at.
+//
+// Demonstration settings are not the law: every file written here says so, and the profile's
+// version carries "demonstração" into every draft made with it.
+package demo
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
+	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+)
+
+// Files are the paths of the demonstration settings, for TRENZINHO_PROFILE,
+// TRENZINHO_GEOFENCES and TRENZINHO_REGISTRY.
+type Files struct {
+	Profile, Geofences, Registry string
+	// Start is the device time the simulator's scripted day must start at
+	// (`firmware-bridge simulate --scenario demo --start`), RFC 3339.
+	Start string
+	// Vehicles are the ids of the scripted trains, in the order the simulator prints them.
+	Vehicles []string
+
+	previousRegistry []byte // what an earlier demonstration wrote to Registry
+}
+
+//go:embed registry.yaml.tmpl
+var registryTemplate string
+
+// Write writes the demonstration settings for a scripted day starting at start into dir
+// (created), replacing the files of an earlier demonstration, and returns their paths.
+func Write(dir string, start time.Time) (Files, error) {
+	start = start.Truncate(time.Second)
+	f := Files{
+		Profile:   filepath.Join(dir, "profile.yaml"),
+		Geofences: filepath.Join(dir, "geofences"),
+		Registry:  filepath.Join(dir, "registry.yaml"),
+		Start:     start.UTC().Format(time.RFC3339),
+	}
+	for _, v := range sim.Demo() {
+		f.Vehicles = append(f.Vehicles, v.ID)
+	}
+	if err := os.MkdirAll(f.Geofences, 0o755); err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
+	}
+	prof, err := Profile(start)
+	if err != nil {
+		return Files{}, err
+	}
+	if err := os.WriteFile(f.Profile, prof, 0o644); err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
+	}
+	if err := writeGeofences(f.Geofences); err != nil {
+		return Files{}, err
+	}
+	reg, err := Registry(start)
+	if err != nil {
+		return Files{}, err
+	}
+	f.previousRegistry, _ = os.ReadFile(f.Registry)
+	if err := os.WriteFile(f.Registry, reg, 0o600); err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
+	}
+	return f, nil
+}
+
+// SyncRegistry brings an editable copy of the demonstration registry (the one the dashboard's
+// Cadastro page edits) to the day of this demonstration: it writes the copy when there is none,
+// and replaces it when it is what an earlier demonstration wrote, unedited — so that the
+// registry's dates, counted from the day of the demonstration, say the same on every day. A copy
+// edited by hand or through the dashboard is kept as it is.
+func (f Files) SyncRegistry(copyPath string) error {
+	old, err := os.ReadFile(copyPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("demo registry: %w", err)
+	case !bytes.Equal(old, f.previousRegistry):
+		return nil
+	}
+	b, err := os.ReadFile(f.Registry)
+	if err != nil {
+		return fmt.Errorf("demo registry: %w", err)
+	}
+	if err := os.WriteFile(copyPath, b, 0o600); err != nil {
+		return fmt.Errorf("demo registry: %w", err)
+	}
+	return nil
+}
+
+// Profile returns the Piúma profile with the demonstration's service hours: they end
+// sim.DemoServiceEnd after start (rounded up to the minute, in Piúma's time), began twelve hours
+// before, and have a grace of sim.DemoGrace instead of the law's twenty minutes, so that the
+// scripted late return is late a few minutes into the demonstration. Every other number is the
+// law's.
+func Profile(start time.Time) ([]byte, error) {
+	base := profile.PiumaYAML()
+	p, err := profile.Parse(base, "piuma.yaml")
+	if err != nil {
+		return nil, err
+	}
+	end := start.In(p.Location()).Add(sim.DemoServiceEnd)
+	if t := end.Truncate(time.Minute); !t.Equal(end) {
+		end = t.Add(time.Minute)
+	}
+	from := end.Add(-12 * time.Hour)
+	const law = `service_hours:
+  start: "09:00"       # Art. 29
+  end: "23:00"
+  grace_min: 20        # going to / from the garage
+`
+	s := string(base)
+	if !strings.Contains(s, law) {
+		return nil, fmt.Errorf("demo profile: the service hours of the built-in profile changed; update internal/demo")
+	}
+	s = strings.Replace(s, law, fmt.Sprintf(`# CONFIGURAÇÃO DE DEMONSTRAÇÃO — não é a lei. O horário de serviço (Art. 29: 09:00 às 23:00,
+# com 20 min de tolerância) foi trocado para que o dia roteirizado da demonstração comece na
+# hora e o retorno atrasado seja atrasado alguns minutos depois (internal/demo).
+service_hours:
+  start: "%s"
+  end: "%s"
+  grace_min: %d
+`, from.Format("15:04"), end.Format("15:04"), int(sim.DemoGrace/time.Minute)), 1)
+	s = strings.Replace(s, "\nversion: \"", "\nversion: \"demonstração ", 1)
+	s = "# PERFIL DE DEMONSTRAÇÃO de `make run` (internal/demo): o perfil de Piúma com o horário de\n" +
+		"# serviço da demonstração. Não usar em autos de infração.\n" + s
+	if _, err := profile.Parse([]byte(s), "demo-profile.yaml"); err != nil {
+		return nil, fmt.Errorf("demo profile: %w", err)
+	}
+	return []byte(s), nil
+}
+
+// Registry returns the fictitious registry of the demonstration with its dates counted from
+// the day of start in Piúma.
+func Registry(start time.Time) ([]byte, error) {
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		return nil, err
+	}
+	local := start.In(loc)
+	day0 := time.Date(local.Year(), local.Month(), local.Day(), 12, 0, 0, 0, loc)
+	t, err := template.New("registry").Funcs(template.FuncMap{
+		"day": func(n int) string { return day0.AddDate(0, 0, n).Format(time.DateOnly) },
+	}).Parse(registryTemplate)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, nil); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+// writeGeofences copies the Piúma sample set into dir with every itinerary valid every day at
+// every hour (the demonstration runs at any hour; the sample's days, hours and dates of
+// validity would otherwise make a lawful trip a route deviation).
+func writeGeofences(dir string) error {
+	fsys := geofences.SampleFS()
+	names, err := fs.Glob(fsys, "piuma/*.geojson")
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return err
+		}
+		if path.Base(name) == "itineraries.geojson" {
+			if b, err = anyHour(b); err != nil {
+				return fmt.Errorf("demo geofences: %s: %w", name, err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, path.Base(name)), b, 0o644); err != nil {
+			return fmt.Errorf("demo geofences: %w", err)
+		}
+	}
+	return nil
+}
+
+func anyHour(b []byte) ([]byte, error) {
+	var fc struct {
+		Type     string           `json:"type"`
+		Features []map[string]any `json:"features"`
+	}
+	if err := json.Unmarshal(b, &fc); err != nil {
+		return nil, err
+	}
+	for _, f := range fc.Features {
+		props, _ := f["properties"].(map[string]any)
+		if props == nil {
+			continue
+		}
+		for _, k := range []string{"days", "hours", "valid_from", "valid_to"} {
+			if v, ok := props[k]; ok {
+				props["sample_"+k] = v
+				delete(props, k)
+			}
+		}
+		props["note"] = fmt.Sprint(props["note"]) + "; demonstração: válido todos os dias, a qualquer hora"
+	}
+	return json.MarshalIndent(fc, "", "  ")
+}
