@@ -50,6 +50,7 @@ type serveConfig struct {
 	signingKey    string
 	draftSettle   time.Duration
 	tileURL       string
+	limits        wire.Limits
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -71,7 +72,11 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
+	b.BindLimits(&c.limits)
 	if err := b.Parse(args); err != nil {
+		return err
+	}
+	if err := c.limits.Validate(); err != nil {
 		return err
 	}
 	log, err := config.Logger(os.Stderr, c.logLevel)
@@ -170,6 +175,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	j := judge.New(judge.Config{
 		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
+		Limits:     c.limits,
 		Publish: func(topic string, payload []byte) {
 			if client != nil && client.IsConnectionOpen() {
 				client.Publish(topic, 1, false, payload)
@@ -224,9 +230,14 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	log.Info("monitor listening", "addr", ln.Addr().String(), "profile", prof.ID, "geofences", set.Len(), "version", version)
 
 	var runErr error
+	judgeStopped := false
 	select {
 	case <-ctx.Done():
 	case runErr = <-judgeDone:
+		// The judge gave up (a database that fails for good): stop now, non-zero, so that the
+		// supervisor restarts or reports the monitor. Never wait on judgeDone again below.
+		judgeStopped = true
+		log.Error("the judge stopped; the monitor exits", "err", runErr)
 	case runErr = <-httpDone:
 	}
 	log.Info("shutting down")
@@ -238,8 +249,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	// redelivered to the next start.
 	client.Disconnect(250)
 	cancel()
-	if err := <-judgeDone; err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
-		runErr = err
+	if !judgeStopped {
+		if err := <-judgeDone; err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
+			runErr = err
+		}
 	}
 	if errors.Is(runErr, http.ErrServerClosed) {
 		runErr = nil

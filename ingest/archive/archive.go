@@ -88,6 +88,9 @@ type Config struct {
 	// unknown_key, signature_failed) is quarantined. The zero value accepts every batch that
 	// decodes.
 	Signatures batchsig.Policy
+	// Limits is the time window of valid batches (wire.DefaultLimits when zero); the monitor
+	// must be given the same.
+	Limits wire.Limits
 }
 
 func (c Config) withDefaults() Config {
@@ -288,7 +291,7 @@ func (a *Archiver) Run(ctx context.Context) error {
 func (a *Archiver) decode(j *job) {
 	defer close(j.done)
 	topic, payload := j.msg.Topic(), j.msg.Payload()
-	b, err := wire.Decode(topic, payload, j.receivedAt)
+	b, err := a.cfg.Limits.Decode(topic, payload, j.receivedAt)
 	if err == nil {
 		var outcome batchsig.Outcome
 		if outcome, err = a.cfg.Signatures.Check(b, payload); err != nil {

@@ -34,6 +34,8 @@ type Store interface {
 	Commit(ctx context.Context, c *rules.Changes, batches []store.Batch) error
 	// VehicleSnapshots returns every vehicle snapshot committed so far.
 	VehicleSnapshots(ctx context.Context) ([][]byte, error)
+	// Quarantine keeps a message the monitor could not keep as a judged batch.
+	Quarantine(ctx context.Context, q store.Quarantined) error
 }
 
 // Hub receives live events for the dashboard (Server-Sent Events).
@@ -75,6 +77,9 @@ type Config struct {
 	// (rejected_total by reason), logged once per vehicle per minute, acknowledged and not
 	// judged. The zero value accepts every batch that decodes.
 	Signatures batchsig.Policy
+	// Limits is the time window of valid batches (wire.DefaultLimits when zero): the same as
+	// ingest's, so that the monitor never judges a batch the archive lacks.
+	Limits wire.Limits
 }
 
 // Judge runs the live loop.
@@ -91,13 +96,14 @@ type Judge struct {
 	mu    sync.RWMutex
 	fleet map[string]fleetEntry
 
-	batches   *prometheus.CounterVec
-	rejected  *prometheus.CounterVec
-	commitDur prometheus.Histogram
-	commitErr prometheus.Counter
-	openEpis  prometheus.Gauge
-	episodes  *prometheus.CounterVec
-	drafted   prometheus.Counter
+	batches     *prometheus.CounterVec
+	rejected    *prometheus.CounterVec
+	commitDur   prometheus.Histogram
+	commitErr   prometheus.Counter
+	quarantined *prometheus.CounterVec
+	openEpis    prometheus.Gauge
+	episodes    *prometheus.CounterVec
+	drafted     prometheus.Counter
 }
 
 // New returns a Judge. Call Restore before Run.
@@ -142,8 +148,12 @@ func New(cfg Config) *Judge {
 		}),
 		commitErr: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "commit_errors_total",
-			Help: "Failed attempts to commit judged batches to the database (each is retried; the monitor stops after six in a row).",
+			Help: "Failed attempts to commit judged batches to the database (busy: retried until it passes; refused data: quarantined; anything else: the monitor stops after six in a row).",
 		}),
+		quarantined: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "quarantined_total",
+			Help: "Batches the monitor kept apart instead of judging or storing them, by reason (unstorable, conflict).",
+		}, []string{"reason"}),
 		episodes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "episodes_total",
 			Help: "Episode events committed, by rule and event (open, close, reopen).",
@@ -158,7 +168,7 @@ func New(cfg Config) *Judge {
 		}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
+		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
 	}
 	return j
 }
@@ -283,7 +293,7 @@ func (j *Judge) judge(m Message) {
 	default:
 		return
 	}
-	b, err := wire.Decode(topic, m.Payload(), now)
+	b, err := j.cfg.Limits.Decode(topic, m.Payload(), now)
 	if err != nil {
 		j.batches.WithLabelValues("rejected").Inc()
 		j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
@@ -356,19 +366,9 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	}
 	if !c.Empty() || len(j.raw) > 0 {
 		start := time.Now()
-		for attempt := 0; ; attempt++ {
-			err = j.cfg.Store.Commit(ctx, &c, j.raw)
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil || attempt >= 5 {
-				j.commitErr.Inc()
-				// Not acknowledged: the broker redelivers after a restart.
-				return fmt.Errorf("judge: commit: %w", errors.Join(err, ctx.Err()))
-			}
-			j.commitErr.Inc()
-			j.log.Warn("commit failed; retrying", "err", err, "attempt", attempt+1)
-			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		if err := j.store(ctx, &c); err != nil {
+			// Not acknowledged: the broker redelivers after a restart.
+			return fmt.Errorf("judge: commit: %w", err)
 		}
 		j.commitDur.Observe(time.Since(start).Seconds())
 		j.raw = j.raw[:0]
@@ -384,6 +384,81 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	}
 	j.refreshFleet(c.Snapshots)
 	return nil
+}
+
+// maxCommitAttempts is how often a commit that fails neither transiently nor permanently (I/O,
+// a full disk, a read-only or corrupt file) is tried before the monitor stops: an operator has
+// to look, and the process exits non-zero so that its supervisor reports it.
+const maxCommitAttempts = 6
+
+// store commits c with the judged batches of j.raw. A transient failure (the database busy) is
+// retried until it passes or ctx ends. When the database refuses the data for good (a
+// constraint, a value it cannot hold), the changes are committed without the batch log and then
+// each batch alone: a batch still refused is quarantined (store.Quarantine, a metric, an error
+// log line for the alert) and the commit goes on without it. Any other failure is retried
+// maxCommitAttempts times and then returned.
+func (j *Judge) store(ctx context.Context, c *rules.Changes) error {
+	raw := j.raw
+	apart := false // the changes are committed; raw is committed batch by batch
+	for attempt := 1; ; attempt++ {
+		var err error
+		if !apart {
+			err = j.cfg.Store.Commit(ctx, c, raw)
+			if err != nil && store.Permanent(err) {
+				j.commitErr.Inc()
+				j.log.Warn("the database refuses part of a commit; committing the batches one by one", "err", err)
+				err = j.cfg.Store.Commit(ctx, c, nil)
+				if err == nil {
+					apart = true
+				} else if store.Permanent(err) {
+					// The engine's own output is refused: nothing a batch can be blamed for.
+					return fmt.Errorf("the database refuses the engine's changes: %w", err)
+				}
+			}
+		}
+		if apart {
+			for len(raw) > 0 {
+				err = j.cfg.Store.Commit(ctx, &rules.Changes{}, raw[:1])
+				if err != nil && store.Permanent(err) {
+					j.quarantine(ctx, raw[0], wire.ReasonUnstorable, err)
+					err = nil
+				}
+				if err != nil {
+					break
+				}
+				raw = raw[1:]
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		j.commitErr.Inc()
+		if ctx.Err() != nil {
+			return errors.Join(err, ctx.Err())
+		}
+		if !store.Transient(err) && attempt >= maxCommitAttempts {
+			return fmt.Errorf("%d attempts: %w", attempt, err)
+		}
+		j.log.Warn("commit failed; retrying", "err", err, "attempt", attempt, "transient", store.Transient(err))
+		wait := time.Duration(min(attempt, 10)) * 200 * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// quarantine keeps a batch apart: in the database's quarantine (best effort: when even that is
+// refused the log line and the metric remain), counted by reason, logged as an error.
+func (j *Judge) quarantine(ctx context.Context, b store.Batch, reason wire.Reason, cause error) {
+	j.quarantined.WithLabelValues(string(reason)).Inc()
+	j.log.Error("batch quarantined", "reason", reason, "vehicle", b.Vehicle, "epoch", b.Epoch, "seq", b.Seq, "err", cause)
+	q := store.Quarantined{ReceivedAt: b.ReceivedAt, Vehicle: b.Vehicle, Topic: wire.TelemetryTopic(b.Vehicle),
+		Reason: reason, Detail: cause.Error(), Payload: b.Payload}
+	if err := j.cfg.Store.Quarantine(ctx, q); err != nil {
+		j.log.Error("quarantine record not stored", "vehicle", b.Vehicle, "err", err)
+	}
 }
 
 func (j *Judge) announce(ev rules.Event) {
