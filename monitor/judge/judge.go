@@ -298,6 +298,9 @@ func (j *Judge) judge(m Message) {
 		j.batches.WithLabelValues("rejected").Inc()
 		j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
 		j.log.Debug("batch rejected", "topic", topic, "err", err)
+		if wire.ReasonOf(err) == wire.ReasonFutureTime {
+			j.futureBatch(topic, m.Payload(), now)
+		}
 		return
 	}
 	if _, err := j.cfg.Signatures.Check(b, m.Payload()); err != nil {
@@ -314,6 +317,24 @@ func (j *Judge) judge(m Message) {
 		j.raw = append(j.raw, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now,
 			TMin: tmin, TMax: tmax, Payload: append([]byte(nil), m.Payload()...)})
 	}
+}
+
+// futureBatch records the clock fault of a batch refused as future_time: not judged, but evidence
+// that the vehicle's clock is wrong (rules.ClockFault). Only a batch that is valid but for its
+// times, and that the signing policy accepts, speaks for the vehicle.
+func (j *Judge) futureBatch(topic string, payload []byte, now time.Time) {
+	b, err := wire.Decode(topic, payload, time.Time{}) // no checks relative to the receipt
+	if err != nil {
+		return
+	}
+	if _, err := j.cfg.Signatures.Check(b, payload); err != nil {
+		return
+	}
+	_, tmax, ok := span(b)
+	if b.SentAt.After(tmax) || !ok {
+		tmax = b.SentAt.Time
+	}
+	j.cfg.Engine.ClockFault(b.Vehicle, tmax.Sub(now), now)
 }
 
 // refuseSignature counts a batch the signing policy refused and logs it, once per vehicle per
@@ -529,7 +550,9 @@ type fleetEntry struct {
 }
 
 func (j *Judge) view(v *rules.Vehicle, now time.Time) fleetEntry {
-	e := fleetEntry{Vehicle: api.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs()}}
+	e := fleetEntry{Vehicle: api.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs(),
+		Telemetry: &api.VehicleTelemetry{OutOfOrder: v.OutOfOrder, NotEvidence: v.NotEvidence, Duplicates: v.Duplicates,
+			ClockFaults: v.ClockFaults, ClockFault: v.ClockFaultID}}}
 	vv := &e.Vehicle
 	if vv.OpenEpisodes == nil {
 		vv.OpenEpisodes = []string{}

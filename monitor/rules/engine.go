@@ -178,8 +178,15 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 		e.pruneCursors(v)
 	}
 	rs := readings(e.scratch, b)
+	var ahead time.Duration // the furthest a reading is ahead of the receive clock, beyond ClockTolerance
 	for i := range rs {
 		r := &rs[i]
+		// Device time orders the readings only within a bounded window (clock.go).
+		if d := r.T.Sub(receivedAt); !receivedAt.IsZero() && d > ClockTolerance {
+			ahead = max(ahead, d)
+			res.Skipped++
+			continue
+		}
 		if !e.accept(v, r, b.Clock) {
 			res.Skipped++
 			continue
@@ -194,6 +201,11 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 	}
 	clear(rs) // keep no pointer into the batch
 	e.scratch = rs[:0]
+	if ahead > 0 {
+		e.clockFault(v, ahead, receivedAt)
+	} else if !receivedAt.IsZero() {
+		e.clockRight(v, receivedAt)
+	}
 	return res
 }
 

@@ -52,10 +52,16 @@ type Vehicle struct {
 	LastSeen time.Time    `json:"last_seen,omitzero"`
 	Status   *wire.Status `json:"status,omitempty"`
 
+	// Clock faults (clock.go): the open clock_fault episode, when the device clock was last seen
+	// ahead of the receive clock, and how often.
+	ClockFaultID string    `json:"clock_fault_id,omitempty"`
+	ClockFaultAt time.Time `json:"clock_fault_at,omitzero"`
+
 	// Counters.
 	Duplicates  int64 `json:"duplicates"`
 	OutOfOrder  int64 `json:"out_of_order"`
 	NotEvidence int64 `json:"not_evidence"`
+	ClockFaults int64 `json:"clock_faults"` // readings or batches ahead of the receive clock
 
 	eng     *Engine
 	pending *pendingChanges
