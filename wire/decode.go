@@ -45,6 +45,7 @@ const (
 	ReasonUnsigned        Reason = "unsigned"          // no sig where the profile requires one
 	ReasonUnknownKey      Reason = "unknown_key"       // kid not registered for the vehicle
 	// Reasons of the consumers, never returned by Decode.
+	ReasonConflict   Reason = "conflict"   // same vehicle, epoch and seq as a batch taken before, other content
 	ReasonUnstorable Reason = "unstorable" // the monitor's database refused the batch
 )
 
@@ -54,7 +55,7 @@ var Reasons = []Reason{
 	ReasonTopicMismatch, ReasonMissingEpoch, ReasonMissingSeq, ReasonBadSeq, ReasonBadClock, ReasonTooManyReadings,
 	ReasonBadTime, ReasonFutureTime, ReasonPastTime, ReasonNonFinite, ReasonBadPosition, ReasonBadSpeed, ReasonBadSound,
 	ReasonBadFix, ReasonBadValue, ReasonBadSignature, ReasonSignatureFailed, ReasonUnsigned,
-	ReasonUnknownKey, ReasonUnstorable,
+	ReasonUnknownKey, ReasonConflict, ReasonUnstorable,
 }
 
 // Error is a rejected payload: a reason code and a human-readable detail.

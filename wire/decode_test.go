@@ -129,6 +129,7 @@ type rejection struct {
 var notDecoded = map[Reason]string{
 	ReasonUnknownKey: "the consumer, when kid is not in its key registry for the vehicle",
 	ReasonUnstorable: "the monitor, when its database refuses the batch",
+	ReasonConflict:   "the consumer, when it took a batch of the same vehicle, epoch and seq with other content",
 }
 
 func rejections() []rejection {

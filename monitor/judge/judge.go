@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/internal/batchsig"
+	"github.com/trenzinho/trenzinho/internal/replay"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/rules"
@@ -36,6 +37,9 @@ type Store interface {
 	VehicleSnapshots(ctx context.Context) ([][]byte, error)
 	// Quarantine keeps a message the monitor could not keep as a judged batch.
 	Quarantine(ctx context.Context, q store.Quarantined) error
+	// LoggedBatch returns the payload of a judged batch from the batch log (store.ErrNotFound
+	// when it is not there).
+	LoggedBatch(ctx context.Context, vehicle, epoch string, seq uint64) ([]byte, error)
 }
 
 // Hub receives live events for the dashboard (Server-Sent Events).
@@ -92,6 +96,7 @@ type Judge struct {
 	lastDraft time.Time
 	lastPrune time.Time
 	sigLogged map[string]time.Time // vehicle → last log of a refused signature
+	replays   *replay.Cache        // digests of recent batches: a changed replay is a conflict
 
 	mu    sync.RWMutex
 	fleet map[string]fleetEntry
@@ -130,13 +135,14 @@ func New(cfg Config) *Judge {
 		cfg.BatchRetention = store.DefaultBatchRetention
 	}
 	j := &Judge{
-		cfg:   cfg,
-		in:    make(chan Message, 4*cfg.FlushBatches),
-		log:   cfg.Logger,
-		fleet: map[string]fleetEntry{},
+		cfg:     cfg,
+		in:      make(chan Message, 4*cfg.FlushBatches),
+		log:     cfg.Logger,
+		fleet:   map[string]fleetEntry{},
+		replays: replay.New(replay.DefaultSize),
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "batches_total",
-			Help: "Telemetry batches received, by outcome (judged, duplicate, rejected).",
+			Help: "Telemetry batches received, by outcome (judged, duplicate, conflict, rejected).",
 		}, []string{"outcome"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "rejected_total",
@@ -307,8 +313,18 @@ func (j *Judge) judge(m Message) {
 		j.refuseSignature(b.Vehicle, err, now)
 		return
 	}
+	digest := replay.Sum(m.Payload())
+	seen, conflict := j.replays.Check(replay.Key{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq}, digest)
+	if conflict {
+		j.conflict(b, m, now)
+		return
+	}
 	res := j.cfg.Engine.Apply(b, now)
 	if res.Duplicate {
+		if !seen && j.changedSinceLogged(b, digest) {
+			j.conflict(b, m, now)
+			return
+		}
 		j.batches.WithLabelValues("duplicate").Inc()
 		return
 	}
@@ -317,6 +333,33 @@ func (j *Judge) judge(m Message) {
 		j.raw = append(j.raw, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now,
 			TMin: tmin, TMax: tmax, Payload: append([]byte(nil), m.Payload()...)})
 	}
+}
+
+// changedSinceLogged reports whether a duplicate the replay cache no longer remembers differs
+// from the batch log's copy (one query per such duplicate: redeliveries after a restart).
+func (j *Judge) changedSinceLogged(b *wire.Batch, digest replay.Digest) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	logged, err := j.cfg.Store.LoggedBatch(ctx, b.Vehicle, b.Epoch, b.Seq)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			j.log.Warn("batch log lookup of a duplicate", "vehicle", b.Vehicle, "err", err)
+		}
+		return false
+	}
+	return replay.Sum(logged) != digest
+}
+
+// conflict handles a replay of a judged batch with other content: tamper evidence. The first is
+// kept; this one is quarantined (conflict) and not judged, and the vehicle gets a
+// telemetry_conflict episode.
+func (j *Judge) conflict(b *wire.Batch, m Message, now time.Time) {
+	j.batches.WithLabelValues("conflict").Inc()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	j.quarantine(ctx, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now, Payload: m.Payload()},
+		wire.ReasonConflict, fmt.Errorf("vehicle %s epoch %s seq %d was judged before with other content", b.Vehicle, b.Epoch, b.Seq))
+	j.cfg.Engine.Conflict(b.Vehicle, b.Epoch, b.Seq, now)
 }
 
 // futureBatch records the clock fault of a batch refused as future_time: not judged, but evidence
@@ -552,7 +595,7 @@ type fleetEntry struct {
 func (j *Judge) view(v *rules.Vehicle, now time.Time) fleetEntry {
 	e := fleetEntry{Vehicle: api.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs(),
 		Telemetry: &api.VehicleTelemetry{OutOfOrder: v.OutOfOrder, NotEvidence: v.NotEvidence, Duplicates: v.Duplicates,
-			ClockFaults: v.ClockFaults, ClockFault: v.ClockFaultID}}}
+			ClockFaults: v.ClockFaults, ClockFault: v.ClockFaultID()}}}
 	vv := &e.Vehicle
 	if vv.OpenEpisodes == nil {
 		vv.OpenEpisodes = []string{}

@@ -38,6 +38,10 @@ func (s *memStore) VehicleSnapshots(context.Context) ([][]byte, error) { return 
 
 func (s *memStore) Quarantine(context.Context, store.Quarantined) error { return nil }
 
+func (s *memStore) LoggedBatch(context.Context, string, string, uint64) ([]byte, error) {
+	return nil, store.ErrNotFound
+}
+
 func (s *memStore) judged() map[string][]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

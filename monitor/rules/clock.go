@@ -22,9 +22,6 @@ const ClockFaultRule = "clock_fault"
 // clock set from GNSS or a disciplined RTC is within a second; a minute absorbs a drifting RTC.
 const ClockTolerance = time.Minute
 
-// ClockFaultClear is how long a vehicle's clock must be right before its clock_fault closes.
-const ClockFaultClear = 10 * time.Minute
-
 // ClockFault records that a vehicle's device time was ahead of the receive clock receivedAt by
 // ahead: it opens the vehicle's clock_fault episode or raises its peak. The judge calls it for
 // batches refused as future_time; Apply for readings beyond ClockTolerance.
@@ -34,35 +31,91 @@ func (e *Engine) ClockFault(vehicle string, ahead time.Duration, receivedAt time
 
 func (e *Engine) clockFault(v *Vehicle, ahead time.Duration, at time.Time) {
 	v.ClockFaults++
-	v.ClockFaultAt = at
+	e.fault(v, ClockFaultRule, at, ahead.Seconds(), ClockTolerance.Seconds(), fmt.Sprintf("ahead %s", ahead.Round(time.Second)))
+}
+
+// TelemetryConflictRule is the rule id of the episodes of conflicting replays: a batch with the
+// (vehicle, epoch, seq) of one judged before and other content (package replay). Tamper
+// evidence, never drafted; its peak is the number of conflicting batches.
+const TelemetryConflictRule = "telemetry_conflict"
+
+// Conflict records a conflicting replay of the vehicle's batch (epoch, seq), received at
+// receivedAt: it opens the vehicle's telemetry_conflict episode or counts one more.
+func (e *Engine) Conflict(vehicle, epoch string, seq uint64, receivedAt time.Time) {
+	v := e.vehicle(vehicle)
+	n := 1.0
+	if ep := v.episode(v.Faults[TelemetryConflictRule].ID); ep != nil && ep.End == nil {
+		n = ep.Peak + 1
+	}
+	e.fault(v, TelemetryConflictRule, receivedAt, n, 0, fmt.Sprintf("epoch %s seq %d", epoch, seq))
+}
+
+// FaultClear is how long a fault must not recur before its episode closes.
+const FaultClear = 10 * time.Minute
+
+// ClockFaultClear is how long a vehicle's clock must be right before its clock_fault closes.
+const ClockFaultClear = FaultClear
+
+// Fault is the open fault episode of one rule of a vehicle and when the fault was last seen.
+type Fault struct {
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+}
+
+// fault opens the vehicle's episode of a fault rule, timed by the receive clock at (the device's
+// clock may be what is at fault), or updates it: peak is the new peak when higher.
+func (e *Engine) fault(v *Vehicle, rule string, at time.Time, peak, limit float64, detail string) {
 	e.changes.dirty[v.ID] = true
-	if ep := v.episode(v.ClockFaultID); ep != nil && ep.End == nil {
-		if ahead.Seconds() > ep.Peak {
-			ep.Peak, ep.PeakAt = ahead.Seconds(), newTime(at)
+	if v.Faults == nil {
+		v.Faults = map[string]Fault{}
+	}
+	f := v.Faults[rule]
+	f.At = at
+	if ep := v.episode(f.ID); ep != nil && ep.End == nil {
+		v.Faults[rule] = f
+		if peak > ep.Peak {
+			ep.Peak, ep.PeakAt = peak, newTime(at)
 		}
+		ep.Detail = detail
 		ep.DurationS = at.Sub(ep.Start.Time).Seconds()
 		v.changed(ep, nil, EventUpdate)
 		return
 	}
-	// The receive clock times the episode: the device's is what is at fault.
-	ep := e.newEpisode(v, ClockFaultRule, at, "s", ClockTolerance.Seconds(), 0, "clock")
-	ep.Peak, ep.PeakAt = ahead.Seconds(), newTime(at)
-	ep.Detail = fmt.Sprintf("ahead %s", ahead.Round(time.Second))
-	v.ClockFaultID = ep.ID
+	source := "clock"
+	if rule != ClockFaultRule {
+		source = "batch"
+	}
+	ep := e.newEpisode(v, rule, at, "s", limit, 0, source)
+	if rule == TelemetryConflictRule {
+		ep.Unit = "batches"
+	}
+	ep.Peak, ep.PeakAt, ep.Detail = peak, newTime(at), detail
+	f.ID = ep.ID
+	v.Faults[rule] = f
 	v.open(ep, nil)
 }
 
-// clockRight closes the vehicle's clock_fault once its clock has been right for ClockFaultClear.
-func (e *Engine) clockRight(v *Vehicle, at time.Time) {
-	ep := v.episode(v.ClockFaultID)
-	if ep == nil || ep.End != nil || at.Sub(v.ClockFaultAt) < ClockFaultClear {
-		return
+// faultsCleared closes the vehicle's fault episodes whose fault did not recur for FaultClear
+// before at (the receive clock of a batch that showed none).
+func (e *Engine) faultsCleared(v *Vehicle, at time.Time) {
+	for rule, f := range v.Faults {
+		if at.Sub(f.At) < FaultClear {
+			continue
+		}
+		delete(v.Faults, rule)
+		e.changes.dirty[v.ID] = true
+		ep := v.episode(f.ID)
+		if ep == nil || ep.End != nil {
+			continue
+		}
+		end := newTime(f.At)
+		ep.End = &end
+		ep.DurationS = f.At.Sub(ep.Start.Time).Seconds()
+		reason := ClosedCleared
+		ep.Closed = &reason
+		v.changed(ep, nil, EventClose)
 	}
-	end := newTime(v.ClockFaultAt)
-	ep.End = &end
-	ep.DurationS = v.ClockFaultAt.Sub(ep.Start.Time).Seconds()
-	reason := ClosedCleared
-	ep.Closed = &reason
-	v.ClockFaultID = ""
-	v.changed(ep, nil, EventClose)
 }
+
+// ClockFaultID returns the id of the vehicle's open clock_fault episode, or "".
+func (v *Vehicle) ClockFaultID() string { return v.Faults[ClockFaultRule].ID }

@@ -204,7 +204,7 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 	if ahead > 0 {
 		e.clockFault(v, ahead, receivedAt)
 	} else if !receivedAt.IsZero() {
-		e.clockRight(v, receivedAt)
+		e.faultsCleared(v, receivedAt)
 	}
 	return res
 }

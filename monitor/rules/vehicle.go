@@ -52,10 +52,8 @@ type Vehicle struct {
 	LastSeen time.Time    `json:"last_seen,omitzero"`
 	Status   *wire.Status `json:"status,omitempty"`
 
-	// Clock faults (clock.go): the open clock_fault episode, when the device clock was last seen
-	// ahead of the receive clock, and how often.
-	ClockFaultID string    `json:"clock_fault_id,omitempty"`
-	ClockFaultAt time.Time `json:"clock_fault_at,omitzero"`
+	// Faults are the open fault episodes (clock_fault, telemetry_conflict) by rule (clock.go).
+	Faults map[string]Fault `json:"faults,omitempty"`
 
 	// Counters.
 	Duplicates  int64 `json:"duplicates"`

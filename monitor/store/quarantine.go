@@ -113,3 +113,24 @@ func Permanent(err error) bool {
 	code, ok := sqliteCode(err)
 	return ok && (code == sqliteTooBig || code == sqliteConstraint || code == sqliteMismatch || code == sqliteRange)
 }
+
+// LoggedBatch returns the payload of the batch (vehicle, epoch, seq) as the batch log holds it
+// (ErrNotFound when it is not there: never judged, or pruned).
+func (db *DB) LoggedBatch(ctx context.Context, vehicle, epoch string, seq uint64) ([]byte, error) {
+	if seq > MaxSeq {
+		return nil, ErrNotFound
+	}
+	var p []byte
+	err := db.db.QueryRowContext(ctx, `SELECT payload FROM batch_log WHERE vehicle = ? AND epoch = ? AND seq = ?`,
+		vehicle, epoch, int64(seq)).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: logged batch: %w", err)
+	}
+	return p, nil
+}
+
+// MaxSeq is the largest seq the store holds (SQLite integers are signed 64-bit).
+const MaxSeq = wire.MaxSeq
