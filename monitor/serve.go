@@ -51,6 +51,7 @@ type serveConfig struct {
 	draftSettle   time.Duration
 	tileURL       string
 	limits        wire.Limits
+	maxVehicles   int
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -73,6 +74,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	b.BindLimits(&c.limits)
+	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
 	if err := b.Parse(args); err != nil {
 		return err
 	}
@@ -172,10 +174,15 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log})
 	var client mqtt.Client
+	var known func(string) bool
+	if regStore != nil {
+		// Telemetry and status of vehicles not in the registry leave nothing behind.
+		known = func(id string) bool { _, ok := regStore.Vehicle(id); return ok }
+	}
 	j := judge.New(judge.Config{
 		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
-		Limits:     c.limits,
+		Limits:     c.limits, Known: known, MaxVehicles: c.maxVehicles,
 		Publish: func(topic string, payload []byte) {
 			if client != nil && client.IsConnectionOpen() {
 				client.Publish(topic, 1, false, payload)

@@ -45,8 +45,9 @@ const (
 	ReasonUnsigned        Reason = "unsigned"          // no sig where the profile requires one
 	ReasonUnknownKey      Reason = "unknown_key"       // kid not registered for the vehicle
 	// Reasons of the consumers, never returned by Decode.
-	ReasonConflict   Reason = "conflict"   // same vehicle, epoch and seq as a batch taken before, other content
-	ReasonUnstorable Reason = "unstorable" // the monitor's database refused the batch
+	ReasonConflict       Reason = "conflict"        // same vehicle, epoch and seq as a batch taken before, other content
+	ReasonUnknownVehicle Reason = "unknown_vehicle" // not in the registry, or beyond the vehicles tracked without one
+	ReasonUnstorable     Reason = "unstorable"      // the monitor's database refused the batch
 )
 
 // Reasons lists every rejection reason, for metrics and documentation.
@@ -55,7 +56,7 @@ var Reasons = []Reason{
 	ReasonTopicMismatch, ReasonMissingEpoch, ReasonMissingSeq, ReasonBadSeq, ReasonBadClock, ReasonTooManyReadings,
 	ReasonBadTime, ReasonFutureTime, ReasonPastTime, ReasonNonFinite, ReasonBadPosition, ReasonBadSpeed, ReasonBadSound,
 	ReasonBadFix, ReasonBadValue, ReasonBadSignature, ReasonSignatureFailed, ReasonUnsigned,
-	ReasonUnknownKey, ReasonConflict, ReasonUnstorable,
+	ReasonUnknownKey, ReasonConflict, ReasonUnknownVehicle, ReasonUnstorable,
 }
 
 // Error is a rejected payload: a reason code and a human-readable detail.

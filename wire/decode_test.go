@@ -127,9 +127,10 @@ type rejection struct {
 
 // notDecoded lists the reasons that package wire never returns, with who does.
 var notDecoded = map[Reason]string{
-	ReasonUnknownKey: "the consumer, when kid is not in its key registry for the vehicle",
-	ReasonUnstorable: "the monitor, when its database refuses the batch",
-	ReasonConflict:   "the consumer, when it took a batch of the same vehicle, epoch and seq with other content",
+	ReasonUnknownKey:     "the consumer, when kid is not in its key registry for the vehicle",
+	ReasonUnstorable:     "the monitor, when its database refuses the batch",
+	ReasonConflict:       "the consumer, when it took a batch of the same vehicle, epoch and seq with other content",
+	ReasonUnknownVehicle: "the consumer, when the vehicle is not registered or beyond its limit of vehicles",
 }
 
 func rejections() []rejection {

@@ -128,6 +128,16 @@ type Status struct {
 	SpoolEvicted *int64            `json:"spool_evicted,omitempty"`
 	Devices      map[string]string `json:"devices,omitempty"`
 	T            *Time             `json:"t,omitempty"`
+	// Kid and Sig sign a status as they sign a batch (EncodeStatus; §6 of docs/protocol.md).
+	// The MQTT will {"online":false} is unsigned: the broker publishes it, not the bridge.
+	Kid string `json:"kid,omitempty"`
+	Sig string `json:"sig,omitempty"`
+}
+
+// OfflineOnly reports whether s says nothing but that the bridge went offline: the MQTT will.
+func (s *Status) OfflineOnly() bool {
+	return !s.Online && s.Version == "" && s.Epoch == "" && s.Seq == 0 && s.SpoolDepth == nil &&
+		s.SpoolEvicted == nil && s.Devices == nil && s.T == nil
 }
 
 // Device states reported in Status.Devices.

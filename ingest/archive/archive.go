@@ -89,6 +89,10 @@ type Config struct {
 	// unknown_key, signature_failed) is quarantined. The zero value accepts every batch that
 	// decodes.
 	Signatures batchsig.Policy
+	// Known reports whether a vehicle is registered; nil: every vehicle is. A batch of a vehicle
+	// it does not know is quarantined (unknown_vehicle), without the vehicle as a tag, so that
+	// made-up ids cannot grow InfluxDB's series.
+	Known func(vehicle string) bool
 	// Limits is the time window of valid batches (wire.DefaultLimits when zero); the monitor
 	// must be given the same.
 	Limits wire.Limits
@@ -297,6 +301,9 @@ func (a *Archiver) decode(j *job) {
 	defer close(j.done)
 	topic, payload := j.msg.Topic(), j.msg.Payload()
 	b, err := a.cfg.Limits.Decode(topic, payload, j.receivedAt)
+	if err == nil && a.cfg.Known != nil && !a.cfg.Known(b.Vehicle) {
+		err = &wire.Error{Reason: wire.ReasonUnknownVehicle, Detail: fmt.Sprintf("vehicle %q is not in the registry", b.Vehicle)}
+	}
 	if err == nil {
 		var outcome batchsig.Outcome
 		if outcome, err = a.cfg.Signatures.Check(b, payload); err != nil {

@@ -81,6 +81,12 @@ type Config struct {
 	// (rejected_total by reason), logged once per vehicle per minute, acknowledged and not
 	// judged. The zero value accepts every batch that decodes.
 	Signatures batchsig.Policy
+	// Known reports whether a vehicle is registered; nil: no registry, and at most MaxVehicles
+	// vehicles are tracked. Telemetry and status of a vehicle refused are rejected
+	// (unknown_vehicle) and leave no state, no row and no metric label behind.
+	Known func(vehicle string) bool
+	// MaxVehicles bounds the vehicles tracked without a registry (DefaultMaxVehicles when ≤ 0).
+	MaxVehicles int
 	// Limits is the time window of valid batches (wire.DefaultLimits when zero): the same as
 	// ingest's, so that the monitor never judges a batch the archive lacks.
 	Limits wire.Limits
@@ -131,6 +137,9 @@ func New(cfg Config) *Judge {
 	if cfg.DraftEvery <= 0 {
 		cfg.DraftEvery = 5 * time.Second
 	}
+	if cfg.MaxVehicles <= 0 {
+		cfg.MaxVehicles = DefaultMaxVehicles
+	}
 	if cfg.BatchRetention <= 0 {
 		cfg.BatchRetention = store.DefaultBatchRetention
 	}
@@ -177,6 +186,26 @@ func New(cfg Config) *Judge {
 		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
 	}
 	return j
+}
+
+// DefaultMaxVehicles is how many vehicles the monitor tracks without a registry.
+const DefaultMaxVehicles = 10_000
+
+// admits reports whether the monitor keeps state for the vehicle: with a registry, registered
+// vehicles; without, those it tracks already and new ones up to MaxVehicles.
+func (j *Judge) admits(vehicle string) bool {
+	if j.cfg.Known != nil {
+		return j.cfg.Known(vehicle)
+	}
+	return j.cfg.Engine.Tracks(vehicle) || j.cfg.Engine.Len() < j.cfg.MaxVehicles
+}
+
+// refuseUnknown counts a message of a vehicle the monitor does not admit; nothing else is kept.
+func (j *Judge) refuseUnknown(kind string) {
+	if kind == "telemetry" {
+		j.batches.WithLabelValues("rejected").Inc()
+	}
+	j.rejected.WithLabelValues(string(wire.ReasonUnknownVehicle)).Inc()
 }
 
 // Restore loads the committed vehicle snapshots into the engine.
@@ -293,6 +322,23 @@ func (j *Judge) judge(m Message) {
 		if len(m.Payload()) > 64<<10 || json.Unmarshal(m.Payload(), &s) != nil {
 			return
 		}
+		if !j.admits(vehicle) {
+			j.refuseUnknown(kind)
+			return
+		}
+		// A status obeys the signing policy as a batch does; the MQTT will, unsigned, can only
+		// say that the bridge went offline.
+		if _, err := j.cfg.Signatures.CheckStatus(vehicle, &s, m.Payload()); err != nil {
+			if !s.OfflineOnly() && s.Online {
+				j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
+				return
+			}
+			s = wire.Status{Online: false}
+			if prev := j.cfg.Engine.StatusOf(vehicle); prev != nil {
+				s = *prev // what the last accepted status said, marked offline
+				s.Online = false
+			}
+		}
 		j.cfg.Engine.SetStatus(vehicle, &s, now)
 		return
 	case "telemetry":
@@ -304,9 +350,13 @@ func (j *Judge) judge(m Message) {
 		j.batches.WithLabelValues("rejected").Inc()
 		j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
 		j.log.Debug("batch rejected", "topic", topic, "err", err)
-		if wire.ReasonOf(err) == wire.ReasonFutureTime {
+		if wire.ReasonOf(err) == wire.ReasonFutureTime && j.admits(vehicle) {
 			j.futureBatch(topic, m.Payload(), now)
 		}
+		return
+	}
+	if !j.admits(vehicle) {
+		j.refuseUnknown(kind)
 		return
 	}
 	if _, err := j.cfg.Signatures.Check(b, m.Payload()); err != nil {

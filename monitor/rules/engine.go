@@ -450,6 +450,20 @@ func (e *Engine) SetStatus(vehicle string, s *wire.Status, receivedAt time.Time)
 	e.changes.dirty[v.ID] = true
 }
 
+// StatusOf returns the vehicle's last status message, or nil.
+func (e *Engine) StatusOf(vehicle string) *wire.Status {
+	if v := e.vehicles[vehicle]; v != nil {
+		return v.Status
+	}
+	return nil
+}
+
+// Tracks reports whether the engine holds state for the vehicle.
+func (e *Engine) Tracks(vehicle string) bool { return e.vehicles[vehicle] != nil }
+
+// Len returns the number of vehicles the engine holds state for.
+func (e *Engine) Len() int { return len(e.vehicles) }
+
 // Vehicles calls fn for every vehicle; fn must not keep v.
 func (e *Engine) Vehicles(fn func(v *Vehicle)) {
 	for _, v := range e.vehicles {
