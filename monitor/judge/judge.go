@@ -318,10 +318,12 @@ func (j *Judge) judge(m Message) {
 	}
 	switch kind {
 	case "status":
-		var s wire.Status
-		if len(m.Payload()) > 64<<10 || json.Unmarshal(m.Payload(), &s) != nil {
+		st, err := wire.DecodeStatus(m.Payload())
+		if err != nil {
+			j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
 			return
 		}
+		s := *st
 		if !j.admits(vehicle) {
 			j.refuseUnknown(kind)
 			return
