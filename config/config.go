@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trenzinho/trenzinho/wire"
 )
 
 // Prefix of every environment variable.
@@ -187,4 +189,11 @@ func Logger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("config: TRENZINHO_LOG_LEVEL=%q: want debug, info, warn or error", level)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// BindLimits binds the time window of valid batches (docs/protocol.md §3) that ingest and the
+// monitor both read, so that the two accept exactly the same batches.
+func (b *Binder) BindLimits(l *wire.Limits) {
+	b.Duration(&l.MaxAge, "TRENZINHO_MAX_AGE", wire.DefaultMaxAge, "oldest reading taken, before its receipt (older: quarantined as past_time)")
+	b.Duration(&l.MaxAhead, "TRENZINHO_MAX_AHEAD", wire.DefaultMaxAhead, "furthest reading taken ahead of its receipt, at most 24h (further: quarantined as future_time)")
 }

@@ -390,7 +390,7 @@ func TestMosquittoComposeACL(t *testing.T) {
 	observer := must(connect("tcp://"+b.Plain, "test.observer", pw["test.observer"], nil))
 	sub(observer, "trenzinho/#")
 	monitor := must(connect("tcp://"+b.Plain, "svc.monitor", pw["svc.monitor"], nil))
-	for _, f := range []string{"trenzinho/v1/+/telemetry", "trenzinho/v1/+/status", "trenzinho/v1/_quarantine/+"} {
+	for _, f := range []string{"trenzinho/v1/+/telemetry", "trenzinho/v1/+/status", "trenzinho/v1/_sys/quarantine/+"} {
 		sub(monitor, f)
 	}
 	ingest := must(connect("tcp://"+b.Plain, "svc.ingest", pw["svc.ingest"], nil))
@@ -439,12 +439,12 @@ func TestMosquittoComposeACL(t *testing.T) {
 	}
 	step("vehicle PIU-001", v1, "trenzinho/v1/PIU-001/telemetry",
 		"trenzinho/v1/PIU-002/telemetry", "trenzinho/v1/PIU-002/status", "trenzinho/v1/PIU-001/episodes",
-		"trenzinho/v1/_quarantine/PIU-001", "trenzinho/v1/PIU-001/telemetry/x", "trenzinho/v2/PIU-001/telemetry")
+		"trenzinho/v1/_sys/quarantine/PIU-001", "trenzinho/v1/PIU-001/telemetry/x", "trenzinho/v2/PIU-001/telemetry")
 	step("vehicle PIU-001 status", v1, "trenzinho/v1/PIU-001/status")
-	quarantined := step("svc.ingest", ingest, "trenzinho/v1/_quarantine/PIU-001",
+	quarantined := step("svc.ingest", ingest, "trenzinho/v1/_sys/quarantine/PIU-001",
 		"trenzinho/v1/PIU-001/telemetry", "trenzinho/v1/PIU-001/status", "trenzinho/v1/PIU-001/episodes")
 	step("svc.monitor", monitor, "trenzinho/v1/PIU-001/episodes",
-		"trenzinho/v1/PIU-001/telemetry", "trenzinho/v1/PIU-001/status", "trenzinho/v1/_quarantine/PIU-001")
+		"trenzinho/v1/PIU-001/telemetry", "trenzinho/v1/PIU-001/status", "trenzinho/v1/_sys/quarantine/PIU-001")
 
 	// Readers: ingest and the monitor got PIU-001's telemetry, the monitor its status and the
 	// quarantine record; a vehicle reads nothing, not even another vehicle's telemetry.

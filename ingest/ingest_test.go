@@ -533,6 +533,7 @@ func TestIngestKilled(t *testing.T) {
 // garbage returns n malformed payloads: every rejection reason a broker can deliver, and how
 // many of each.
 func garbage(t *testing.T, f fleet, n int) ([]message, map[wire.Reason]int) {
+	now := wire.NewTime(time.Now()).String() // within the time window, so that bad_position is reached
 	kinds := []struct {
 		reason wire.Reason
 		make   func(i int) message
@@ -551,7 +552,7 @@ func garbage(t *testing.T, f fleet, n int) ([]message, map[wire.Reason]int) {
 			return message{wire.TelemetryTopic("V-06"), []byte(`{"v":1,"vehicle":"V-06","epoch":"e","seq":0,"sent_at":"2026-01-01T00:00:00Z","clock":"gps"}`)}
 		}},
 		{wire.ReasonBadPosition, func(i int) message {
-			return message{wire.TelemetryTopic("V-07"), fmt.Appendf(nil, `{"v":1,"vehicle":"V-07","epoch":"e","seq":%d,"sent_at":"2026-01-01T00:00:00Z","clock":"gps","gps":[{"t":"2026-01-01T00:00:00Z","lat":91,"lon":0}]}`, i+1)}
+			return message{wire.TelemetryTopic("V-07"), fmt.Appendf(nil, `{"v":1,"vehicle":"V-07","epoch":"e","seq":%d,"sent_at":%q,"clock":"gps","gps":[{"t":%q,"lat":91,"lon":0}]}`, i+1, now, now)}
 		}},
 		{wire.ReasonBadTopic, func(i int) message {
 			return message{"trenzinho/v1/not.a.vehicle/telemetry", []byte(`{}`)}
@@ -582,7 +583,7 @@ func TestGarbageInterleaved(t *testing.T) {
 	var qmu sync.Mutex
 	quarantined := map[string]int{}
 	sub := newPublisher(t, broker.URL(), "quarantine-watch")
-	if tok := sub.c.Subscribe("trenzinho/v1/_quarantine/#", 1, func(_ mqtt.Client, m mqtt.Message) {
+	if tok := sub.c.Subscribe(wire.QuarantineWildcard, 1, func(_ mqtt.Client, m mqtt.Message) {
 		qmu.Lock()
 		quarantined[m.Topic()]++
 		qmu.Unlock()

@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	b.Duration(&s.Influx.Retention, "TRENZINHO_INGEST_RETENTION", archive.DefaultRetention, "retention of a bucket or retention policy that ingest creates (0: for ever)")
 	b.String(&s.Registry, "TRENZINHO_REGISTRY", "", "registry YAML with the vehicles' public keys: signed batches are verified and forged ones quarantined (reloaded when it changes)")
 	b.Bool(&s.Pipeline.Signatures.Required, "TRENZINHO_REQUIRE_SIGNATURES", false, "quarantine unsigned batches and batches of vehicles without a registered key (set as the profile's signatures_required)")
+	b.BindLimits(&s.Pipeline.Limits)
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until ingest stops")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -92,6 +93,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *showVersion {
 		fmt.Fprintln(stdout, version)
 		return 0
+	}
+	if err := s.Pipeline.Limits.Validate(); err != nil {
+		fmt.Fprintln(stderr, "ingest:", err)
+		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ingest: unexpected argument %q\n", fs.Arg(0))

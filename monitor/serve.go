@@ -51,6 +51,8 @@ type serveConfig struct {
 	draftSettle   time.Duration
 	tileURL       string
 	http          httpConfig
+	limits        wire.Limits
+	maxVehicles   int
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -73,6 +75,8 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	c.http.bind(b)
+	b.BindLimits(&c.limits)
+	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
 	if err := b.Parse(args); err != nil {
 		return flagErr(err)
 	}
@@ -80,6 +84,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		return usageErr("unexpected argument %q (serve takes flags only; \"monitor help\" lists the commands)", fs.Arg(0))
 	}
 	if err := c.http.check(); err != nil {
+		return err
+	}
+	if err := c.limits.Validate(); err != nil {
 		return err
 	}
 	log, err := config.Logger(os.Stderr, c.logLevel)
@@ -175,9 +182,15 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
 	var client mqtt.Client
+	var known func(string) bool
+	if regStore != nil {
+		// Telemetry and status of vehicles not in the registry leave nothing behind.
+		known = func(id string) bool { _, ok := regStore.Vehicle(id); return ok }
+	}
 	j := judge.New(judge.Config{
 		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
+		Limits:     c.limits, Known: known, MaxVehicles: c.maxVehicles,
 		Publish: func(topic string, payload []byte) {
 			if client != nil && client.IsConnectionOpen() {
 				client.Publish(topic, 1, false, payload)
@@ -233,9 +246,14 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	log.Info("monitor listening", "addr", ln.Addr().String(), "profile", prof.ID, "geofences", set.Len(), "version", version)
 
 	var runErr error
+	judgeStopped := false
 	select {
 	case <-ctx.Done():
 	case runErr = <-judgeDone:
+		// The judge gave up (a database that fails for good): stop now, non-zero, so that the
+		// supervisor restarts or reports the monitor. Never wait on judgeDone again below.
+		judgeStopped = true
+		log.Error("the judge stopped; the monitor exits", "err", runErr)
 	case runErr = <-httpDone:
 	}
 	log.Info("shutting down")
@@ -247,8 +265,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	// redelivered to the next start.
 	client.Disconnect(250)
 	cancel()
-	if err := <-judgeDone; err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
-		runErr = err
+	if !judgeStopped {
+		if err := <-judgeDone; err != nil && runErr == nil && !errors.Is(err, context.Canceled) {
+			runErr = err
+		}
 	}
 	if errors.Is(runErr, http.ErrServerClosed) {
 		runErr = nil

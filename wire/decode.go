@@ -23,15 +23,17 @@ const (
 	ReasonNotUTF8         Reason = "not_utf8"          // payload is not valid UTF-8
 	ReasonBadJSON         Reason = "bad_json"          // not one JSON object, or a field of the wrong type
 	ReasonBadVersion      Reason = "bad_version"       // "v" missing or not 1
-	ReasonBadVehicle      Reason = "bad_vehicle"       // vehicle missing or not [A-Za-z0-9_-]{1,32}
+	ReasonBadVehicle      Reason = "bad_vehicle"       // vehicle missing, not [A-Za-z0-9_-]{1,32}, or starting with "_"
 	ReasonBadTopic        Reason = "bad_topic"         // topic is not trenzinho/v1/{vehicle}/telemetry
 	ReasonTopicMismatch   Reason = "topic_mismatch"    // vehicle in the payload differs from the topic
 	ReasonMissingEpoch    Reason = "missing_epoch"     // epoch missing or malformed
 	ReasonMissingSeq      Reason = "missing_seq"       // seq missing or 0
+	ReasonBadSeq          Reason = "bad_seq"           // seq above MaxSeq (2^63−1)
 	ReasonBadClock        Reason = "bad_clock"         // clock missing or not gps|rtc|system
 	ReasonTooManyReadings Reason = "too_many_readings" // more than MaxReadings readings
-	ReasonBadTime         Reason = "bad_time"          // a time missing, not RFC 3339 UTC or finer than 1 ms
-	ReasonFutureTime      Reason = "future_time"       // a time more than MaxFuture after receipt
+	ReasonBadTime         Reason = "bad_time"          // a time missing, not RFC 3339 UTC, finer than 1 ms, or outside 2000–2100
+	ReasonFutureTime      Reason = "future_time"       // a time more than Limits.MaxAhead after receipt
+	ReasonPastTime        Reason = "past_time"         // a time more than Limits.MaxAge before receipt
 	ReasonNonFinite       Reason = "non_finite"        // a number that does not fit a float64
 	ReasonBadPosition     Reason = "bad_position"      // lat/lon missing or out of range
 	ReasonBadSpeed        Reason = "bad_speed"         // speed outside 0–250 km/h
@@ -42,15 +44,19 @@ const (
 	ReasonSignatureFailed Reason = "signature_failed"  // sig does not verify (checked by the consumer)
 	ReasonUnsigned        Reason = "unsigned"          // no sig where the profile requires one
 	ReasonUnknownKey      Reason = "unknown_key"       // kid not registered for the vehicle
+	// Reasons of the consumers, never returned by Decode.
+	ReasonConflict       Reason = "conflict"        // same vehicle, epoch and seq as a batch taken before, other content
+	ReasonUnknownVehicle Reason = "unknown_vehicle" // not in the registry, or beyond the vehicles tracked without one
+	ReasonUnstorable     Reason = "unstorable"      // the monitor's database refused the batch
 )
 
 // Reasons lists every rejection reason, for metrics and documentation.
 var Reasons = []Reason{
 	ReasonTooLarge, ReasonNotUTF8, ReasonBadJSON, ReasonBadVersion, ReasonBadVehicle, ReasonBadTopic,
-	ReasonTopicMismatch, ReasonMissingEpoch, ReasonMissingSeq, ReasonBadClock, ReasonTooManyReadings,
-	ReasonBadTime, ReasonFutureTime, ReasonNonFinite, ReasonBadPosition, ReasonBadSpeed, ReasonBadSound,
+	ReasonTopicMismatch, ReasonMissingEpoch, ReasonMissingSeq, ReasonBadSeq, ReasonBadClock, ReasonTooManyReadings,
+	ReasonBadTime, ReasonFutureTime, ReasonPastTime, ReasonNonFinite, ReasonBadPosition, ReasonBadSpeed, ReasonBadSound,
 	ReasonBadFix, ReasonBadValue, ReasonBadSignature, ReasonSignatureFailed, ReasonUnsigned,
-	ReasonUnknownKey,
+	ReasonUnknownKey, ReasonConflict, ReasonUnknownVehicle, ReasonUnstorable,
 }
 
 // Error is a rejected payload: a reason code and a human-readable detail.
@@ -86,15 +92,21 @@ const (
 	MaxKidLen     = 64
 )
 
+// Decode is DefaultLimits.Decode.
+func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) {
+	return DefaultLimits.Decode(topic, payload, receivedAt)
+}
+
 // Decode parses and validates a telemetry payload received on topic at receivedAt.
 // topic may be empty when the payload does not come from MQTT (a file, a test); then only
-// the payload's own vehicle is checked. A zero receivedAt skips the future_time check.
+// the payload's own vehicle is checked. A zero receivedAt skips the checks relative to the
+// receipt (future_time, past_time); times outside [Earliest, Latest] are refused in any case.
 // The returned error is always an *Error, with the reason of the first failed check, in this
 // order: size, topic, UTF-8, JSON (one object; types; numbers that fit a float64; time
 // syntax), signature layout, then the fields (v, vehicle, epoch, seq, clock, reading count,
 // sent_at, each gps, tacho, sound and service reading in order, kid and sig), and last the
 // payload vehicle against the topic. It does not verify the signature: see Verify.
-func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) {
+func (l Limits) Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) {
 	if len(payload) > MaxPayloadBytes {
 		return nil, reject(ReasonTooLarge, "%d bytes, limit %d", len(payload), MaxPayloadBytes)
 	}
@@ -118,7 +130,7 @@ func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) 
 	} else if b.Sig != "" && !ok {
 		return nil, reject(ReasonBadSignature, "sig must be the last member")
 	}
-	if err := b.validate(receivedAt, onMissing); err != nil {
+	if err := b.validate(l, receivedAt, onMissing); err != nil {
 		return nil, err
 	}
 	if topicVehicle != "" && b.Vehicle != topicVehicle {
@@ -281,7 +293,7 @@ func jsonKind(t reflect.Type) string {
 
 // validate checks the decoded batch; onMissing is the index of the first service change whose
 // "on" was absent, or -1.
-func (b *Batch) validate(receivedAt time.Time, onMissing int) *Error {
+func (b *Batch) validate(l Limits, receivedAt time.Time, onMissing int) *Error {
 	if b.V != Version {
 		return reject(ReasonBadVersion, "v=%d, want %d", b.V, Version)
 	}
@@ -294,18 +306,22 @@ func (b *Batch) validate(receivedAt time.Time, onMissing int) *Error {
 	if b.Seq == 0 {
 		return reject(ReasonMissingSeq, "seq missing or 0")
 	}
+	if b.Seq > MaxSeq {
+		return reject(ReasonBadSeq, "seq %d above 2^63-1", b.Seq)
+	}
 	if !b.Clock.Valid() {
 		return reject(ReasonBadClock, "clock %q", b.Clock)
 	}
 	if n := b.Readings(); n > MaxReadings {
 		return reject(ReasonTooManyReadings, "%d readings, limit %d", n, MaxReadings)
 	}
-	limit := receivedAt.Add(MaxFuture)
-	if err := checkTime("sent_at", -1, b.SentAt, receivedAt, limit); err != nil {
+	lo, hi := l.window(receivedAt)
+	check := func(what string, i int, t Time) *Error { return checkTime(what, i, t, receivedAt, lo, hi) }
+	if err := check("sent_at", -1, b.SentAt); err != nil {
 		return err
 	}
 	for i, g := range b.GPS {
-		if err := checkTime("gps", i, g.T, receivedAt, limit); err != nil {
+		if err := check("gps", i, g.T); err != nil {
 			return err
 		}
 		if err := g.validate(i); err != nil {
@@ -313,7 +329,7 @@ func (b *Batch) validate(receivedAt time.Time, onMissing int) *Error {
 		}
 	}
 	for i, r := range b.Tacho {
-		if err := checkTime("tacho", i, r.T, receivedAt, limit); err != nil {
+		if err := check("tacho", i, r.T); err != nil {
 			return err
 		}
 		if err := speed("tacho", i, r.SpeedKmh); err != nil {
@@ -327,7 +343,7 @@ func (b *Batch) validate(receivedAt time.Time, onMissing int) *Error {
 		}
 	}
 	for i, s := range b.Sound {
-		if err := checkTime("sound", i, s.T, receivedAt, limit); err != nil {
+		if err := check("sound", i, s.T); err != nil {
 			return err
 		}
 		for _, p := range []*float64{s.LAeqDB, s.LAmaxDB} {
@@ -340,7 +356,7 @@ func (b *Batch) validate(receivedAt time.Time, onMissing int) *Error {
 		}
 	}
 	for i, s := range b.Service {
-		if err := checkTime("service", i, s.T, receivedAt, limit); err != nil {
+		if err := check("service", i, s.T); err != nil {
 			return err
 		}
 		if i == onMissing {
@@ -356,19 +372,26 @@ func (b *Batch) validate(receivedAt time.Time, onMissing int) *Error {
 	return nil
 }
 
-// checkTime checks a required time; i < 0 for sent_at, else the index of the reading.
-func checkTime(what string, i int, t Time, receivedAt, limit time.Time) *Error {
+// checkTime checks a required time against [lo, hi]; i < 0 for sent_at, else the index of
+// the reading.
+func checkTime(what string, i int, t Time, receivedAt, lo, hi time.Time) *Error {
 	missing := t.IsZero()
-	if !missing && (receivedAt.IsZero() || !t.After(limit)) {
+	if !missing && !t.Before(lo) && !t.After(hi) {
 		return nil
 	}
 	if i >= 0 {
 		what = fmt.Sprintf("%s[%d].t", what, i)
 	}
-	if missing {
+	switch {
+	case missing:
 		return reject(ReasonBadTime, "%s missing", what)
+	case t.Before(Earliest) || t.After(Latest):
+		return reject(ReasonBadTime, "%s %s is outside %d–%d", what, t, Earliest.Year(), Latest.Year())
+	case t.After(hi):
+		return reject(ReasonFutureTime, "%s %s is more than %s after receipt %s", what, t, hi.Sub(receivedAt), NewTime(receivedAt))
+	default:
+		return reject(ReasonPastTime, "%s %s is more than %s before receipt %s", what, t, receivedAt.Sub(lo), NewTime(receivedAt))
 	}
-	return reject(ReasonFutureTime, "%s %s is more than %s after receipt %s", what, t, MaxFuture, NewTime(receivedAt))
 }
 
 func speed(what string, i int, p *float64) *Error {

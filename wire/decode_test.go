@@ -127,7 +127,10 @@ type rejection struct {
 
 // notDecoded lists the reasons that package wire never returns, with who does.
 var notDecoded = map[Reason]string{
-	ReasonUnknownKey: "the consumer, when kid is not in its key registry for the vehicle",
+	ReasonUnknownKey:     "the consumer, when kid is not in its key registry for the vehicle",
+	ReasonUnstorable:     "the monitor, when its database refuses the batch",
+	ReasonConflict:       "the consumer, when it took a batch of the same vehicle, epoch and seq with other content",
+	ReasonUnknownVehicle: "the consumer, when the vehicle is not registered or beyond its limit of vehicles",
 }
 
 func rejections() []rejection {
@@ -190,10 +193,14 @@ func rejections() []rejection {
 		{name: "vehicle with slash", payload: sub(example, `"PIU-001"`, `"PIU/001"`), reason: ReasonBadVehicle},
 		{name: "vehicle with accent", payload: sub(example, `"PIU-001"`, `"PIÚ-001"`), reason: ReasonBadVehicle},
 		{name: "vehicle with plus", payload: sub(example, `"PIU-001"`, `"+"`), reason: ReasonBadVehicle},
+		{name: "vehicle _quarantine", payload: sub(example, `"PIU-001"`, `"_quarantine"`), reason: ReasonBadVehicle},
+		{name: "vehicle _sys", payload: sub(example, `"PIU-001"`, `"_sys"`), reason: ReasonBadVehicle},
 
 		// bad_topic
 		{name: "status topic", topic: "trenzinho/v1/PIU-001/status", payload: example, reason: ReasonBadTopic},
 		{name: "v2 topic", topic: "trenzinho/v2/PIU-001/telemetry", payload: example, reason: ReasonBadTopic},
+		{name: "quarantine topic of a vehicle named telemetry", topic: "trenzinho/v1/_quarantine/telemetry", payload: example, reason: ReasonBadTopic},
+		{name: "service namespace", topic: "trenzinho/v1/_sys/telemetry", payload: example, reason: ReasonBadTopic},
 		{name: "topic vehicle invalid", topic: "trenzinho/v1/PIU 001/telemetry", payload: example, reason: ReasonBadTopic},
 		{name: "topic too deep", topic: "trenzinho/v1/PIU-001/telemetry/x", payload: example, reason: ReasonBadTopic},
 		{name: "topic vehicle empty", topic: "trenzinho/v1//telemetry", payload: example, reason: ReasonBadTopic},
@@ -216,6 +223,10 @@ func rejections() []rejection {
 		{name: "seq missing", payload: sub(example, `"seq":1042,`, ``), reason: ReasonMissingSeq},
 		{name: "seq 0", payload: sub(example, `"seq":1042`, `"seq":0`), reason: ReasonMissingSeq},
 		{name: "seq null", payload: sub(example, `"seq":1042`, `"seq":null`), reason: ReasonMissingSeq},
+
+		// bad_seq: InfluxDB and SQLite integers are signed 64-bit
+		{name: "seq 2^63", payload: sub(example, `"seq":1042`, `"seq":9223372036854775808`), reason: ReasonBadSeq},
+		{name: "seq max uint64", payload: sub(example, `"seq":1042`, `"seq":18446744073709551615`), reason: ReasonBadSeq},
 
 		// bad_clock
 		{name: "clock missing", payload: sub(example, `,"clock":"gps"`, ``), reason: ReasonBadClock},
@@ -253,12 +264,21 @@ func rejections() []rejection {
 		{name: "service t missing", payload: with(`,"service":[{"on":true}]`), reason: ReasonBadTime},
 		{name: "null reading", payload: with(`,"tacho":[null]`), reason: ReasonBadTime},
 
+		{name: "year 1970 (zeroed RTC)", payload: sub(example, `2026-11-29T15:00:05Z`, `1970-01-01T00:00:00Z`), reason: ReasonBadTime, detail: "outside 2000–2100"},
+		{name: "year 1600", payload: with(`,"gps":[{"t":"1600-01-01T00:00:00Z",` + pos + `}]`), reason: ReasonBadTime},
+		{name: "1999-12-31T23:59:59.999Z", payload: with(`,"tacho":[{"t":"1999-12-31T23:59:59.999Z"}]`), reason: ReasonBadTime},
+		{name: "service in 9999", payload: with(`,"service":[{"t":"9999-12-31T23:59:59.999Z","on":true}]`), reason: ReasonBadTime},
+
 		// future_time
-		{name: "sent_at 24h+1ms ahead", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-11-30T15:00:10.001Z"`), reason: ReasonFutureTime, detail: "sent_at 2026-11-30T15:00:10.001Z"},
+		{name: "sent_at 10min+1ms ahead", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-11-29T15:10:10.001Z"`), reason: ReasonFutureTime, detail: "sent_at 2026-11-29T15:10:10.001Z"},
 		{name: "gps a year ahead", payload: with(`,"gps":[{"t":"2027-11-29T15:00:00Z",` + pos + `}]`), reason: ReasonFutureTime},
-		{name: "tacho 25h ahead", payload: with(`,"tacho":[{"t":"2026-11-30T16:00:10Z"}]`), reason: ReasonFutureTime},
-		{name: "sound 24h+1ms ahead", payload: with(`,"sound":[{"t":"2026-11-30T15:00:10.001Z"}]`), reason: ReasonFutureTime},
-		{name: "service far ahead", payload: with(`,"service":[{"t":"9999-12-31T23:59:59.999Z","on":true}]`), reason: ReasonFutureTime},
+		{name: "tacho 23h ahead", payload: with(`,"tacho":[{"t":"2026-11-30T14:00:10Z"}]`), reason: ReasonFutureTime},
+		{name: "sound 10min+1ms ahead", payload: with(`,"sound":[{"t":"2026-11-29T15:10:10.001Z"}]`), reason: ReasonFutureTime},
+
+		// past_time
+		{name: "sent_at 30 days+1ms old", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-10-30T15:00:09.999Z"`), reason: ReasonPastTime, detail: "sent_at 2026-10-30T15:00:09.999Z"},
+		{name: "gps in 2001", payload: with(`,"gps":[{"t":"2001-01-01T00:00:00Z",` + pos + `}]`), reason: ReasonPastTime},
+		{name: "service 31 days old", payload: with(`,"service":[{"t":"2026-10-29T15:00:00Z","on":true}]`), reason: ReasonPastTime},
 
 		// non_finite
 		{name: "lat 1e400", payload: gpsWith(`"lat":1e400,"lon":-40.7`), reason: ReasonNonFinite, detail: "gps.lat: number 1e400"},
@@ -522,11 +542,13 @@ func acceptances() []acceptance {
 				t.Errorf("sent_at %v", b.SentAt)
 			}
 		}},
-		{name: "exactly 24h ahead", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-11-30T15:00:10Z"`)},
-		{name: "24h ahead of a receipt with sub-ms time", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-11-30T15:00:10.001Z"`),
+		{name: "exactly 10 min ahead", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-11-29T15:10:10Z"`)},
+		{name: "10 min ahead of a receipt with sub-ms time", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-11-29T15:10:10.001Z"`),
 			recv: recv.Add(1500 * time.Microsecond)},
+		{name: "exactly 30 days old", payload: sub(example, `"sent_at":"2026-11-29T15:00:05Z"`, `"sent_at":"2026-10-30T15:00:10Z"`)},
 		{name: "no receipt time: no future check", payload: sub(example, `2026-11-29T15:00:05Z`, `2099-01-01T00:00:00Z`), noRecv: true},
-		{name: "old times are kept", payload: sub(example, `2026-11-29T15:00:05Z`, `1999-12-31T23:59:59.999Z`)},
+		{name: "no receipt time: no age check", payload: sub(example, `2026-11-29T15:00:05Z`, `2000-01-01T00:00:00Z`), noRecv: true},
+		{name: "no receipt time: up to 2100", payload: sub(example, `2026-11-29T15:00:05Z`, `2100-01-01T00:00:00Z`), noRecv: true},
 		{name: "speed 250", payload: gpsWith(pos + `,"speed_kmh":250`)},
 		{name: "speed 0", payload: tachoWith(`"speed_kmh":0`), check: func(t *testing.T, b *Batch) {
 			if b.Tacho[0].SpeedKmh == nil || *b.Tacho[0].SpeedKmh != 0 {
@@ -552,7 +574,7 @@ func acceptances() []acceptance {
 		}, ",") + `]`)},
 		{name: "clock rtc", payload: sub(example, `"clock":"gps"`, `"clock":"rtc"`)},
 		{name: "clock system", payload: sub(example, `"clock":"gps"`, `"clock":"system"`)},
-		{name: "seq max uint64", payload: sub(example, `"seq":1042`, `"seq":18446744073709551615`)},
+		{name: "seq 2^63-1", payload: sub(example, `"seq":1042`, `"seq":9223372036854775807`)},
 		{name: "service changes", payload: with(`,"service":[{` + t0 + `,"on":true},{"t":"2026-11-29T15:00:01Z","on":false}]`), check: func(t *testing.T, b *Batch) {
 			if len(b.Service) != 2 || !b.Service[0].On || b.Service[1].On {
 				t.Errorf("service %+v", b.Service)
@@ -636,12 +658,13 @@ func TestVehicleFromTopic(t *testing.T) {
 		}
 	}
 	for _, topic := range []string{"", "trenzinho/v1/", "trenzinho/v1/PIU-001", "trenzinho/v1/PIU-001/status/x",
-		"trenzinho/v1/_quarantine/PIU-001/x", "x/v1/PIU-001/status"} {
+		"trenzinho/v1/_quarantine/PIU-001/x", "x/v1/PIU-001/status", "trenzinho/v1/_quarantine/telemetry",
+		QuarantineTopic("telemetry"), "trenzinho/v1/_sys/status"} {
 		if _, _, err := VehicleFromTopic(topic); err == nil {
 			t.Errorf("VehicleFromTopic(%q) accepted", topic)
 		}
 	}
-	if got := QuarantineTopic("PIU-001"); got != "trenzinho/v1/_quarantine/PIU-001" {
+	if got := QuarantineTopic("PIU-001"); got != "trenzinho/v1/_sys/quarantine/PIU-001" {
 		t.Errorf("QuarantineTopic = %q", got)
 	}
 }

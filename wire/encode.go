@@ -32,6 +32,23 @@ func Encode(b *Batch, key ed25519.PrivateKey) ([]byte, error) {
 	return appendSig(body, base64.StdEncoding.EncodeToString(sig)), nil
 }
 
+// EncodeStatus serialises a status message, signed as Encode signs a batch when key is not nil.
+func EncodeStatus(s *Status, key ed25519.PrivateKey) ([]byte, error) {
+	c := *s
+	c.Sig = ""
+	body, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("wire: encode status: %w", err)
+	}
+	if key == nil {
+		return body, nil
+	}
+	if c.Kid == "" {
+		return nil, fmt.Errorf("wire: signing a status without kid")
+	}
+	return appendSig(body, base64.StdEncoding.EncodeToString(ed25519.Sign(key, body))), nil
+}
+
 func appendSig(body []byte, sig string) []byte {
 	out := make([]byte, 0, len(body)+len(sig)+10)
 	out = append(out, body[:len(body)-1]...)

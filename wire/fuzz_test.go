@@ -51,8 +51,8 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		// What an accepted batch guarantees.
-		if b.V != Version || !ValidVehicle(b.Vehicle) || b.Seq == 0 || !b.Clock.Valid() || b.Readings() > MaxReadings ||
-			b.SentAt.IsZero() || b.SentAt.After(recv.Add(MaxFuture)) {
+		if b.V != Version || !ValidVehicle(b.Vehicle) || b.Seq == 0 || b.Seq > MaxSeq || !b.Clock.Valid() || b.Readings() > MaxReadings ||
+			b.SentAt.IsZero() || b.SentAt.After(recv.Add(DefaultMaxAhead)) || b.SentAt.Before(recv.Add(-DefaultMaxAge)) {
 			t.Fatalf("accepted an invalid batch: %+v", b)
 		}
 		for _, g := range b.GPS {

@@ -7,9 +7,9 @@ package wire
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
-	"time"
 )
 
 // Version is the wire format version carried in every batch as "v".
@@ -19,8 +19,9 @@ const Version = 1
 const (
 	MaxPayloadBytes = 256 << 10 // 256 KiB
 	MaxReadings     = 600
-	// MaxFuture is how far ahead of its receipt a device time may be.
-	MaxFuture = 24 * time.Hour
+	// MaxSeq is the largest seq: InfluxDB integers and SQLite integers are signed 64-bit, so a
+	// seq above 2^63−1 could be stored by neither.
+	MaxSeq = math.MaxInt64
 	// QuarantineCut is how much of a rejected payload is kept in a quarantine record.
 	QuarantineCut = 64 << 10
 )
@@ -132,6 +133,16 @@ type Status struct {
 	// epoch file missing or damaged) and re-sent the batches it still held under Epoch;
 	// "unknown" when the bridge could not tell which. Absent for an epoch created fresh.
 	PreviousEpoch string `json:"previous_epoch,omitempty"`
+	// Kid and Sig sign a status as they sign a batch (EncodeStatus; §6 of docs/protocol.md).
+	// The MQTT will {"online":false} is unsigned: the broker publishes it, not the bridge.
+	Kid string `json:"kid,omitempty"`
+	Sig string `json:"sig,omitempty"`
+}
+
+// OfflineOnly reports whether s says nothing but that the bridge went offline: the MQTT will.
+func (s *Status) OfflineOnly() bool {
+	return !s.Online && s.Version == "" && s.Epoch == "" && s.Seq == 0 && s.SpoolDepth == nil &&
+		s.SpoolEvicted == nil && s.Devices == nil && s.T == nil && s.PreviousEpoch == ""
 }
 
 // Device states reported in Status.Devices.
@@ -158,10 +169,17 @@ const (
 	TelemetryWildcard = topicPrefix + "+/telemetry"
 	// StatusWildcard subscribes to every vehicle's status.
 	StatusWildcard = topicPrefix + "+/status"
+	// SysPrefix roots the service topics, outside every vehicle's namespace: a vehicle id never
+	// starts with "_", and a service topic has more levels than a vehicle's.
+	SysPrefix = topicPrefix + "_sys/"
+	// QuarantineWildcard subscribes to every quarantine record.
+	QuarantineWildcard = SysPrefix + "quarantine/#"
 )
 
 var (
-	vehicleRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	// A vehicle id starts with a letter, digit or "-": ids starting with "_" are the service
+	// namespace's (trenzinho/v1/_sys/…).
+	vehicleRE = regexp.MustCompile(`^[A-Za-z0-9-][A-Za-z0-9_-]{0,31}$`)
 	epochRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 )
 
@@ -177,8 +195,9 @@ func StatusTopic(vehicle string) string { return topicPrefix + vehicle + "/statu
 // EpisodesTopic is the topic the monitor publishes a vehicle's episodes to.
 func EpisodesTopic(vehicle string) string { return topicPrefix + vehicle + "/episodes" }
 
-// QuarantineTopic is the topic ingest publishes rejected payloads of a vehicle to.
-func QuarantineTopic(vehicle string) string { return topicPrefix + "_quarantine/" + vehicle }
+// QuarantineTopic is the topic ingest publishes rejected payloads of a vehicle to
+// (trenzinho/v1/_sys/quarantine/{vehicle}); vehicle is "_unknown" when the topic named none.
+func QuarantineTopic(vehicle string) string { return SysPrefix + "quarantine/" + vehicle }
 
 // VehicleFromTopic returns the vehicle id of a telemetry or status topic and its kind
 // ("telemetry" or "status").

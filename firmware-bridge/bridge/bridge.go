@@ -476,6 +476,14 @@ func (b *Bridge) publishStatus(online bool) {
 	}
 	b.statusMu.Lock()
 	defer b.statusMu.Unlock()
-	p, _ := json.Marshal(b.Status(online))
+	st := b.Status(online)
+	st.Kid = b.cfg.Kid
+	if b.cfg.Key == nil {
+		st.Kid = ""
+	}
+	p, err := wire.EncodeStatus(&st, b.cfg.Key) // signed like the batches when the bridge has a key
+	if err != nil {
+		return
+	}
 	b.client.Publish(wire.StatusTopic(b.cfg.Vehicle), 1, true, p).WaitTimeout(5 * time.Second)
 }

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/trenzinho/trenzinho/internal/batchsig"
+	"github.com/trenzinho/trenzinho/internal/replay"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -88,6 +89,13 @@ type Config struct {
 	// unknown_key, signature_failed) is quarantined. The zero value accepts every batch that
 	// decodes.
 	Signatures batchsig.Policy
+	// Known reports whether a vehicle is registered; nil: every vehicle is. A batch of a vehicle
+	// it does not know is quarantined (unknown_vehicle), without the vehicle as a tag, so that
+	// made-up ids cannot grow InfluxDB's series.
+	Known func(vehicle string) bool
+	// Limits is the time window of valid batches (wire.DefaultLimits when zero); the monitor
+	// must be given the same.
+	Limits wire.Limits
 }
 
 func (c Config) withDefaults() Config {
@@ -136,6 +144,7 @@ type Archiver struct {
 	log     *slog.Logger
 	reasons *reasonLog
 	now     func() time.Time
+	replays *replay.Cache // digests of recent batches: a changed replay is a conflict
 
 	slots    chan struct{}       // one per message in flight
 	bytes    *semaphore.Weighted // payload bytes in flight
@@ -162,6 +171,7 @@ func New(cfg Config, w Writer, publish Publisher, m *Metrics, log *slog.Logger) 
 		m:           m,
 		log:         log,
 		reasons:     &reasonLog{every: time.Minute, last: make(map[wire.Reason]reasonState)},
+		replays:     replay.New(replay.DefaultSize),
 		now:         time.Now,
 		slots:       make(chan struct{}, cfg.maxHeld()),
 		bytes:       semaphore.NewWeighted(cfg.MaxInFlightBytes),
@@ -184,6 +194,8 @@ type job struct {
 	points     pointCounts       // points per measurement in lines
 	quarantine *quarantineRecord // when rejected
 	qJSON      []byte            // the wire.Quarantine record to publish
+
+	key *replay.Key // the batch's identity once decoded, to forget it when InfluxDB refuses it
 
 	stored bool // set by the writer once InfluxDB took its points (or refused even its quarantine record)
 }
@@ -288,7 +300,10 @@ func (a *Archiver) Run(ctx context.Context) error {
 func (a *Archiver) decode(j *job) {
 	defer close(j.done)
 	topic, payload := j.msg.Topic(), j.msg.Payload()
-	b, err := wire.Decode(topic, payload, j.receivedAt)
+	b, err := a.cfg.Limits.Decode(topic, payload, j.receivedAt)
+	if err == nil && a.cfg.Known != nil && !a.cfg.Known(b.Vehicle) {
+		err = &wire.Error{Reason: wire.ReasonUnknownVehicle, Detail: fmt.Sprintf("vehicle %q is not in the registry", b.Vehicle)}
+	}
 	if err == nil {
 		var outcome batchsig.Outcome
 		if outcome, err = a.cfg.Signatures.Check(b, payload); err != nil {
@@ -296,6 +311,15 @@ func (a *Archiver) decode(j *job) {
 			return
 		}
 		a.m.signatures.WithLabelValues(outcome.String()).Inc()
+		// The same (vehicle, epoch, seq) with other bytes must never overwrite the points of
+		// the first (they share their timestamps): quarantined as conflict.
+		key := replay.Key{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq}
+		if _, conflict := a.replays.Check(key, replay.Sum(payload)); conflict {
+			a.quarantine(j, &wire.Error{Reason: wire.ReasonConflict,
+				Detail: fmt.Sprintf("vehicle %s epoch %s seq %d was taken before with other content", b.Vehicle, b.Epoch, b.Seq)})
+			return
+		}
+		j.key = &key
 		var collisions pointCounts
 		j.lines, j.points, collisions, err = encodeBatch(nil, b, j.receivedAt, len(payload))
 		if err == nil {
@@ -483,6 +507,9 @@ func (a *Archiver) store(ctx context.Context, jobs []*job, body []byte, points i
 		// InfluxDB refuses a decoded batch (e.g. points older than the retention period):
 		// quarantine it instead.
 		a.log.Warn("InfluxDB refused the points of a batch", "topic", j.msg.Topic(), "error", err)
+		if j.key != nil {
+			a.replays.Forget(*j.key) // not kept: a corrected retransmission is no conflict
+		}
 		a.quarantine(j, &wire.Error{Reason: wire.ReasonBadValue, Detail: "InfluxDB refused the points: " + err.Error()})
 		return a.store(ctx, jobs, j.lines, 1)
 	}

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -138,6 +139,11 @@ type harness struct {
 
 func start(t *testing.T, cfg Config, w Writer) *harness {
 	t.Helper()
+	if cfg.Limits.MaxAge == 0 {
+		// testBatch's readings are of 29 November 2026: keep them within the time window
+		// whatever the day the tests run.
+		cfg.Limits.MaxAge = 100 * 365 * 24 * time.Hour
+	}
 	h := &harness{m: NewMetrics(prometheus.NewRegistry()), runErr: make(chan error, 1)}
 	h.a = New(cfg, w, func(topic string, payload []byte) {
 		h.pubMu.Lock()
@@ -458,5 +464,40 @@ func TestReasonLogOncePerMinute(t *testing.T) {
 	}
 	if ok, n := r.allow(wire.ReasonBadJSON, t0.Add(time.Minute)); !ok || n != 5 {
 		t.Fatalf("after a minute: ok %v suppressed %d, want true 5", ok, n)
+	}
+}
+
+// TestUnknownVehicleAndConflictQuarantined: with a registry (Config.Known), a batch of a vehicle
+// it does not list is quarantined as unknown_vehicle without a vehicle tag; a batch with the
+// identity of one stored before and other bytes is quarantined as conflict and never written
+// over the first; a plain redelivery is stored again (idempotent points).
+func TestUnknownVehicleAndConflictQuarantined(t *testing.T) {
+	w := &fakeWriter{}
+	h := start(t, Config{FlushInterval: 10 * time.Millisecond, Known: func(v string) bool { return v != "FAKE-1" }}, w)
+	first := testBatch("V-01", 7)
+	changed := bytes.Replace(first, []byte(`"seq":7`), []byte(`"seq":7 `), 1) // other bytes, same identity
+	if bytes.Equal(first, changed) {
+		t.Fatal("the test batch has no \"seq\":7")
+	}
+	ms := []*fakeMsg{
+		{topic: wire.TelemetryTopic("V-01"), payload: first},
+		{topic: wire.TelemetryTopic("V-01"), payload: first},
+		{topic: wire.TelemetryTopic("V-01"), payload: changed},
+		{topic: wire.TelemetryTopic("FAKE-1"), payload: testBatch("FAKE-1", 1)},
+	}
+	for _, m := range ms {
+		h.a.Handle(m)
+		eventually(t, "ack", func() bool { return m.acks.Load() == 1 })
+	}
+	if got := w.count("batch,"); got != 2 {
+		t.Errorf("batch points %d, want 2 (the first and its redelivery)", got)
+	}
+	for _, r := range []wire.Reason{wire.ReasonConflict, wire.ReasonUnknownVehicle} {
+		if got := counter(t, h.m.quarantined.WithLabelValues(string(r))); got != 1 {
+			t.Errorf("quarantined_total{%s} = %v", r, got)
+		}
+	}
+	if got := w.count("quarantine,reason=unknown_vehicle "); got != 1 {
+		t.Errorf("%d unknown_vehicle records without a vehicle tag, want 1", got)
 	}
 }

@@ -238,7 +238,9 @@ func newQuarantine(topic string, payload []byte, receivedAt time.Time, duplicate
 		duplicate: duplicate,
 		payload:   payload,
 	}
-	if v, kind, err := wire.VehicleFromTopic(topic); err == nil && kind == "telemetry" {
+	// A vehicle the registry does not know is no tag: made-up ids would grow InfluxDB's series
+	// (its topic field still names it).
+	if v, kind, err := wire.VehicleFromTopic(topic); err == nil && kind == "telemetry" && reason != wire.ReasonUnknownVehicle {
 		q.vehicle = v
 	}
 	if len(payload) > wire.QuarantineCut {

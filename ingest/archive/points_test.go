@@ -170,8 +170,11 @@ func TestEncodeBatchSameTimeLaterWins(t *testing.T) {
 	}
 }
 
+// TestEncodeBatchSeqRange: wire refuses a seq above 2^63−1 (bad_seq); the encoder still refuses
+// to write one, should a batch reach it by another way.
 func TestEncodeBatchSeqRange(t *testing.T) {
-	b := decodeT(t, `{"v":1,"vehicle":"PIU-001","epoch":"e1","seq":18446744073709551615,"sent_at":"2026-11-29T15:00:05Z","clock":"gps"}`)
+	b := decodeT(t, `{"v":1,"vehicle":"PIU-001","epoch":"e1","seq":9223372036854775807,"sent_at":"2026-11-29T15:00:05Z","clock":"gps"}`)
+	b.Seq++
 	if _, _, _, err := encodeBatch(nil, b, time.Now(), 10); !errors.Is(err, errSeqRange) {
 		t.Fatalf("err = %v, want errSeqRange", err)
 	}
@@ -228,7 +231,7 @@ func TestEncodeQuarantine(t *testing.T) {
 					t.Errorf("%.200q has %q", line, a)
 				}
 			}
-			if q.mqttTopic() != "trenzinho/v1/_quarantine/PIU-002" {
+			if q.mqttTopic() != "trenzinho/v1/_sys/quarantine/PIU-002" {
 				t.Errorf("topic %s", q.mqttTopic())
 			}
 		})
@@ -238,7 +241,7 @@ func TestEncodeQuarantine(t *testing.T) {
 	if !strings.HasPrefix(line, "quarantine,reason=bad_topic topic=") || !strings.Contains(line, "dup=true") {
 		t.Errorf("line %q", line)
 	}
-	if q.mqttTopic() != "trenzinho/v1/_quarantine/_unknown" {
+	if q.mqttTopic() != "trenzinho/v1/_sys/quarantine/_unknown" {
 		t.Errorf("topic %s", q.mqttTopic())
 	}
 }

@@ -41,6 +41,7 @@ func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.L
 		}
 		go batchsig.Watch(ctx, keys, batchsig.DefaultWatchInterval, log)
 		s.Pipeline.Signatures.Keys = batchsig.RegistryKeys(keys)
+		s.Pipeline.Known = func(id string) bool { _, ok := keys.Vehicle(id); return ok }
 		log.Info("registry loaded: batches of vehicles with a registered key are verified", "path", s.Registry,
 			"vehicles", len(keys.Vehicles()), "signatures_required", s.Pipeline.Signatures.Required)
 	} else if s.Pipeline.Signatures.Required {

@@ -69,6 +69,17 @@ type Policy struct {
 // received. It returns how the batch was accepted, or a *wire.Error whose reason
 // (wire.ReasonUnsigned, wire.ReasonUnknownKey, wire.ReasonSignatureFailed) says why it is not.
 func (p Policy) Check(b *wire.Batch, payload []byte) (Outcome, error) {
+	return p.check(b.Vehicle, b.Kid, payload)
+}
+
+// CheckStatus applies the policy to a status message of vehicle (payload exactly as received),
+// as Check does to a batch. The caller accepts the MQTT will ({"online":false}, which the broker
+// publishes unsigned) without it, and lets it only mark the vehicle offline.
+func (p Policy) CheckStatus(vehicle string, s *wire.Status, payload []byte) (Outcome, error) {
+	return p.check(vehicle, s.Kid, payload)
+}
+
+func (p Policy) check(vehicle, batchKid string, payload []byte) (Outcome, error) {
 	_, _, signed, err := wire.SplitSignature(payload)
 	if err != nil {
 		return 0, err // bad_signature: Decode refuses it first
@@ -85,21 +96,21 @@ func (p Policy) Check(b *wire.Batch, payload []byte) (Outcome, error) {
 		ok  bool
 	)
 	if p.Keys != nil {
-		kid, pub, ok = p.Keys(b.Vehicle)
+		kid, pub, ok = p.Keys(vehicle)
 	}
 	if !ok {
 		if p.Required {
 			return 0, &wire.Error{Reason: wire.ReasonUnknownKey,
-				Detail: fmt.Sprintf("vehicle %s has no registered key (kid %q)", b.Vehicle, b.Kid)}
+				Detail: fmt.Sprintf("vehicle %s has no registered key (kid %q)", vehicle, batchKid)}
 		}
 		return Unverified, nil
 	}
-	if b.Kid != kid {
+	if batchKid != kid {
 		if !p.Required {
 			return Unverified, nil
 		}
 		return 0, &wire.Error{Reason: wire.ReasonUnknownKey,
-			Detail: fmt.Sprintf("kid %q is not the registered key %q of vehicle %s", b.Kid, kid, b.Vehicle)}
+			Detail: fmt.Sprintf("kid %q is not the registered key %q of vehicle %s", batchKid, kid, vehicle)}
 	}
 	if err := wire.Verify(payload, pub); err != nil {
 		return 0, err

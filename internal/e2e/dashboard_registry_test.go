@@ -240,6 +240,7 @@ func startMonitorWithEnv(t *testing.T, bin, mqttURL string, env ...string) *moni
 	m.proc = testenv.StartProcess(t, "monitor", append([]string{
 		"TRENZINHO_MQTT_URL=" + mqttURL,
 		"TRENZINHO_DB=" + filepath.Join(t.TempDir(), "monitor.db"),
+		maxAgeEnv,
 		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
 		"TRENZINHO_ADMIN_USER=admin",
 		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",

@@ -17,6 +17,10 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/rules"
 )
 
+// maxAgeEnv lets the monitor take the simulations' fixed dates (late November 2026) whenever
+// the tests run: readings older than TRENZINHO_MAX_AGE (30 days by default) are refused.
+const maxAgeEnv = "TRENZINHO_MAX_AGE=87600h"
+
 // monitorClient talks to a running monitor's API.
 type monitorClient struct {
 	base  string
@@ -41,6 +45,7 @@ func startMonitorAt(t *testing.T, bin, mqttURL, db string) *runningMonitor {
 	m.proc = testenv.StartProcess(t, "monitor", []string{
 		"TRENZINHO_MQTT_URL=" + mqttURL,
 		"TRENZINHO_DB=" + db,
+		maxAgeEnv,
 		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
 		"TRENZINHO_ADMIN_USER=admin",
 		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",

@@ -127,6 +127,7 @@ func TestSignedTelemetryEndToEnd(t *testing.T) {
 		"TRENZINHO_REGISTRY=" + reg,
 		"TRENZINHO_PROFILE=" + profPath,
 		"TRENZINHO_DB=" + filepath.Join(dir, "monitor.db"),
+		maxAgeEnv,
 		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
 		"TRENZINHO_ADMIN_USER=admin",
 		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",

@@ -99,7 +99,7 @@ pattern write trenzinho/v1/%u/telemetry
 pattern write trenzinho/v1/%u/status
 user ingest
 topic read trenzinho/v1/+/telemetry
-topic write trenzinho/v1/_quarantine/#
+topic write trenzinho/v1/_sys/quarantine/#
 `
 	a, err := mosquittoauth.ParseACL([]byte(patterns))
 	if err != nil {
@@ -113,8 +113,8 @@ topic write trenzinho/v1/_quarantine/#
 		{"PIU-001", "trenzinho/v1/PIU-001/status", true},
 		{"PIU-001", "trenzinho/v1/PIU-002/telemetry", false},
 		{"PIU-001", "trenzinho/v1/PIU-001/episodes", false},
-		{"PIU-001", "trenzinho/v1/_quarantine/PIU-001", false},
-		{"ingest", "trenzinho/v1/_quarantine/PIU-001", true},
+		{"PIU-001", "trenzinho/v1/_sys/quarantine/PIU-001", false},
+		{"ingest", "trenzinho/v1/_sys/quarantine/PIU-001", true},
 		{"ingest", "trenzinho/v1/PIU-001/telemetry", false}, // read only (and its own pattern topic is trenzinho/v1/ingest/…)
 	} {
 		if got := a.CanWrite(tc.user, tc.user, tc.topic); got != tc.want {

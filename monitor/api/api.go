@@ -81,6 +81,20 @@ type Vehicle struct {
 	SpoolDepth   *int64            `json:"spool_depth,omitempty"`
 	OpenEpisodes []string          `json:"open_episodes"`   // ids; [] when none
 	Epoch        string            `json:"epoch,omitempty"` // the bridge's sequence epoch
+	// Telemetry health: what the monitor did not judge of the vehicle's data, since it was first
+	// seen (readings older than the newest of their kind, readings not fit as evidence, batches
+	// seen before, readings or batches timed ahead of the receive clock), and its open
+	// clock_fault episode, if any.
+	Telemetry *VehicleTelemetry `json:"telemetry,omitempty"`
+}
+
+// VehicleTelemetry counts what the monitor did not judge of a vehicle's data.
+type VehicleTelemetry struct {
+	OutOfOrder  int64  `json:"out_of_order"`
+	NotEvidence int64  `json:"not_evidence"`
+	Duplicates  int64  `json:"duplicates"`
+	ClockFaults int64  `json:"clock_faults"`
+	ClockFault  string `json:"clock_fault,omitempty"` // id of the open clock_fault episode
 }
 
 // Config is what a Server needs. Users, Audit and Episodes are required.

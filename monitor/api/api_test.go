@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -447,6 +448,48 @@ func TestVehicles(t *testing.T) {
 	want := `{"items":[{"id":"PIU-001","licensee":"Trem da Alegria Ltda","speed_kmh":12.5,"open_episodes":[]}]}` + "\n"
 	if code != http.StatusOK || string(b) != want {
 		t.Errorf("vehicles: %d\n%s\nwant\n%s", code, b, want)
+	}
+}
+
+// TestVehiclesPaginated: /api/v1/vehicles pages like every list (limit, next_cursor).
+func TestVehiclesPaginated(t *testing.T) {
+	var fleet fakeFleet
+	for i := range 250 {
+		fleet = append(fleet, api.Vehicle{ID: fmt.Sprintf("V-%03d", 249-i)}) // unsorted
+	}
+	f := newFixture(t, func(c *api.Config) { c.Fleet = fleet })
+	_, token := f.login("maria", viewerPassword)
+	var ids []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("no end of pages")
+		}
+		code, b, _ := f.do("GET", "/api/v1/vehicles?limit=100&cursor="+cursor, nil, session{bearer: token})
+		var page struct {
+			Items      []api.Vehicle
+			NextCursor string `json:"next_cursor"`
+		}
+		if code != http.StatusOK || json.Unmarshal(b, &page) != nil || len(page.Items) > 100 {
+			t.Fatalf("page %d: %d %.200s", pages, code, b)
+		}
+		for _, v := range page.Items {
+			ids = append(ids, v.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if len(ids) != 250 || !slices.IsSorted(ids) || ids[0] != "V-000" || ids[249] != "V-249" {
+		t.Errorf("%d ids, first %v", len(ids), ids[:min(3, len(ids))])
+	}
+	code, b, _ := f.do("GET", "/api/v1/vehicles", nil, session{bearer: token})
+	if code != http.StatusOK || strings.Count(string(b), `"id"`) != 100 || !strings.Contains(string(b), "next_cursor") {
+		t.Errorf("default page: %d, %d vehicles", code, strings.Count(string(b), `"id"`))
+	}
+	if code, _, _ := f.do("GET", "/api/v1/vehicles?cursor=!!", nil, session{bearer: token}); code != http.StatusBadRequest {
+		t.Errorf("bad cursor: %d", code)
 	}
 }
 

@@ -1,11 +1,14 @@
 package api
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/rules"
@@ -13,8 +16,23 @@ import (
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// handleVehicles serves GET /api/v1/vehicles.
+// handleVehicles serves GET /api/v1/vehicles?limit=&cursor=: the fleet by id, a page at a time
+// like every list (the cursor is the last id of the previous page).
 func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, ok := s.limitParam(w, r, q)
+	if !ok {
+		return
+	}
+	after := ""
+	if c := q.Get("cursor"); c != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil || !wire.ValidVehicle(string(b)) {
+			s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
+			return
+		}
+		after = string(b)
+	}
 	var vs []Vehicle
 	if s.fleet != nil {
 		var err error
@@ -23,12 +41,27 @@ func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	byID := func(a, b Vehicle) int { return strings.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(vs, byID) { // Fleet sorts them, as a rule
+		vs = slices.Clone(vs)
+		slices.SortFunc(vs, byID)
+	}
+	start, _ := slices.BinarySearchFunc(vs, after, func(v Vehicle, id string) int { return strings.Compare(v.ID, id) })
+	if start < len(vs) && after != "" && vs[start].ID == after {
+		start++
+	}
+	vs = vs[start:]
+	next := ""
+	if len(vs) > limit {
+		vs = vs[:limit]
+		next = base64.RawURLEncoding.EncodeToString([]byte(vs[limit-1].ID))
+	}
 	for i := range vs {
 		if vs[i].OpenEpisodes == nil {
 			vs[i].OpenEpisodes = []string{}
 		}
 	}
-	s.writeJSON(w, r, http.StatusOK, newList(vs, ""))
+	s.writeJSON(w, r, http.StatusOK, newList(vs, next))
 }
 
 // ruleRE is what a rule id looks like (docs/rules.md).

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/internal/batchsig"
+	"github.com/trenzinho/trenzinho/internal/replay"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/rules"
@@ -34,6 +35,11 @@ type Store interface {
 	Commit(ctx context.Context, c *rules.Changes, batches []store.Batch) error
 	// VehicleSnapshots returns every vehicle snapshot committed so far.
 	VehicleSnapshots(ctx context.Context) ([][]byte, error)
+	// Quarantine keeps a message the monitor could not keep as a judged batch.
+	Quarantine(ctx context.Context, q store.Quarantined) error
+	// LoggedBatch returns the payload of a judged batch from the batch log (store.ErrNotFound
+	// when it is not there).
+	LoggedBatch(ctx context.Context, vehicle, epoch string, seq uint64) ([]byte, error)
 }
 
 // Hub receives live events for the dashboard (Server-Sent Events).
@@ -75,6 +81,15 @@ type Config struct {
 	// (rejected_total by reason), logged once per vehicle per minute, acknowledged and not
 	// judged. The zero value accepts every batch that decodes.
 	Signatures batchsig.Policy
+	// Known reports whether a vehicle is registered; nil: no registry, and at most MaxVehicles
+	// vehicles are tracked. Telemetry and status of a vehicle refused are rejected
+	// (unknown_vehicle) and leave no state, no row and no metric label behind.
+	Known func(vehicle string) bool
+	// MaxVehicles bounds the vehicles tracked without a registry (DefaultMaxVehicles when ≤ 0).
+	MaxVehicles int
+	// Limits is the time window of valid batches (wire.DefaultLimits when zero): the same as
+	// ingest's, so that the monitor never judges a batch the archive lacks.
+	Limits wire.Limits
 }
 
 // Judge runs the live loop.
@@ -87,17 +102,19 @@ type Judge struct {
 	lastDraft time.Time
 	lastPrune time.Time
 	sigLogged map[string]time.Time // vehicle → last log of a refused signature
+	replays   *replay.Cache        // digests of recent batches: a changed replay is a conflict
 
 	mu    sync.RWMutex
 	fleet map[string]fleetEntry
 
-	batches   *prometheus.CounterVec
-	rejected  *prometheus.CounterVec
-	commitDur prometheus.Histogram
-	commitErr prometheus.Counter
-	openEpis  prometheus.Gauge
-	episodes  *prometheus.CounterVec
-	drafted   prometheus.Counter
+	batches     *prometheus.CounterVec
+	rejected    *prometheus.CounterVec
+	commitDur   prometheus.Histogram
+	commitErr   prometheus.Counter
+	quarantined *prometheus.CounterVec
+	openEpis    prometheus.Gauge
+	episodes    *prometheus.CounterVec
+	drafted     prometheus.Counter
 }
 
 // New returns a Judge. Call Restore before Run.
@@ -120,17 +137,21 @@ func New(cfg Config) *Judge {
 	if cfg.DraftEvery <= 0 {
 		cfg.DraftEvery = 5 * time.Second
 	}
+	if cfg.MaxVehicles <= 0 {
+		cfg.MaxVehicles = DefaultMaxVehicles
+	}
 	if cfg.BatchRetention <= 0 {
 		cfg.BatchRetention = store.DefaultBatchRetention
 	}
 	j := &Judge{
-		cfg:   cfg,
-		in:    make(chan Message, 4*cfg.FlushBatches),
-		log:   cfg.Logger,
-		fleet: map[string]fleetEntry{},
+		cfg:     cfg,
+		in:      make(chan Message, 4*cfg.FlushBatches),
+		log:     cfg.Logger,
+		fleet:   map[string]fleetEntry{},
+		replays: replay.New(replay.DefaultSize),
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "batches_total",
-			Help: "Telemetry batches received, by outcome (judged, duplicate, rejected).",
+			Help: "Telemetry batches received, by outcome (judged, duplicate, conflict, rejected).",
 		}, []string{"outcome"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "rejected_total",
@@ -142,8 +163,12 @@ func New(cfg Config) *Judge {
 		}),
 		commitErr: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "commit_errors_total",
-			Help: "Failed attempts to commit judged batches to the database (each is retried; the monitor stops after six in a row).",
+			Help: "Failed attempts to commit judged batches to the database (busy: retried until it passes; refused data: quarantined; anything else: the monitor stops after six in a row).",
 		}),
+		quarantined: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "quarantined_total",
+			Help: "Batches the monitor kept apart instead of judging or storing them, by reason (unstorable, conflict).",
+		}, []string{"reason"}),
 		episodes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "episodes_total",
 			Help: "Episode events committed, by rule and event (open, close, reopen).",
@@ -158,9 +183,29 @@ func New(cfg Config) *Judge {
 		}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
+		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
 	}
 	return j
+}
+
+// DefaultMaxVehicles is how many vehicles the monitor tracks without a registry.
+const DefaultMaxVehicles = 10_000
+
+// admits reports whether the monitor keeps state for the vehicle: with a registry, registered
+// vehicles; without, those it tracks already and new ones up to MaxVehicles.
+func (j *Judge) admits(vehicle string) bool {
+	if j.cfg.Known != nil {
+		return j.cfg.Known(vehicle)
+	}
+	return j.cfg.Engine.Tracks(vehicle) || j.cfg.Engine.Len() < j.cfg.MaxVehicles
+}
+
+// refuseUnknown counts a message of a vehicle the monitor does not admit; nothing else is kept.
+func (j *Judge) refuseUnknown(kind string) {
+	if kind == "telemetry" {
+		j.batches.WithLabelValues("rejected").Inc()
+	}
+	j.rejected.WithLabelValues(string(wire.ReasonUnknownVehicle)).Inc()
 }
 
 // Restore loads the committed vehicle snapshots into the engine.
@@ -273,9 +318,28 @@ func (j *Judge) judge(m Message) {
 	}
 	switch kind {
 	case "status":
-		var s wire.Status
-		if len(m.Payload()) > 64<<10 || json.Unmarshal(m.Payload(), &s) != nil {
+		st, err := wire.DecodeStatus(m.Payload())
+		if err != nil {
+			j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
 			return
+		}
+		s := *st
+		if !j.admits(vehicle) {
+			j.refuseUnknown(kind)
+			return
+		}
+		// A status obeys the signing policy as a batch does; the MQTT will, unsigned, can only
+		// say that the bridge went offline.
+		if _, err := j.cfg.Signatures.CheckStatus(vehicle, &s, m.Payload()); err != nil {
+			if !s.OfflineOnly() && s.Online {
+				j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
+				return
+			}
+			s = wire.Status{Online: false}
+			if prev := j.cfg.Engine.StatusOf(vehicle); prev != nil {
+				s = *prev // what the last accepted status said, marked offline
+				s.Online = false
+			}
 		}
 		j.cfg.Engine.SetStatus(vehicle, &s, now)
 		return
@@ -283,19 +347,36 @@ func (j *Judge) judge(m Message) {
 	default:
 		return
 	}
-	b, err := wire.Decode(topic, m.Payload(), now)
+	b, err := j.cfg.Limits.Decode(topic, m.Payload(), now)
 	if err != nil {
 		j.batches.WithLabelValues("rejected").Inc()
 		j.rejected.WithLabelValues(string(wire.ReasonOf(err))).Inc()
 		j.log.Debug("batch rejected", "topic", topic, "err", err)
+		if wire.ReasonOf(err) == wire.ReasonFutureTime && j.admits(vehicle) {
+			j.futureBatch(topic, m.Payload(), now)
+		}
+		return
+	}
+	if !j.admits(vehicle) {
+		j.refuseUnknown(kind)
 		return
 	}
 	if _, err := j.cfg.Signatures.Check(b, m.Payload()); err != nil {
 		j.refuseSignature(b.Vehicle, err, now)
 		return
 	}
+	digest := replay.Sum(m.Payload())
+	seen, conflict := j.replays.Check(replay.Key{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq}, digest)
+	if conflict {
+		j.conflict(b, m, now)
+		return
+	}
 	res := j.cfg.Engine.Apply(b, now)
 	if res.Duplicate {
+		if !seen && j.changedSinceLogged(b, digest) {
+			j.conflict(b, m, now)
+			return
+		}
 		j.batches.WithLabelValues("duplicate").Inc()
 		return
 	}
@@ -304,6 +385,51 @@ func (j *Judge) judge(m Message) {
 		j.raw = append(j.raw, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now,
 			TMin: tmin, TMax: tmax, Payload: append([]byte(nil), m.Payload()...)})
 	}
+}
+
+// changedSinceLogged reports whether a duplicate the replay cache no longer remembers differs
+// from the batch log's copy (one query per such duplicate: redeliveries after a restart).
+func (j *Judge) changedSinceLogged(b *wire.Batch, digest replay.Digest) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	logged, err := j.cfg.Store.LoggedBatch(ctx, b.Vehicle, b.Epoch, b.Seq)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			j.log.Warn("batch log lookup of a duplicate", "vehicle", b.Vehicle, "err", err)
+		}
+		return false
+	}
+	return replay.Sum(logged) != digest
+}
+
+// conflict handles a replay of a judged batch with other content: tamper evidence. The first is
+// kept; this one is quarantined (conflict) and not judged, and the vehicle gets a
+// telemetry_conflict episode.
+func (j *Judge) conflict(b *wire.Batch, m Message, now time.Time) {
+	j.batches.WithLabelValues("conflict").Inc()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	j.quarantine(ctx, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now, Payload: m.Payload()},
+		wire.ReasonConflict, fmt.Errorf("vehicle %s epoch %s seq %d was judged before with other content", b.Vehicle, b.Epoch, b.Seq))
+	j.cfg.Engine.Conflict(b.Vehicle, b.Epoch, b.Seq, now)
+}
+
+// futureBatch records the clock fault of a batch refused as future_time: not judged, but evidence
+// that the vehicle's clock is wrong (rules.ClockFault). Only a batch that is valid but for its
+// times, and that the signing policy accepts, speaks for the vehicle.
+func (j *Judge) futureBatch(topic string, payload []byte, now time.Time) {
+	b, err := wire.Decode(topic, payload, time.Time{}) // no checks relative to the receipt
+	if err != nil {
+		return
+	}
+	if _, err := j.cfg.Signatures.Check(b, payload); err != nil {
+		return
+	}
+	_, tmax, ok := span(b)
+	if b.SentAt.After(tmax) || !ok {
+		tmax = b.SentAt.Time
+	}
+	j.cfg.Engine.ClockFault(b.Vehicle, tmax.Sub(now), now)
 }
 
 // refuseSignature counts a batch the signing policy refused and logs it, once per vehicle per
@@ -356,19 +482,9 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	}
 	if !c.Empty() || len(j.raw) > 0 {
 		start := time.Now()
-		for attempt := 0; ; attempt++ {
-			err = j.cfg.Store.Commit(ctx, &c, j.raw)
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil || attempt >= 5 {
-				j.commitErr.Inc()
-				// Not acknowledged: the broker redelivers after a restart.
-				return fmt.Errorf("judge: commit: %w", errors.Join(err, ctx.Err()))
-			}
-			j.commitErr.Inc()
-			j.log.Warn("commit failed; retrying", "err", err, "attempt", attempt+1)
-			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		if err := j.store(ctx, &c); err != nil {
+			// Not acknowledged: the broker redelivers after a restart.
+			return fmt.Errorf("judge: commit: %w", err)
 		}
 		j.commitDur.Observe(time.Since(start).Seconds())
 		j.raw = j.raw[:0]
@@ -384,6 +500,81 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	}
 	j.refreshFleet(c.Snapshots)
 	return nil
+}
+
+// maxCommitAttempts is how often a commit that fails neither transiently nor permanently (I/O,
+// a full disk, a read-only or corrupt file) is tried before the monitor stops: an operator has
+// to look, and the process exits non-zero so that its supervisor reports it.
+const maxCommitAttempts = 6
+
+// store commits c with the judged batches of j.raw. A transient failure (the database busy) is
+// retried until it passes or ctx ends. When the database refuses the data for good (a
+// constraint, a value it cannot hold), the changes are committed without the batch log and then
+// each batch alone: a batch still refused is quarantined (store.Quarantine, a metric, an error
+// log line for the alert) and the commit goes on without it. Any other failure is retried
+// maxCommitAttempts times and then returned.
+func (j *Judge) store(ctx context.Context, c *rules.Changes) error {
+	raw := j.raw
+	apart := false // the changes are committed; raw is committed batch by batch
+	for attempt := 1; ; attempt++ {
+		var err error
+		if !apart {
+			err = j.cfg.Store.Commit(ctx, c, raw)
+			if err != nil && store.Permanent(err) {
+				j.commitErr.Inc()
+				j.log.Warn("the database refuses part of a commit; committing the batches one by one", "err", err)
+				err = j.cfg.Store.Commit(ctx, c, nil)
+				if err == nil {
+					apart = true
+				} else if store.Permanent(err) {
+					// The engine's own output is refused: nothing a batch can be blamed for.
+					return fmt.Errorf("the database refuses the engine's changes: %w", err)
+				}
+			}
+		}
+		if apart {
+			for len(raw) > 0 {
+				err = j.cfg.Store.Commit(ctx, &rules.Changes{}, raw[:1])
+				if err != nil && store.Permanent(err) {
+					j.quarantine(ctx, raw[0], wire.ReasonUnstorable, err)
+					err = nil
+				}
+				if err != nil {
+					break
+				}
+				raw = raw[1:]
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		j.commitErr.Inc()
+		if ctx.Err() != nil {
+			return errors.Join(err, ctx.Err())
+		}
+		if !store.Transient(err) && attempt >= maxCommitAttempts {
+			return fmt.Errorf("%d attempts: %w", attempt, err)
+		}
+		j.log.Warn("commit failed; retrying", "err", err, "attempt", attempt, "transient", store.Transient(err))
+		wait := time.Duration(min(attempt, 10)) * 200 * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// quarantine keeps a batch apart: in the database's quarantine (best effort: when even that is
+// refused the log line and the metric remain), counted by reason, logged as an error.
+func (j *Judge) quarantine(ctx context.Context, b store.Batch, reason wire.Reason, cause error) {
+	j.quarantined.WithLabelValues(string(reason)).Inc()
+	j.log.Error("batch quarantined", "reason", reason, "vehicle", b.Vehicle, "epoch", b.Epoch, "seq", b.Seq, "err", cause)
+	q := store.Quarantined{ReceivedAt: b.ReceivedAt, Vehicle: b.Vehicle, Topic: wire.TelemetryTopic(b.Vehicle),
+		Reason: reason, Detail: cause.Error(), Payload: b.Payload}
+	if err := j.cfg.Store.Quarantine(ctx, q); err != nil {
+		j.log.Error("quarantine record not stored", "vehicle", b.Vehicle, "err", err)
+	}
 }
 
 func (j *Judge) announce(ev rules.Event) {
@@ -454,7 +645,9 @@ type fleetEntry struct {
 }
 
 func (j *Judge) view(v *rules.Vehicle, now time.Time) fleetEntry {
-	e := fleetEntry{Vehicle: api.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs()}}
+	e := fleetEntry{Vehicle: api.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs(),
+		Telemetry: &api.VehicleTelemetry{OutOfOrder: v.OutOfOrder, NotEvidence: v.NotEvidence, Duplicates: v.Duplicates,
+			ClockFaults: v.ClockFaults, ClockFault: v.ClockFaultID()}}}
 	vv := &e.Vehicle
 	if vv.OpenEpisodes == nil {
 		vv.OpenEpisodes = []string{}

@@ -36,6 +36,12 @@ func (s *memStore) Commit(_ context.Context, _ *rules.Changes, bs []store.Batch)
 
 func (s *memStore) VehicleSnapshots(context.Context) ([][]byte, error) { return nil, nil }
 
+func (s *memStore) Quarantine(context.Context, store.Quarantined) error { return nil }
+
+func (s *memStore) LoggedBatch(context.Context, string, string, uint64) ([]byte, error) {
+	return nil, store.ErrNotFound
+}
+
 func (s *memStore) judged() map[string][]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -115,7 +115,10 @@ func (r *Registry) Validate() error {
 	for i := range r.Vehicles {
 		ve := &r.Vehicles[i]
 		rec := recordName("vehicles", ve.ID, i)
-		if v.id(rec, ve.ID) {
+		if strings.HasPrefix(ve.ID, "_") {
+			// The MQTT service namespace (trenzinho/v1/_sys/…): wire.ValidVehicle refuses it.
+			v.add(rec, "id", "%q inválido: o id de um veículo não pode começar com _", ve.ID)
+		} else if v.id(rec, ve.ID) {
 			if vehicles[ve.ID] {
 				v.add(rec, "id", "repetido")
 			}

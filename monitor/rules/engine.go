@@ -178,8 +178,15 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 		e.pruneCursors(v)
 	}
 	rs := readings(e.scratch, b)
+	var ahead time.Duration // the furthest a reading is ahead of the receive clock, beyond ClockTolerance
 	for i := range rs {
 		r := &rs[i]
+		// Device time orders the readings only within a bounded window (clock.go).
+		if d := r.T.Sub(receivedAt); !receivedAt.IsZero() && d > ClockTolerance {
+			ahead = max(ahead, d)
+			res.Skipped++
+			continue
+		}
 		if !e.accept(v, r, b.Clock) {
 			res.Skipped++
 			continue
@@ -194,6 +201,11 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 	}
 	clear(rs) // keep no pointer into the batch
 	e.scratch = rs[:0]
+	if ahead > 0 {
+		e.clockFault(v, ahead, receivedAt)
+	} else if !receivedAt.IsZero() {
+		e.faultsCleared(v, receivedAt)
+	}
 	return res
 }
 
@@ -437,6 +449,20 @@ func (e *Engine) SetStatus(vehicle string, s *wire.Status, receivedAt time.Time)
 	v.Status = s
 	e.changes.dirty[v.ID] = true
 }
+
+// StatusOf returns the vehicle's last status message, or nil.
+func (e *Engine) StatusOf(vehicle string) *wire.Status {
+	if v := e.vehicles[vehicle]; v != nil {
+		return v.Status
+	}
+	return nil
+}
+
+// Tracks reports whether the engine holds state for the vehicle.
+func (e *Engine) Tracks(vehicle string) bool { return e.vehicles[vehicle] != nil }
+
+// Len returns the number of vehicles the engine holds state for.
+func (e *Engine) Len() int { return len(e.vehicles) }
 
 // Vehicles calls fn for every vehicle; fn must not keep v.
 func (e *Engine) Vehicles(fn func(v *Vehicle)) {

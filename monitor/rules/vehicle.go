@@ -52,10 +52,14 @@ type Vehicle struct {
 	LastSeen time.Time    `json:"last_seen,omitzero"`
 	Status   *wire.Status `json:"status,omitempty"`
 
+	// Faults are the open fault episodes (clock_fault, telemetry_conflict) by rule (clock.go).
+	Faults map[string]Fault `json:"faults,omitempty"`
+
 	// Counters.
 	Duplicates  int64 `json:"duplicates"`
 	OutOfOrder  int64 `json:"out_of_order"`
 	NotEvidence int64 `json:"not_evidence"`
+	ClockFaults int64 `json:"clock_faults"` // readings or batches ahead of the receive clock
 
 	eng     *Engine
 	pending *pendingChanges

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
 	}
 	defer stmt.Close()
 	for _, b := range bs {
+		if b.Seq > math.MaxInt64 {
+			return fmt.Errorf("batch %s/%s/%d: seq out of range: %w", b.Vehicle, b.Epoch, b.Seq, ErrRefused)
+		}
 		if _, err := stmt.ExecContext(ctx, b.Vehicle, b.Epoch, int64(b.Seq), millis(b.ReceivedAt), millis(b.TMin), millis(b.TMax), b.Payload); err != nil {
 			return fmt.Errorf("batch %s/%s/%d: %w", b.Vehicle, b.Epoch, b.Seq, err)
 		}

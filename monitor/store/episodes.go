@@ -43,14 +43,14 @@ func (db *DB) UpsertEpisode(ctx context.Context, e *rules.Episode, newEvidence [
 // episodeDoc checks an episode and its new evidence and returns the JSON document stored.
 func episodeDoc(e *rules.Episode, newEvidence []rules.Evidence) (string, error) {
 	if e.ID == "" || e.Vehicle == "" || e.Rule == "" || e.Start.IsZero() {
-		return "", fmt.Errorf("store: upsert episode %q: id, vehicle, rule and start are required", e.ID)
+		return "", fmt.Errorf("store: upsert episode %q: id, vehicle, rule and start are required: %w", e.ID, ErrRefused)
 	}
 	for i, r := range newEvidence {
 		if r.Seq > math.MaxInt64 {
-			return "", fmt.Errorf("store: upsert episode %s: evidence %d: seq %d out of range", e.ID, i, r.Seq)
+			return "", fmt.Errorf("store: upsert episode %s: evidence %d: seq %d out of range: %w", e.ID, i, r.Seq, ErrRefused)
 		}
 		if r.T.IsZero() || r.Kind == "" {
-			return "", fmt.Errorf("store: upsert episode %s: evidence %d: kind and t are required", e.ID, i)
+			return "", fmt.Errorf("store: upsert episode %s: evidence %d: kind and t are required: %w", e.ID, i, ErrRefused)
 		}
 	}
 	doc := *e

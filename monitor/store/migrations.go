@@ -230,6 +230,22 @@ INSERT INTO case_events (case_id, seq, action, date, at, user, data)
 SELECT id, 1, 'issue', '', issued_at, json_extract(doc, '$.issued_by'), json_object('migrated', json('true'))
 FROM cases;
 `},
+	{5, `
+-- Telemetry the monitor could not keep: a batch its database refused (unstorable), a replay
+-- whose content differs from the batch judged under the same (vehicle, epoch, seq) (conflict).
+-- Tamper evidence, kept apart from the judged batches; bounded by QuarantineKeep rows.
+CREATE TABLE quarantine (
+	id          INTEGER PRIMARY KEY,
+	received_at INTEGER NOT NULL,
+	vehicle     TEXT    NOT NULL,
+	topic       TEXT    NOT NULL,
+	reason      TEXT    NOT NULL,
+	detail      TEXT    NOT NULL,
+	payload     BLOB    NOT NULL,
+	truncated   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX quarantine_vehicle ON quarantine (vehicle, id);
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -127,17 +127,19 @@ export const RULES = {
   parked_public_road: "Estacionado em via pública",
   telemetry_fault: "Falha de telemetria",
   document_expired: "Documento vencido",
+  clock_fault: "Relógio do equipamento adiantado",
+  telemetry_conflict: "Lote reenviado com conteúdo diferente",
 };
 export const RULES_SHORT = {
   speed: "Velocidade", hours: "Horário", sensitive_zone_sound: "Local sensível", boarding_sound: "Embarque",
   noise_limit: "Ruído NBR", route_deviation: "Itinerário", parked_public_road: "Estacionado",
-  telemetry_fault: "Telemetria", document_expired: "Documento",
+  telemetry_fault: "Telemetria", document_expired: "Documento", clock_fault: "Relógio", telemetry_conflict: "Conflito",
 };
 export const ruleName = (r) => RULES[r] || r;
 export const RULE_COLORS = {
   speed: "#d64545", hours: "#7d5ba6", sensitive_zone_sound: "#e07a10", boarding_sound: "#c9a227",
   noise_limit: "#d35d90", route_deviation: "#2f7ed8", parked_public_road: "#5d6d7e", telemetry_fault: "#17a2b8",
-  document_expired: "#8d6e63",
+  document_expired: "#8d6e63", clock_fault: "#607d8b", telemetry_conflict: "#b71c1c",
 };
 export const ROLES = { viewer: "Observador", fiscal: "Fiscal", supervisor: "Supervisor", admin: "Administrador" };
 export const ROLE_RANK = { viewer: 1, fiscal: 2, supervisor: 3, admin: 4 };
