@@ -41,7 +41,7 @@ func sender(t *testing.T, srv *emailtest.Server, sec email.Security, password st
 // parsed is a received message read back the way a mail client reads it.
 type parsed struct {
 	subject, to, from string
-	parts            map[string]string // content type → decoded body
+	parts             map[string]string // content type → decoded body
 }
 
 func parse(t *testing.T, data []byte) parsed {
@@ -136,7 +136,9 @@ func TestSendFailures(t *testing.T) {
 		send      func() error
 		transient bool
 	}{
-		{"no STARTTLS", func() error { return sender(t, plain, email.StartTLS, plain.Password).Send(ctx, "a@b.example", message()) }, false},
+		{"no STARTTLS", func() error {
+			return sender(t, plain, email.StartTLS, plain.Password).Send(ctx, "a@b.example", message())
+		}, false},
 		{"wrong password", func() error { return sender(t, srv, email.StartTLS, "errada").Send(ctx, "a@b.example", message()) }, false},
 		{"untrusted certificate", func() error { return untrusted.Send(ctx, "a@b.example", message()) }, false},
 		{"bad address", func() error { return good.Send(ctx, "not an address", message()) }, false},
