@@ -10,6 +10,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -78,3 +79,5 @@ func Classify(err error) (transient bool, retryAfter time.Duration) {
 	}
 	return true, 0
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
