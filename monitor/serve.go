@@ -50,6 +50,7 @@ type serveConfig struct {
 	signingKey    string
 	draftSettle   time.Duration
 	tileURL       string
+	notifications string
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -71,6 +72,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
+	b.String(&c.notifications, "TRENZINHO_NOTIFICATIONS", "", "notifications file: e-mail, Telegram, Web Push, users, on-duty schedule (empty: none; docs/operations.md §13)")
 	if err := b.Parse(args); err != nil {
 		return err
 	}
@@ -166,9 +168,13 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log})
+	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, reg, log)
+	if err != nil {
+		return fmt.Errorf("notifications: %w", err)
+	}
 	var client mqtt.Client
 	j := judge.New(judge.Config{
-		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
+		Engine: engine, Store: db, Hub: judgeHub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
 		Publish: func(topic string, payload []byte) {
 			if client != nil && client.IsConnectionOpen() {
@@ -204,6 +210,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	defer cancel()
 	judgeDone := make(chan error, 1)
 	go func() { judgeDone <- j.Run(runCtx) }()
+	if notifier != nil {
+		go notifier.Run(runCtx, 0)
+	}
 
 	client = mqtt.NewClient(monitorMQTTOptions(c, log, j.MQTTHandler(runCtx)))
 	// With ConnectRetry the connect token completes only once connected: do not wait for it,

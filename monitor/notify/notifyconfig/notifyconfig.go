@@ -7,6 +7,8 @@ package notifyconfig
 import (
 	"bytes"
 	"cmp"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,6 +59,9 @@ type Email struct {
 	Security string `yaml:"security"` // starttls (default), tls, none
 	Username string `yaml:"username"`
 	From     string `yaml:"from"`
+	// CAFile is a PEM file of the certificate authorities to trust for the server instead of
+	// the system's (a municipal server with its own CA).
+	CAFile string `yaml:"ca_file"`
 }
 
 // Telegram is the bot (token: TRENZINHO_TELEGRAM_TOKEN).
@@ -199,8 +204,20 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 	}
 	chans := map[string]notify.Channel{}
 	if e := f.Email; e != nil {
+		var tlsConf *tls.Config
+		if e.CAFile != "" {
+			pem, err := os.ReadFile(e.CAFile)
+			if err != nil {
+				return nil, nil, fmt.Errorf("notifications email: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, nil, fmt.Errorf("notifications email: no certificate in %s", e.CAFile)
+			}
+			tlsConf = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		}
 		s, err := email.New(email.Config{Addr: e.Addr, Security: email.Security(e.Security), Username: e.Username,
-			Password: getenv(EnvSMTPPassword), From: e.From})
+			Password: getenv(EnvSMTPPassword), From: e.From, TLS: tlsConf})
 		if err != nil {
 			return nil, nil, fmt.Errorf("notifications email: %w", err)
 		}

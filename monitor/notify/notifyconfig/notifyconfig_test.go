@@ -1,6 +1,8 @@
 package notifyconfig
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/monitor/notify"
+	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"
 	"github.com/trenzinho/trenzinho/monitor/notify/webpush"
 )
 
@@ -83,4 +86,32 @@ func FuzzParse(f *testing.F) {
 		keys, _ := webpush.GenerateKeys()
 		file.Dispatcher(Options{Getenv: env(map[string]string{EnvSMTPPassword: "x", EnvTelegramToken: "1:a", EnvVAPIDKey: keys.PrivateString()})})
 	})
+}
+
+// TestFileToMailbox: a dispatcher built from a file (a CA file for the server's certificate)
+// delivers to a real SMTP server.
+func TestFileToMailbox(t *testing.T) {
+	srv := emailtest.Start(t, emailtest.Options{})
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, srv.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse([]byte(fmt.Sprintf(`
+base_url: https://monitor.example
+email: {addr: "%s", username: %s, from: "Monitor <m@piuma.example>", ca_file: %s}
+users: [{id: ana, email: ana@piuma.example, rules: [speed]}]
+`, srv.Addr, srv.Username, ca)), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, severity, err := f.Dispatcher(Options{Getenv: env(map[string]string{EnvSMTPPassword: srv.Password})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Notify(notify.Alert{EpisodeID: "e1", Rule: "speed", Vehicle: "PIU-001", Severity: severity("speed"), Start: time.Now()})
+	d.Notify(notify.Alert{EpisodeID: "e2", Rule: "hours", Vehicle: "PIU-001", Severity: severity("hours"), Start: time.Now()})
+	d.Flush(context.Background())
+	if box := srv.Mailbox(); len(box) != 1 || box[0].To[0] != "ana@piuma.example" || !box[0].TLS {
+		t.Fatalf("mailbox %+v; dead letters %+v", box, d.DeadLetters())
+	}
 }

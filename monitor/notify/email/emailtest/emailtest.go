@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
 	"math/big"
@@ -35,6 +36,7 @@ type Mail struct {
 type Server struct {
 	Addr     string
 	Roots    *x509.CertPool // trusts the server's certificate
+	CertPEM  []byte         // the same certificate, PEM, for a client in another process
 	Username string
 	Password string
 
@@ -54,7 +56,7 @@ type Options struct {
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	cert, roots := selfSigned(t)
-	s := &Server{Roots: roots, Username: "monitor", Password: "s3nha-de-teste", arrived: make(chan struct{}, 1000)}
+	s := &Server{Roots: roots, CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), Username: "monitor", Password: "s3nha-de-teste", arrived: make(chan struct{}, 1000)}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		return &session{s: s, c: c}, nil
 	}))
