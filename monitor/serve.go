@@ -53,6 +53,7 @@ type serveConfig struct {
 	http          httpConfig
 	limits        wire.Limits
 	maxVehicles   int
+	notifications string
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -77,6 +78,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	c.http.bind(b)
 	b.BindLimits(&c.limits)
 	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
+	b.String(&c.notifications, "TRENZINHO_NOTIFICATIONS", "", "notifications file: e-mail, Telegram, Web Push, users, on-duty schedule (empty: none; docs/operations.md §13)")
 	if err := b.Parse(args); err != nil {
 		return flagErr(err)
 	}
@@ -181,6 +183,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
+	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, reg, log)
+	if err != nil {
+		return fmt.Errorf("notifications: %w", err)
+	}
 	var client mqtt.Client
 	var known func(string) bool
 	if regStore != nil {
@@ -188,7 +194,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		known = func(id string) bool { _, ok := regStore.Vehicle(id); return ok }
 	}
 	j := judge.New(judge.Config{
-		Engine: engine, Store: db, Hub: hub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
+		Engine: engine, Store: db, Hub: judgeHub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
 		Limits:     c.limits, Known: known, MaxVehicles: c.maxVehicles,
 		Publish: func(topic string, payload []byte) {
@@ -226,6 +232,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	defer cancel()
 	judgeDone := make(chan error, 1)
 	go func() { judgeDone <- j.Run(runCtx) }()
+	if notifier != nil {
+		go notifier.Run(runCtx, 0)
+	}
 
 	client = mqtt.NewClient(monitorMQTTOptions(c, log, j.MQTTHandler(runCtx)))
 	// With ConnectRetry the connect token completes only once connected: do not wait for it,
