@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -43,6 +44,15 @@ type CasesConfig struct {
 	// (the calculus then says recidivism cannot be checked).
 	Registry *registry.Store
 	Now      func() time.Time // default time.Now
+	// LicenseeAtFact finds the licensee responsible for a draft's facts (Art. 48, § 2º) on the
+	// day of the facts, for the issue check (licensee_unidentified). nil: the licensee as the
+	// drafter recorded it (the draft's registry snapshot, else Registry's record of
+	// draft.Licensee). Hook for the registry's validity periods.
+	LicenseeAtFact func(ctx context.Context, d *drafts.Draft) (cases.Licensee, bool)
+	// GroundsMissing says, in Portuguese, which episodes of a draft do not ground an auto by
+	// themselves (grounds_auto: false), one text each, for the issue check (grounds_missing).
+	// nil: none is checked. Hook for the episodes' grounds.
+	GroundsMissing func(ctx context.Context, d *drafts.Draft) []string
 }
 
 // Limits of the import.

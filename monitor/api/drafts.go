@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
@@ -49,6 +50,9 @@ type DraftView struct {
 	Sealed    drafts.Sealed    `json:"sealed"`
 	// Case is the notice's process once issued, with the penalty calculus made at issue.
 	Case *CaseView `json:"case,omitempty"`
+	// IssueBlockers are, for a draft still to decide, every reason the requesting user could not
+	// issue it now (the refusal's reasons, shown before trying); empty: it may be issued.
+	IssueBlockers []cases.Reason `json:"issue_blockers"`
 }
 
 // verify re-checks a stored draft: the bundle against its hash, the monitor's signature, the
@@ -146,6 +150,12 @@ func (s *Server) handleDraft(w http.ResponseWriter, r *http.Request) {
 		v.Addenda = []store.Addendum{}
 	}
 	v.Case = s.draftCase(r.Context(), d.Sealed.ID)
+	v.IssueBlockers = []cases.Reason{}
+	if d.Status == drafts.StatusDraft {
+		if rs := s.issueBlockers(r.Context(), d, userFrom(r.Context())); rs != nil {
+			v.IssueBlockers = rs
+		}
+	}
 	// A draft may name its driver (facts, warnings, the driver block, the sealed bundle):
 	// personal data, read by fiscal and above only, and every read is audited.
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftRead, Object: "draft:" + d.Sealed.ID})
@@ -225,8 +235,11 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if decision == drafts.StatusIssued && d.Status == drafts.StatusDraft && s.refuseIssue(w, r, d) {
+		return
+	}
 	if status := s.verify(r.Context(), d); status != "ok" {
-		s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser emitido: "+status)
+		s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser decidido: "+status)
 		return
 	}
 	user := userFrom(r.Context())

@@ -77,6 +77,9 @@ type Profile struct {
 	Suspension      Suspension      `yaml:"suspension"`
 	Cassacao        Cassacao        `yaml:"cassacao"`
 	Defence         Defence         `yaml:"defence"`
+	// PrescriptionYears is how long after the end of the facts a fine may still be imposed
+	// (Decreto 20.910/1932, five years, which the STJ applies to municipal fines); 0: 5.
+	PrescriptionYears int `yaml:"prescription_years"`
 
 	SignaturesRequired bool `yaml:"signatures_required"`
 
@@ -96,6 +99,10 @@ type Law struct {
 	// RevokedOn is the date of the revocation ("YYYY-MM-DD"), when known (optional; needs
 	// revoked_by).
 	RevokedOn string `yaml:"revoked_on"`
+	// Articles are the texts of the law's provisions as published, by key: "23" (an article's
+	// caput), "46.X" (an inciso), "20.II.d" (an alínea), "13.pu" (a parágrafo único), "54.§1"
+	// (a paragraph). An auto quotes them verbatim (ArticleText); never paraphrase here.
+	Articles map[string]string `yaml:"articles"`
 	// Placeholders are the profile keys (dotted paths, e.g. "speed" or "noise.r2_m") whose
 	// values this law does not set: the format requires them, so they hold engine defaults, and
 	// nothing fined under this profile may rest on them as law (optional; each must name a key).
@@ -136,6 +143,16 @@ type DateHoliday struct {
 type FiscalUnit struct {
 	Name   string      `yaml:"name"`
 	Values []UnitValue `yaml:"values"`
+	// ConfirmedBy names who confirmed the values with the Secretaria Municipal de Fazenda and
+	// Act the act that publishes them (e.g. "Decreto nº 1.234/2026"). Until both are set the
+	// values are illustrative and no auto may be issued (issue refusal ufmp_unconfirmed).
+	ConfirmedBy string `yaml:"confirmed_by"`
+	Act         string `yaml:"act"`
+}
+
+// Confirmed reports whether the fiscal unit's values are confirmed by someone and an act.
+func (f FiscalUnit) Confirmed() bool {
+	return strings.TrimSpace(f.ConfirmedBy) != "" && strings.TrimSpace(f.Act) != ""
 }
 
 // UnitValue is the value of the fiscal unit from a date on.
@@ -365,6 +382,13 @@ type Defence struct {
 	ExcludeReceiptDay     bool `yaml:"exclude_receipt_day"`
 	NextBusinessDay       bool `yaml:"next_business_day"`
 	EditalFromPublication bool `yaml:"edital_from_publication"`
+	// Where and to whom the accused files the defence (Art. 56), printed on the auto: the
+	// authority (To), and at least one of a postal Address, an Email or a Portal (optional;
+	// an auto without them says only "no órgão autuante").
+	To      string `yaml:"to"`
+	Address string `yaml:"address"`
+	Email   string `yaml:"email"`
+	Portal  string `yaml:"portal"`
 }
 
 // Load reads and validates a profile file.
@@ -606,6 +630,22 @@ func (p *Profile) validate() error {
 	}
 	if p.Defence.Days <= 0 {
 		bad("defence.days", "must be > 0")
+	}
+	if p.PrescriptionYears < 0 {
+		bad("prescription_years", "must be ≥ 0 (0: 5 years)")
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Law.Articles)) {
+		if _, ok := ParseCitation("Art. " + strings.ReplaceAll(k, ".", ", ")); !ok || strings.TrimSpace(p.Law.Articles[k]) == "" {
+			bad("law.articles."+k, "want a key like 23, 46.X, 20.II.d, 13.pu or 54.§1 with the text as published")
+		}
+	}
+	if len(p.Law.Articles) > 0 {
+		// A profile that quotes its law quotes every provision it cites.
+		for _, c := range p.citations() {
+			if _, ok := p.ArticleText(c.cite); !ok {
+				bad(c.key, "%q has no text in law.articles", c.cite)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,126 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/cases"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
+)
+
+func reasonCodes(rs []cases.Reason) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Code)
+	}
+	return out
+}
+
+// An auto is refused (409) with every blocking reason at once — a vehicle not in the registry
+// (no identified licensee), a sample site, facts past prescription, an agent without full name,
+// matrícula and cargo — the refusal is audited, and the draft's view shows the same reasons
+// before the agent tries. Once each is fixed, it issues.
+func TestIssueRefusedWithEveryReason(t *testing.T) {
+	cf := newCaseFixture(t)
+	ctx := context.Background()
+	if _, err := cf.db.CreateUser(ctx, "novato", "senha-do-novato", store.RoleFiscal); err != nil {
+		t.Fatal(err)
+	}
+	_, novato := cf.login("novato", "senha-do-novato")
+	now := at(2026, 11, 29, 15)
+	cf.setClock(now)
+
+	// Six years before, an unregistered vehicle, near a school of the sample set.
+	id := cf.draft(t, "PIU-009", "", "sensitive_zone_sound", now.AddDate(-6, 0, 0))
+	d, err := cf.db.DraftByID(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := d.Doc
+	doc.ID += ".site"
+	doc.EpisodeIDs = []string{doc.ID + ".ep"}
+	doc.Facts[0].EpisodeID = doc.ID + ".ep"
+	doc.Facts[0].Site = &rules.Site{ID: "escola-exemplo", Kind: "sensitive", Name: "Escola de exemplo", Category: "school", Verified: false, Source: "sample"}
+	id = cf.seal(t, doc)
+
+	want := []string{cases.ReasonLicenseeUnidentified, cases.ReasonSiteUnverified, cases.ReasonPrescribed, cases.ReasonAgentIncomplete}
+	code, body, _ := cf.do("GET", "/api/v1/drafts/"+id, nil, session{bearer: novato})
+	var v api.DraftView
+	if code != http.StatusOK || json.Unmarshal(body, &v) != nil || !slices.Equal(reasonCodes(v.IssueBlockers), want) {
+		t.Fatalf("draft view blockers: %d %s", code, body)
+	}
+	code, body, _ = cf.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "issue"}, session{bearer: novato})
+	var ref api.IssueRefusal
+	if code != http.StatusConflict || json.Unmarshal(body, &ref) != nil || !slices.Equal(reasonCodes(ref.Reasons), want) ||
+		!strings.Contains(ref.Error, "4 impedimentos") {
+		t.Fatalf("refusal: %d %s", code, body)
+	}
+	for _, r := range ref.Reasons {
+		if r.Text == "" {
+			t.Errorf("%s without text", r.Code)
+		}
+	}
+	if !strings.Contains(ref.Reasons[2].Text, "Decreto nº 20.910/1932") || !strings.Contains(ref.Reasons[3].Text, "matrícula") {
+		t.Errorf("texts: %+v", ref.Reasons)
+	}
+	entries, _, err := cf.db.ListAudit(ctx, store.AuditFilter{Action: "draft.issue_refused"}, 10, "")
+	if err != nil || len(entries) != 1 || entries[0].User != "novato" || entries[0].Object != "draft:"+id {
+		t.Fatalf("audit: %+v %v", entries, err)
+	}
+	for _, c := range want {
+		if !strings.Contains(string(entries[0].After), c) {
+			t.Errorf("audit lacks %s: %s", c, entries[0].After)
+		}
+	}
+	if got, _ := cf.db.DraftByID(ctx, id); got.Status != "draft" || got.Notice != "" {
+		t.Fatalf("refused draft changed: %+v", got.Status)
+	}
+
+	// Prescription: 5 years from the end of the facts, to the day.
+	fresh := cf.draft(t, "PIU-001", "L1", "speed", now.AddDate(-5, 0, 0).Add(-time.Minute))
+	code, body, _ = cf.do("POST", "/api/v1/drafts/"+fresh+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal})
+	if code != http.StatusConflict || !json.Valid(body) || json.Unmarshal(body, &ref) != nil || !slices.Equal(reasonCodes(ref.Reasons), []string{cases.ReasonPrescribed}) {
+		t.Fatalf("5 years and a minute: %d %s", code, body)
+	}
+	within := cf.draft(t, "PIU-001", "L1", "speed", now.AddDate(-5, 0, 1))
+	cf.issue(t, within, now)
+
+	// The agent completes the account through the users API (admin).
+	_, admin := cf.login("admin", adminPassword)
+	code, body, _ = cf.do("PATCH", "/api/v1/users/novato", map[string]string{"full_name": "Ana Novais", "matricula": "FP-0107", "cargo": "Fiscal de Posturas"}, session{bearer: admin})
+	if code != http.StatusOK || !strings.Contains(string(body), `"matricula":"FP-0107"`) {
+		t.Fatalf("patch agent: %d %s", code, body)
+	}
+	if code, _, _ := cf.do("PATCH", "/api/v1/users/novato", map[string]string{"cargo": "Fiscal\x07"}, session{bearer: admin}); code != http.StatusBadRequest {
+		t.Errorf("control character in cargo: %d", code)
+	}
+	ok := cf.draft(t, "PIU-001", "L1", "speed", now.Add(-24*time.Hour))
+	code, body, _ = cf.do("POST", "/api/v1/drafts/"+ok+"/decision", map[string]string{"decision": "issue"}, session{bearer: novato})
+	if code != http.StatusOK {
+		t.Fatalf("complete agent, registered vehicle: %d %s", code, body)
+	}
+}
+
+// An illustrative UFMP value (fiscal_unit.confirmed_by and act unset, as Piúma ships) blocks
+// every issue.
+func TestIssueRefusedOnUnconfirmedUFMP(t *testing.T) {
+	cf := newCaseFixtureEdit(t, func(y string) string { return y })
+	id := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 11, 28, 15))
+	code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal})
+	var ref api.IssueRefusal
+	if code != http.StatusConflict || json.Unmarshal(body, &ref) != nil || !slices.Equal(reasonCodes(ref.Reasons), []string{cases.ReasonUFMPUnconfirmed}) ||
+		!strings.Contains(ref.Error, "UFMP") {
+		t.Fatalf("unconfirmed UFMP: %d %s", code, body)
+	}
+	// Dismissing is not blocked.
+	if code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "dismiss", "reason": "Sem valor da UFMP."}, session{bearer: cf.fiscal}); code != http.StatusOK {
+		t.Fatalf("dismiss: %d %s", code, body)
+	}
+}
