@@ -201,6 +201,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			if err != nil {
 				return err
 			}
+			if c.Agent, err = notice.IssuedAgent(context.Background(), db, d.Sealed.ID); err != nil {
+				return err
+			}
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})
 		},
 		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,

@@ -83,7 +83,8 @@ func (s *Server) casesNow() time.Time {
 }
 
 func actor(r *http.Request) store.Actor {
-	return store.Actor{User: userFrom(r.Context()).Name, RemoteAddr: remoteIP(r)}
+	u := userFrom(r.Context())
+	return store.Actor{User: u.Name, RemoteAddr: remoteIP(r), Agent: u.Agent}
 }
 
 // decide records an agent's decision on a draft. With a case store, issuing also opens the

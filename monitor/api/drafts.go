@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/cases"
@@ -206,11 +207,21 @@ func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
 	}
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftPDF, Object: "draft:" + d.Sealed.ID})
 	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `inline; filename="`+d.Sealed.ID+`.pdf"`)
+	w.Header().Set("Content-Disposition", `inline; filename="`+pdfName(d)+`"`)
 	// The review page previews the PDF in a frame: its own origin may frame it, no other.
 	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 	w.Header().Set("Content-Security-Policy", "frame-ancestors 'self'")
 	w.Write(buf.Bytes())
+}
+
+// pdfName is the file name of a draft's PDF: the auto's number once issued, "/" made "-"
+// (AI-2026/0001 → AI-2026-0001.pdf; the number itself is unchanged), else the draft's id.
+func pdfName(d *store.DraftRecord) string {
+	name := d.Sealed.ID
+	if d.Status == drafts.StatusIssued && d.Notice != "" {
+		name = strings.NewReplacer("/", "-", `\`, "-", `"`, "").Replace(d.Notice)
+	}
+	return name + ".pdf"
 }
 
 // handleDecision serves POST /api/v1/drafts/{id}/decision {"decision":"issue"|"dismiss","reason"}.

@@ -103,8 +103,26 @@ func TestIssueRefusedWithEveryReason(t *testing.T) {
 	}
 	ok := cf.draft(t, "PIU-001", "L1", "speed", now.Add(-24*time.Hour))
 	code, body, _ = cf.do("POST", "/api/v1/drafts/"+ok+"/decision", map[string]string{"decision": "issue"}, session{bearer: novato})
-	if code != http.StatusOK {
+	var ans api.DecisionAnswer
+	if code != http.StatusOK || json.Unmarshal(body, &ans) != nil || ans.Notice != "AI-2026/0002" {
 		t.Fatalf("complete agent, registered vehicle: %d %s", code, body)
+	}
+	// The issued auto: named after its number, with the agent as on file at the issue.
+	code, body, hdr := cf.do("GET", "/api/v1/drafts/"+ok+"/pdf", nil, session{bearer: novato})
+	if code != http.StatusOK || hdr.Get("Content-Disposition") != `inline; filename="AI-2026-0002.pdf"` {
+		t.Fatalf("pdf: %d %q", code, hdr.Get("Content-Disposition"))
+	}
+	text := strings.Join(strings.Fields(pdfText(t, body)), " ")
+	for _, want := range []string{"AUTO DE INFRAÇÃO Nº AI-2026/0002", "Ana Novais", "FP-0107", "Fiscal de Posturas",
+		"Art. 23 c/c Art. 46, X da Lei Municipal nº 2.277/2018", "“dirigir o veículo desenvolvendo velocidade acima da permitida;”"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the issued PDF lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"minuta", "MINUTA", "AVISO", "Recomendação", "não usar"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the issued PDF says %q", bad)
+		}
 	}
 }
 

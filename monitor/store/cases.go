@@ -56,6 +56,9 @@ const (
 type Actor struct {
 	User       string
 	RemoteAddr string
+	// Agent is the user's identification on file (full name, matrícula, cargo), frozen into
+	// the cases the user issues.
+	Agent Agent
 }
 
 // CaseError is an action the case cannot take: Conflict when it contradicts the case (a wrong
@@ -115,17 +118,29 @@ type ManualDetails struct {
 	Agent       string   `json:"agent"` // the agent who observed the facts
 }
 
+// agent is the actor's identification when on file, else nil.
+func (a Actor) agent() *Agent {
+	if a.Agent == (Agent{}) {
+		return nil
+	}
+	ag := a.Agent
+	return &ag
+}
+
 // CaseDoc are the facts of a case, fixed when it is created.
 type CaseDoc struct {
 	// Rules are the rules (or manual infractions) of the offence, when the monitor knows them.
-	Rules        []string       `json:"rules,omitempty"`
-	Articles     []string       `json:"articles"`
-	Penalty      string         `json:"penalty"`
-	Warning      bool           `json:"warning,omitempty"` // a notificação preliminar (Art. 41, I)
-	LicenseeName string         `json:"licensee_name,omitempty"`
-	LicenseeCNPJ string         `json:"licensee_cnpj,omitempty"`
-	IssuedBy     string         `json:"issued_by,omitempty"`
-	Manual       *ManualDetails `json:"manual,omitempty"`
+	Rules        []string `json:"rules,omitempty"`
+	Articles     []string `json:"articles"`
+	Penalty      string   `json:"penalty"`
+	Warning      bool     `json:"warning,omitempty"` // a notificação preliminar (Art. 41, I)
+	LicenseeName string   `json:"licensee_name,omitempty"`
+	LicenseeCNPJ string   `json:"licensee_cnpj,omitempty"`
+	IssuedBy     string   `json:"issued_by,omitempty"`
+	// IssuerAgent is the issuing agent's identification as on file at the issue (the auto
+	// prints it); nil for cases issued before it was recorded.
+	IssuerAgent *Agent         `json:"issuer_agent,omitempty"`
+	Manual      *ManualDetails `json:"manual,omitempty"`
 }
 
 // CaseStatus is the state of a case as its events make it.
@@ -1044,7 +1059,8 @@ func (db *DB) IssueDraft(ctx context.Context, id, reason string, p *profile.Prof
 		}
 		c = &Case{Notice: notice, Origin: OriginDraft, DraftID: id, Vehicle: d.Vehicle, Licensee: d.Licensee,
 			Offence: d.Start.Time, Issued: at, Assessment: res,
-			CaseDoc: CaseDoc{Rules: d.Rules, Articles: d.Articles, Penalty: res.Penalty, Warning: res.Warning, IssuedBy: actor.User}}
+			CaseDoc: CaseDoc{Rules: d.Rules, Articles: d.Articles, Penalty: res.Penalty, Warning: res.Warning, IssuedBy: actor.User,
+				IssuerAgent: actor.agent()}}
 		return db.issue(ctx, tx, c, actor, at)
 	})
 	if err != nil {
@@ -1087,7 +1103,8 @@ func (db *DB) IssueManual(ctx context.Context, m ManualNotice, p *profile.Profil
 		details := m.ManualDetails
 		c = &Case{Notice: notice, Origin: OriginManual, Vehicle: m.Vehicle, Licensee: m.Licensee, Offence: m.Offence,
 			Issued: at, Assessment: res, CaseDoc: CaseDoc{Rules: m.Infractions, Articles: res.Articles, Penalty: res.Penalty,
-				Warning: res.Warning, LicenseeName: m.LicenseeName, LicenseeCNPJ: m.LicenseeCNPJ, IssuedBy: actor.User, Manual: &details}}
+				Warning: res.Warning, LicenseeName: m.LicenseeName, LicenseeCNPJ: m.LicenseeCNPJ, IssuedBy: actor.User,
+				IssuerAgent: actor.agent(), Manual: &details}}
 		return db.issue(ctx, tx, c, actor, at)
 	})
 	if err != nil {
