@@ -362,6 +362,17 @@ func (s *Server) handleDraftCaseAction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a store.CaseAction) {
+	// The acts that decide on an auto are the competent authority's, never its issuer's.
+	if u := userFrom(r.Context()); cases.NeedsAuthority(a.Action) {
+		if !u.Role.AtLeast(store.RoleAutoridade) {
+			s.writeError(w, r, http.StatusForbidden, cases.AuthorityRequired(a.Action, s.cases.Profile.Authority.Title))
+			return
+		}
+		if msg := cases.AuthorityRefusal(a.Action, u.Name, c.IssuedBy); msg != "" && c.Origin != store.OriginImport {
+			s.writeError(w, r, http.StatusConflict, msg)
+			return
+		}
+	}
 	_, after, err := s.cases.Store.CaseAct(r.Context(), c.ID, a, s.cases.Profile, s.casesNow(), actor(r))
 	if s.caseError(w, r, err) {
 		return

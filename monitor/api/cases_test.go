@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -44,6 +45,7 @@ type caseFixture struct {
 	clock   time.Time
 	fiscal  string // tokens
 	super   string
+	auth    string // an autoridade who issued nothing
 	viewer  string
 	drafted int
 }
@@ -103,7 +105,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
 	for _, u := range []struct {
 		name string
 		role store.Role
-	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}} {
+	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}, {"carla", store.RoleAutoridade}} {
 		if _, err := cf.db.CreateUser(ctx, u.name, "senha-de-"+u.name, u.role); err != nil {
 			t.Fatal(err)
 		}
@@ -111,6 +113,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
 	setAgent(t, cf.db, "joao", "João Batista Moreira", "FP-0042", "Agente de Fiscalização de Posturas")
 	_, cf.fiscal = cf.login("joao", "senha-de-joao")
 	_, cf.super = cf.login("sandra", "senha-de-sandra")
+	_, cf.auth = cf.login("carla", "senha-de-carla")
 	_, cf.viewer = cf.login("maria", viewerPassword)
 	return cf
 }
@@ -188,7 +191,12 @@ func (cf *caseFixture) issue(t *testing.T, id string, when time.Time) api.Decisi
 // act posts an act on a draft's case and returns the status and the case or error.
 func (cf *caseFixture) act(t *testing.T, draftID string, a map[string]any) (int, api.CaseView, []byte) {
 	t.Helper()
-	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", a, session{bearer: cf.fiscal})
+	// The acts that decide are the autoridade's (who issued none of the fixture's autos).
+	token := cf.fiscal
+	if act, _ := a["action"].(string); cases.NeedsAuthority(act) {
+		token = cf.auth
+	}
+	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", a, session{bearer: token})
 	var v api.CaseView
 	if code == http.StatusOK {
 		if err := json.Unmarshal(body, &v); err != nil {
@@ -286,7 +294,11 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 			Event json.RawMessage `json:"event"`
 		}
 		json.Unmarshal(e.After, &after)
-		if e.User != "joao" || after.State == "" || len(after.Event) == 0 {
+		user := "joao"
+		if cases.NeedsAuthority(strings.TrimPrefix(e.Action, "case.")) {
+			user = "carla"
+		}
+		if e.User != user || after.State == "" || len(after.Event) == 0 {
 			t.Errorf("%s: user %q after %s", e.Action, e.User, e.After)
 		}
 		if e.Action != "case.issue" && (json.Unmarshal(e.Before, &before) != nil || before.State == "" || before.State == after.State && e.Action != "case.suspension") {

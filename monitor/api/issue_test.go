@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -140,5 +141,49 @@ func TestIssueRefusedOnUnconfirmedUFMP(t *testing.T) {
 	// Dismissing is not blocked.
 	if code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "dismiss", "reason": "Sem valor da UFMP."}, session{bearer: cf.fiscal}); code != http.StatusOK {
 		t.Fatalf("dismiss: %d %s", code, body)
+	}
+}
+
+// The acts that decide on an auto are the autoridade's (Art. 57), and never of the user who
+// issued it (Lei 9.784/1999, arts. 18–19): the issuer — an autoridade too — is refused (409), a
+// fiscal is refused (403), another autoridade decides.
+func TestOnlyAnImpartialAutoridadeDecides(t *testing.T) {
+	cf := newCaseFixture(t)
+	ctx := context.Background()
+	if _, err := cf.db.CreateUser(ctx, "chefe", "senha-do-chefe", store.RoleAutoridade); err != nil {
+		t.Fatal(err)
+	}
+	setAgent(t, cf.db, "chefe", "Carlos Chefe", "FP-0001", "Chefe de Fiscalização")
+	_, chefe := cf.login("chefe", "senha-do-chefe")
+	id := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 1, 15))
+	cf.setClock(at(2026, 10, 2, 10))
+	if code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "issue"}, session{bearer: chefe}); code != http.StatusOK {
+		t.Fatalf("issue: %d %s", code, body)
+	}
+	cf.setClock(at(2026, 10, 20, 10))
+	cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
+	cf.mustAct(t, id, map[string]any{"action": "defence", "date": "2026-10-10"})
+	decide := map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-10-20", "text": "Defesa indeferida."}
+	code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/case", decide, session{bearer: chefe})
+	if code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "Impedimento") {
+		t.Errorf("the issuer decided: %d %s", code, body)
+	}
+	code, body, _ = cf.do("POST", "/api/v1/drafts/"+id+"/case", decide, session{bearer: cf.fiscal})
+	if code != http.StatusForbidden || !strings.Contains(errorMessage(t, body), "Autoridade Julgadora de Posturas") {
+		t.Errorf("a fiscal decided: %d %s", code, body)
+	}
+	code, body, _ = cf.do("POST", "/api/v1/drafts/"+id+"/case", decide, session{bearer: cf.auth})
+	if code != http.StatusOK || !strings.Contains(string(body), `"state":"defence_rejected"`) && !strings.Contains(string(body), `"state":"confirmed"`) {
+		t.Errorf("the autoridade could not decide: %d %s", code, body)
+	}
+	// The store refuses the issuer too, whoever calls it.
+	c, err := cf.db.CaseByDraft(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = cf.db.CaseAct(ctx, c.ID, store.CaseAction{Action: "divida_ativa", Date: "2026-12-01"}, cf.p, at(2026, 12, 1, 10), store.Actor{User: "chefe"})
+	var ce *store.CaseError
+	if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
+		t.Errorf("store: %v", err)
 	}
 }

@@ -77,6 +77,8 @@ type Profile struct {
 	Suspension      Suspension      `yaml:"suspension"`
 	Cassacao        Cassacao        `yaml:"cassacao"`
 	Defence         Defence         `yaml:"defence"`
+	// Authority names the competent authority (Art. 57) as people read it.
+	Authority Authority `yaml:"authority"`
 	// PrescriptionYears is how long after the end of the facts a fine may still be imposed
 	// (Decreto 20.910/1932, five years, which the STJ applies to municipal fines); 0: 5.
 	PrescriptionYears int `yaml:"prescription_years"`
@@ -389,6 +391,14 @@ type Defence struct {
 	Address string `yaml:"address"`
 	Email   string `yaml:"email"`
 	Portal  string `yaml:"portal"`
+}
+
+// Authority is the competent authority that decides defences, appeals, suspensions,
+// annulments and the inscription in dívida ativa (the role autoridade).
+type Authority struct {
+	// Title is how the role is named to people ("Autoridade Julgadora de Posturas"); empty:
+	// "autoridade competente".
+	Title string `yaml:"title"`
 }
 
 // Load reads and validates a profile file.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -1159,6 +1160,12 @@ func (db *DB) CaseAct(ctx context.Context, id int64, a CaseAction, p *profile.Pr
 		}
 		b := *c
 		before = &b
+		// Nobody judges their own auto (enforced here too, whoever calls).
+		if c.Origin != OriginImport {
+			if msg := cases.AuthorityRefusal(a.Action, actor.User, c.IssuedBy); msg != "" {
+				return &CaseError{Conflict: true, Msg: msg}
+			}
+		}
 		day, err := c.check(p, &a, now)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -62,11 +63,40 @@ func putDraft(t *testing.T, db *DB, id, licensee string, start time.Time) {
 	}
 }
 
-var fiscal = Actor{User: "joao", RemoteAddr: "192.0.2.1"}
+var (
+	fiscal = Actor{User: "joao", RemoteAddr: "192.0.2.1"}
+	// autoridade decides (the store refuses the issuer, joao, the acts that decide).
+	autoridade = Actor{User: "carla", RemoteAddr: "192.0.2.2"}
+)
+
+// actorFor is who records a: the autoridade for the acts that decide, else the fiscal.
+func actorFor(a CaseAction) Actor {
+	if cases.NeedsAuthority(a.Action) {
+		return autoridade
+	}
+	return fiscal
+}
+
+// The store refuses the acts that decide to the user who issued the auto.
+func TestIssuerCannotDecide(t *testing.T) {
+	db := openTemp(t)
+	p := profile.Piuma()
+	c := caseAt(t, db, p, "IMP", CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"},
+		CaseAction{Action: ActionDefence, Date: "2026-10-10"})
+	for _, a := range []CaseAction{{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Indeferida.", Date: "2026-10-20"},
+		{Action: ActionDividaAtiva, Date: "2026-12-20"}, {Action: ActionSuspension, From: "2026-12-20", Days: 10}} {
+		_, _, err := db.CaseAct(context.Background(), c.ID, a, p, local(2026, 12, 20, 10, 0), fiscal)
+		var ce *CaseError
+		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
+			t.Errorf("%s by the issuer: %v", a.Action, err)
+		}
+	}
+	act(t, db, p, c.ID, local(2026, 10, 20, 10, 0), CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Indeferida.", Date: "2026-10-20"})
+}
 
 func act(t *testing.T, db *DB, p *profile.Profile, id int64, now time.Time, a CaseAction) *Case {
 	t.Helper()
-	_, after, err := db.CaseAct(context.Background(), id, a, p, now, fiscal)
+	_, after, err := db.CaseAct(context.Background(), id, a, p, now, actorFor(a))
 	if err != nil {
 		t.Fatalf("%s: %v", a.Action, err)
 	}
@@ -157,7 +187,11 @@ func TestCaseWorkflow(t *testing.T) {
 		t.Fatalf("%d audit entries, want %d", len(entries), len(want))
 	}
 	for i, e := range entries {
-		if e.Action != want[i] || e.User != "joao" || e.RemoteAddr != "192.0.2.1" || len(e.After) == 0 {
+		by := fiscal
+		if cases.NeedsAuthority(strings.TrimPrefix(e.Action, "case.")) {
+			by = autoridade
+		}
+		if e.Action != want[i] || e.User != by.User || e.RemoteAddr != by.RemoteAddr || len(e.After) == 0 {
 			t.Errorf("audit %d: %s by %s, after %s", i, e.Action, e.User, e.After)
 		}
 		if e.Action != "case.issue" && len(e.Before) == 0 {
@@ -253,7 +287,7 @@ func TestCaseInvalidActions(t *testing.T) {
 			t.Errorf("%s allows %s, want %v", state, got, allowed[state])
 		}
 		for action, a := range try {
-			_, _, err := db.CaseAct(context.Background(), c.ID, a, p, now, fiscal)
+			_, _, err := db.CaseAct(context.Background(), c.ID, a, p, now, actorFor(a))
 			ok := strings.Contains(","+strings.Join(allowed[state], ",")+",", ","+action+",")
 			var ce *CaseError
 			switch {
@@ -299,7 +333,7 @@ func TestCaseInvalidActions(t *testing.T) {
 	for _, c := range dated {
 		n++
 		k := caseAt(t, db, p, fmt.Sprintf("T%d", n), c.steps...)
-		_, _, err := db.CaseAct(context.Background(), k.ID, c.a, p, now, fiscal)
+		_, _, err := db.CaseAct(context.Background(), k.ID, c.a, p, now, actorFor(c.a))
 		var ce *CaseError
 		if !errors.As(err, &ce) || ce.Conflict != c.conflict || !strings.Contains(ce.Msg, c.msg) {
 			t.Errorf("%s: got %v (conflict %v), want %q (conflict %v)", c.name, err, ce != nil && ce.Conflict, c.msg, c.conflict)
@@ -477,7 +511,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	suspension := func(from string) CaseAction { return CaseAction{Action: ActionSuspension, From: from, Days: 10} }
 	conflict := func(c *Case, a CaseAction, msg string) {
 		t.Helper()
-		_, _, err := db.CaseAct(ctx, c.ID, a, p, now, fiscal)
+		_, _, err := db.CaseAct(ctx, c.ID, a, p, now, actorFor(a))
 		var ce *CaseError
 		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, msg) {
 			t.Errorf("%s from %s: %v, want a conflict saying %q", a.Action, a.From, err, msg)
@@ -514,7 +548,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 		{CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-20", Days: 10}, "são 19 dias"},
 		{CaseAction{Action: ActionSuspension, From: "2026-09-30", Days: 10}, "anterior à emissão"},
 	} {
-		if _, _, err := db.CaseAct(ctx, rec.ID, c.a, p, now, fiscal); err == nil || !strings.Contains(err.Error(), c.msg) {
+		if _, _, err := db.CaseAct(ctx, rec.ID, c.a, p, now, actorFor(c.a)); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("suspension %+v: %v, want %q", c.a, err, c.msg)
 		}
 	}

@@ -175,6 +175,8 @@ const ACT_DONE = {
   divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.",
 };
 
+const AUTHORITY_ACTS = ["decide", "divida_ativa", "suspension"];
+
 function actionsCard(c, done) {
   const card = h("section", { class: "card decision", id: "case-actions", "aria-labelledby": "acts-title" }, h("h3", { class: "card-title", id: "acts-title" }, "Próximo ato do processo"));
   if (!store.hasRole("fiscal")) {
@@ -185,11 +187,17 @@ function actionsCard(c, done) {
   // offers while it runs.
   const deadline = c.deadline && c.deadline.date;
   const beforeDeadline = deadline && localDate() <= deadline;
-  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a) && !(a === "divida_ativa" && beforeDeadline));
+  // The acts that decide are the autoridade's, never of who issued the auto (the server
+  // refuses them otherwise): the page names who may record them.
+  const impartial = store.hasRole("autoridade") && !(store.user && c.issued_by && store.user.name.toLowerCase() === c.issued_by.toLowerCase());
+  const authorityOnly = (c.allowed_actions || []).filter((a) => AUTHORITY_ACTS.includes(a) && !impartial);
+  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a) && !(a === "divida_ativa" && beforeDeadline) && !authorityOnly.includes(a));
+  const authorityNote = authorityOnly.length ? h("p", { class: "muted small", id: "authority-only" },
+    `${authorityOnly.map((a) => ACT_LABELS[a]).join(", ")}: somente a autoridade julgadora (Art. 57), e nunca quem emitiu o auto.`) : null;
   const waiting = beforeDeadline && (c.allowed_actions || []).includes("divida_ativa")
     ? h("p", { class: "muted small", id: "divida-ativa-later" }, `Inscrição em dívida ativa: após o prazo de defesa, ${isoDateBR(deadline)}.`) : null;
   if (!allowed.length) {
-    card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`), waiting || "");
+    card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`), waiting || "", authorityNote || "");
     return card;
   }
   const host = h("div", { class: "act-host" });
@@ -201,7 +209,7 @@ function actionsCard(c, done) {
   };
   for (const b of buttons) b.addEventListener("click", () => open(b.dataset.act, true));
   card.append(h("p", { class: "muted small" }, "Os atos ficam no histórico do auto e na auditoria, em seu nome, e não podem ser alterados depois."),
-    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting || "", host);
+    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting || "", authorityNote || "", host);
   open(allowed[0], false);
   return card;
 }
