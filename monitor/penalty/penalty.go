@@ -284,11 +284,22 @@ func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Resul
 			return Result{}, fmt.Errorf("penalty: repeat fine of rule %q: want a penalty and an amount > 0, got %q and %v",
 				o.Rules[0], rep.Penalty, rep.UFMP)
 		}
+		// A notificação preliminar counts once delivered before the new fact: the offender is
+		// notified "mediante a entrega" (Art. 54), or by the edital's publication (§ 1º).
 		for _, n := range mine {
-			if !n.Status.void() && !n.Issued.IsZero() && dayOf(n.Issued, loc).Before(offenceDay) &&
-				sharesPrecept(n.Articles, res.Articles) {
-				res.RepeatOf = append(res.RepeatOf, n)
+			if n.Status.void() || !sharesPrecept(n.Articles, res.Articles) {
+				continue
 			}
+			delivered := n.Notified
+			if n.Mode == ModeEdital && !n.Published.IsZero() {
+				delivered = n.Published
+			}
+			if delivered.IsZero() || !dayOf(delivered, loc).Before(offenceDay) {
+				ex("Não considerado como repetição: o auto %s (fato de %s) não foi entregue ao autuado antes deste fato (Art. 54).",
+					n.ID, dateBR(n.Offence, loc))
+				continue
+			}
+			res.RepeatOf = append(res.RepeatOf, n)
 		}
 		if len(res.RepeatOf) == 0 {
 			res.Warning, res.TotalBRL = true, "0.00"
@@ -324,6 +335,11 @@ func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Resul
 		event, what, ok := countsFrom(p, rec.Basis, n)
 		if !ok {
 			reasons = append(reasons, fmt.Sprintf("o auto %s (fato de %s) não conta: %s", n.ID, dateBR(n.Offence, loc), what))
+			continue
+		}
+		if limit := offenceDay.AddDate(-rec.Window(), 0, 0); event.Before(limit) {
+			reasons = append(reasons, fmt.Sprintf("o auto %s (fato de %s) não conta: %s, mais de %d anos antes deste fato (recidivism.window_years; Decreto nº 6.514/2008, art. 11, por analogia)",
+				n.ID, dateBR(n.Offence, loc), what, rec.Window()))
 			continue
 		}
 		if !event.Before(offenceDay) {

@@ -364,6 +364,18 @@ type Recidivism struct {
 	Basis  string  `yaml:"basis"` // confirmed | issued
 	Same   string  `yaml:"same"`  // article | any
 	Factor float64 `yaml:"factor"`
+	// WindowYears: an earlier fine counts only when it became final at most this many years
+	// before the new fact (the law sets no period; Decreto nº 6.514/2008, art. 11, by
+	// analogy: five years); 0: 5.
+	WindowYears int `yaml:"window_years"`
+}
+
+// Window is recidivism.window_years, 5 when not set.
+func (r Recidivism) Window() int {
+	if r.WindowYears > 0 {
+		return r.WindowYears
+	}
+	return 5
 }
 
 // Suspension are the Art. 52 settings.
@@ -640,6 +652,9 @@ func (p *Profile) validate() error {
 	}
 	if p.Defence.Days <= 0 {
 		bad("defence.days", "must be > 0")
+	}
+	if p.Recidivism.WindowYears < 0 {
+		bad("recidivism.window_years", "must be ≥ 0 (0: 5 years)")
 	}
 	if p.PrescriptionYears < 0 {
 		bad("prescription_years", "must be ≥ 0 (0: 5 years)")

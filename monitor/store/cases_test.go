@@ -471,6 +471,16 @@ func TestIssueWarningFirstRule(t *testing.T) {
 	if a := c.Assessment; !a.Warning || a.TotalBRL != "0.00" || !c.Warning {
 		t.Fatalf("first route deviation: %+v", a)
 	}
+	// Not yet delivered (Art. 54): a new deviation is again a first one.
+	putDraftOf(t, db, "R0", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 3, 15, 0), "Art. 36")
+	c0, err := db.IssueDraft(ctx, "R0", "", p, local(2026, 10, 4, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c0.Assessment; !a.Warning || len(a.RepeatOf) != 0 {
+		t.Fatalf("after an undelivered warning: %+v", a)
+	}
+	act(t, db, p, c.ID, local(2026, 10, 5, 10, 0), CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"})
 	putDraftOf(t, db, "R2", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 10, 15, 0), "Art. 36")
 	c, err = db.IssueDraft(ctx, "R2", "", p, local(2026, 10, 11, 10, 0), fiscal)
 	if err != nil {
