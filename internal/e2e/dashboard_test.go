@@ -52,6 +52,9 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	b.waitJS(`!document.querySelector("#app").hidden && document.querySelector("#conn").classList.contains("conn--live")`,
 		20*time.Second, "the map with a live stream")
 	b.waitJS(`document.querySelectorAll(".site-badge").length > 0`, 10*time.Second, "the geofence layers")
+	// The admin is told what the profile leaves unset: Piúma's municipal holidays.
+	b.waitJS(`(document.querySelector("#profile-warnings") || {}).textContent?.includes("feriados municipais não cadastrados: prazos podem estar errados")`,
+		5*time.Second, "the profile warnings for the admin")
 	b.shot("02-map")
 
 	// Keyboard: a sensitive site's badge takes the focus and shows its details; Enter keeps
