@@ -35,7 +35,9 @@ type mapSettings struct {
 	// ProfileWarnings are, for admins only, what the legal profile leaves unset that makes the
 	// monitor's legal output doubtful (profile.Warnings: municipal holidays, UFMP, defence
 	// office), in Portuguese, until set.
-	ProfileWarnings   []string `json:"profile_warnings,omitempty"`
+	ProfileWarnings []string `json:"profile_warnings,omitempty"`
+	// PaymentDays is the period to pay once the decision on the defence is notified.
+	PaymentDays       int      `json:"payment_days,omitempty"`
 	TileURL           string   `json:"tile_url,omitempty"`
 	TimeZone          string   `json:"time_zone"`
 	Municipality      string   `json:"municipality,omitempty"`
@@ -127,6 +129,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 				Penalty: m.Penalty, Text: m.Text, Fine: m.Fine, Notice: m.Notice})
 		}
 		out.Suspension = &suspensionJSON{MinDays: c.Profile.Suspension.MinDays, MaxDays: c.Profile.Suspension.MaxDays}
+		out.PaymentDays = c.Profile.Payment.Period()
 	}
 	s.writeJSON(w, r, http.StatusOK, out)
 }

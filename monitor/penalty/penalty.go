@@ -85,6 +85,9 @@ type Notice struct {
 	RefusedToSign bool      `json:"refused_to_sign,omitempty"` // noted by the agent (Art. 54, § 2º)
 	DefenceFiled  time.Time `json:"defence_filed,omitzero"`
 	Decided       time.Time `json:"decided,omitzero"` // the decision on the defence
+	// DecisionNotified is the day the offender was notified of the decision: a fine whose
+	// defence was rejected is final from then, not from the decision.
+	DecisionNotified time.Time `json:"decision_notified,omitzero"`
 	// Final is the day the fine became final when the record knows it directly (e.g. it was
 	// paid on that day without a defence); when zero it is derived from the dates above.
 	Final time.Time `json:"final,omitzero"`
@@ -455,7 +458,12 @@ func countsFrom(p *profile.Profile, basis string, n Notice) (day time.Time, what
 			if n.Decided.IsZero() {
 				return time.Time{}, "defesa decidida sem data de decisão registrada", false
 			}
-			return dayOf(n.Decided, loc), "defesa indeferida em " + dateBR(n.Decided, loc), true
+			if n.DecisionNotified.IsZero() {
+				return time.Time{}, "defesa indeferida em " + dateBR(n.Decided, loc) +
+					", decisão ainda não notificada ao autuado: a multa não é definitiva", false
+			}
+			return dayOf(n.DecisionNotified, loc), "defesa indeferida em " + dateBR(n.Decided, loc) +
+				", decisão notificada em " + dateBR(n.DecisionNotified, loc), true
 		}
 		if filed {
 			return time.Time{}, "defesa apresentada em " + dateBR(n.DefenceFiled, loc) +

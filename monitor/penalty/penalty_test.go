@@ -186,8 +186,15 @@ func TestRecidivism(t *testing.T) {
 		{name: "timely defence pending, basis issued", basis: "issued", history: []Notice{defended}, recidivist: true, totalBRL: "3360.00",
 			relying: []string{"3/2026"}, suspension: true},
 		{name: "defence rejected before the fact", history: []Notice{with(defended, func(n *Notice) {
+			n.Status, n.Decided, n.DecisionNotified = StatusDefenceRejected, at("2026-11-30"), at("2026-12-02")
+		})}, recidivist: true, totalBRL: "3360.00", relying: []string{"3/2026"}, suspension: true, explains: "defesa indeferida em 30/11/2026, decisão notificada em 02/12/2026"},
+		// Finality counts from the decision's notification, not from the decision.
+		{name: "defence rejected, decision not notified", history: []Notice{with(defended, func(n *Notice) {
 			n.Status, n.Decided = StatusDefenceRejected, at("2026-11-30")
-		})}, recidivist: true, totalBRL: "3360.00", relying: []string{"3/2026"}, suspension: true, explains: "defesa indeferida em 30/11/2026"},
+		})}, totalBRL: "1680.00", explains: "decisão ainda não notificada ao autuado"},
+		{name: "defence rejected before, notified on the day of the fact", history: []Notice{with(defended, func(n *Notice) {
+			n.Status, n.Decided, n.DecisionNotified = StatusDefenceRejected, at("2026-11-30"), at("2026-12-10")
+		})}, totalBRL: "1680.00", explains: "data não anterior à deste fato"},
 		{name: "defence rejected the day of the fact", history: []Notice{with(defended, func(n *Notice) {
 			n.Status, n.Decided = StatusDefenceRejected, at("2026-12-10")
 		})}, totalBRL: "1680.00"},

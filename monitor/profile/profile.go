@@ -77,6 +77,8 @@ type Profile struct {
 	Suspension      Suspension      `yaml:"suspension"`
 	Cassacao        Cassacao        `yaml:"cassacao"`
 	Defence         Defence         `yaml:"defence"`
+	// Payment is the period to pay a fine once the decision on the defence is notified.
+	Payment Payment `yaml:"payment"`
 	// Authority names the competent authority (Art. 57) as people read it.
 	Authority Authority `yaml:"authority"`
 	// PrescriptionYears is how long after the end of the facts a fine may still be imposed
@@ -403,6 +405,20 @@ type Defence struct {
 	Address string `yaml:"address"`
 	Email   string `yaml:"email"`
 	Portal  string `yaml:"portal"`
+}
+
+// Payment is the period to pay a confirmed fine (Art. 51: "no prazo legal"; the law sets none).
+type Payment struct {
+	// Days after the notification of the decision (0: 30).
+	Days int `yaml:"days"`
+}
+
+// Period is payment.days, 30 when not set.
+func (p Payment) Period() int {
+	if p.Days > 0 {
+		return p.Days
+	}
+	return 30
 }
 
 // Authority is the competent authority that decides defences, appeals, suspensions,

@@ -45,6 +45,9 @@ const (
 	ActionPay         = "pay"          // the fine was paid
 	ActionDividaAtiva = "divida_ativa" // the fine was entered as dívida ativa (Art. 51)
 	ActionSuspension  = "suspension"   // a suspension of the licence was applied on it (Art. 52)
+	// ActionNotifyDecision: the offender was notified of the decision on the defence; a
+	// rejected defence's fine is final from then, and the payment period runs from then.
+	ActionNotifyDecision = "notify_decision"
 )
 
 // The outcomes of a decision on a defence.
@@ -146,19 +149,21 @@ type CaseDoc struct {
 
 // CaseStatus is the state of a case as its events make it.
 type CaseStatus struct {
-	State         penalty.Status     `json:"state"`
-	Notified      string             `json:"notified,omitempty"`
-	Mode          string             `json:"mode,omitempty"`
-	Published     string             `json:"published,omitempty"`
-	RefusedToSign bool               `json:"refused_to_sign,omitempty"`
-	DefenceFiled  string             `json:"defence_filed,omitempty"`
-	Decided       string             `json:"decided,omitempty"`
-	Outcome       string             `json:"outcome,omitempty"`
-	DecisionText  string             `json:"decision_text,omitempty"`
-	Paid          string             `json:"paid,omitempty"`
-	DividaAtiva   string             `json:"divida_ativa,omitempty"`
-	Final         string             `json:"final,omitempty"` // known directly (imported records)
-	Suspension    *AppliedSuspension `json:"suspension,omitempty"`
+	State         penalty.Status `json:"state"`
+	Notified      string         `json:"notified,omitempty"`
+	Mode          string         `json:"mode,omitempty"`
+	Published     string         `json:"published,omitempty"`
+	RefusedToSign bool           `json:"refused_to_sign,omitempty"`
+	DefenceFiled  string         `json:"defence_filed,omitempty"`
+	Decided       string         `json:"decided,omitempty"`
+	// DecisionNotified is the day the decision was notified to the offender.
+	DecisionNotified string             `json:"decision_notified,omitempty"`
+	Outcome          string             `json:"outcome,omitempty"`
+	DecisionText     string             `json:"decision_text,omitempty"`
+	Paid             string             `json:"paid,omitempty"`
+	DividaAtiva      string             `json:"divida_ativa,omitempty"`
+	Final            string             `json:"final,omitempty"` // known directly (imported records)
+	Suspension       *AppliedSuspension `json:"suspension,omitempty"`
 }
 
 // CaseEvent is one event of a case.
@@ -276,6 +281,8 @@ func (c *Case) apply(a CaseAction) {
 		if a.Outcome == OutcomeAccepted {
 			c.State = penalty.StatusDefenceAccepted
 		}
+	case ActionNotifyDecision:
+		c.DecisionNotified = a.Date
 	case ActionPay:
 		c.State, c.Paid = penalty.StatusPaid, a.Date
 	case ActionDividaAtiva:
@@ -300,7 +307,8 @@ func (c *Case) PenaltyNotice(p *profile.Profile) penalty.Notice {
 		Penalty: c.Penalty, Warning: c.Warning, Offence: c.Offence, Issued: c.Issued, Status: c.State,
 		Notified: noonOf(c.Notified, loc), Mode: c.Mode, Published: noonOf(c.Published, loc),
 		RefusedToSign: c.RefusedToSign, DefenceFiled: noonOf(c.DefenceFiled, loc), Decided: noonOf(c.Decided, loc),
-		Final: noonOf(c.Final, loc)}
+		DecisionNotified: noonOf(c.DecisionNotified, loc),
+		Final:            noonOf(c.Final, loc)}
 	if n.Final.IsZero() && c.State == penalty.StatusPaid && c.DefenceFiled == "" && c.Paid != "" {
 		if deadline, _ := n.DefenceDeadline(p); deadline.IsZero() || c.Paid <= deadline.Format(time.DateOnly) {
 			n.Final = noonOf(c.Paid, loc)
@@ -382,18 +390,19 @@ func StateText(s penalty.Status) string {
 }
 
 var actionText = map[string]string{
-	ActionNotify:      "registrar a notificação",
-	ActionDefence:     "registrar a defesa",
-	ActionDecide:      "registrar a decisão sobre a defesa",
-	ActionPay:         "registrar o pagamento",
-	ActionDividaAtiva: "inscrever a multa em dívida ativa",
-	ActionSuspension:  "registrar a suspensão da licença",
+	ActionNotify:         "registrar a notificação",
+	ActionDefence:        "registrar a defesa",
+	ActionDecide:         "registrar a decisão sobre a defesa",
+	ActionNotifyDecision: "registrar a notificação da decisão",
+	ActionPay:            "registrar o pagamento",
+	ActionDividaAtiva:    "inscrever a multa em dívida ativa",
+	ActionSuspension:     "registrar a suspensão da licença",
 }
 
 // Allowed lists the actions the case may take in its state, in the order of the process.
 func (c *Case) Allowed(p *profile.Profile) []string {
 	var out []string
-	for _, a := range []string{ActionNotify, ActionDefence, ActionDecide, ActionPay, ActionDividaAtiva, ActionSuspension} {
+	for _, a := range []string{ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision, ActionPay, ActionDividaAtiva, ActionSuspension} {
 		if c.stateAllows(p, a) {
 			out = append(out, a)
 		}
@@ -408,6 +417,8 @@ func (c *Case) stateAllows(p *profile.Profile, action string) bool {
 		return c.State == penalty.StatusIssued
 	case ActionDefence:
 		return c.State == penalty.StatusNotified
+	case ActionNotifyDecision:
+		return c.Decided != "" && c.DecisionNotified == "" && c.Outcome == OutcomeRejected && c.State == penalty.StatusConfirmed
 	case ActionDecide:
 		return c.State == penalty.StatusDefenceFiled
 	case ActionPay:
@@ -467,7 +478,7 @@ func (c *Case) lastStep(loc *time.Location) (day, what string) {
 	day, what = dayOf(c.Issued, loc), "emissão do auto"
 	for _, s := range []struct{ day, what string }{
 		{c.Notified, "notificação"}, {c.Published, "publicação do edital"}, {c.DefenceFiled, "apresentação da defesa"},
-		{c.Decided, "decisão sobre a defesa"}, {c.DividaAtiva, "inscrição em dívida ativa"},
+		{c.Decided, "decisão sobre a defesa"}, {c.DecisionNotified, "notificação da decisão"}, {c.DividaAtiva, "inscrição em dívida ativa"},
 	} {
 		if s.day > day {
 			day, what = s.day, s.what
@@ -485,7 +496,7 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 	issued := dayOf(c.Issued, loc)
 	label, known := actionText[a.Action]
 	if !known {
-		return "", invalidf("ação desconhecida %q: use notify, defence, decide, pay, divida_ativa ou suspension", a.Action)
+		return "", invalidf("ação desconhecida %q: use notify, defence, decide, notify_decision, pay, divida_ativa ou suspension", a.Action)
 	}
 	if !c.stateAllows(p, a.Action) {
 		switch {
@@ -586,6 +597,13 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		if err := notBefore(a.Date, "da decisão", c.DefenceFiled, "apresentação da defesa"); err != nil {
 			return "", err
 		}
+	case ActionNotifyDecision:
+		if a.Date, err = day(a.Date, "da notificação da decisão"); err != nil {
+			return "", err
+		}
+		if err := notBefore(a.Date, "da notificação da decisão", c.Decided, "decisão sobre a defesa"); err != nil {
+			return "", err
+		}
 	case ActionPay, ActionDividaAtiva:
 		what := map[string]string{ActionPay: "do pagamento", ActionDividaAtiva: "da inscrição em dívida ativa"}[a.Action]
 		if a.Date, err = day(a.Date, what); err != nil {
@@ -594,6 +612,20 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		last, lastWhat := c.lastStep(loc)
 		if err := notBefore(a.Date, what, last, lastWhat); err != nil {
 			return "", err
+		}
+		if a.Action == ActionDividaAtiva && c.Decided != "" && c.Outcome == OutcomeRejected {
+			// Art. 51: only once the offender refused to pay "no prazo legal": the decision
+			// notified, and the payment period (payment.days) run out.
+			if c.DecisionNotified == "" {
+				return "", conflictf("não é possível %s: a decisão sobre a defesa do auto %s ainda não foi notificada ao autuado; o prazo para pagamento corre da notificação (Art. 51).",
+					label, c.Notice)
+			}
+			n, _ := time.Parse(time.DateOnly, c.DecisionNotified)
+			last := n.AddDate(0, 0, p.Payment.Period()).Format(time.DateOnly)
+			if a.Date <= last {
+				return "", conflictf("não é possível %s em %s: o prazo para pagamento do auto %s (%d dias da notificação da decisão, em %s) termina em %s (Art. 51).",
+					label, br(a.Date), c.Notice, p.Payment.Period(), br(c.DecisionNotified), br(last))
+			}
 		}
 		if a.Action == ActionDividaAtiva && (c.State == penalty.StatusNotified || c.State == penalty.StatusDefenceFiled) {
 			// Without a decision the fine is final only once the period to defend has run out.

@@ -248,6 +248,7 @@ func TestCaseInvalidActions(t *testing.T) {
 	defence := CaseAction{Action: ActionDefence, Date: "2026-10-10"}
 	reject := CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-20", Text: "Indeferida."}
 	accept := CaseAction{Action: ActionDecide, Outcome: OutcomeAccepted, Date: "2026-10-20", Text: "Acolhida."}
+	notifyDecision := CaseAction{Action: ActionNotifyDecision, Date: "2026-10-20"} // payment period to 19/11/2026
 	pay := CaseAction{Action: ActionPay, Date: "2026-11-20"}
 	divida := CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}
 	now := local(2026, 11, 29, 12, 0)
@@ -256,7 +257,7 @@ func TestCaseInvalidActions(t *testing.T) {
 		"issued":           nil,
 		"notified":         {notify},
 		"defence_filed":    {notify, defence},
-		"confirmed":        {notify, defence, reject},
+		"confirmed":        {notify, defence, reject, notifyDecision},
 		"defence_accepted": {notify, defence, accept},
 		"paid":             {notify, pay},
 		"dividaativa":      {notify, divida},
@@ -584,5 +585,37 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	late = act(t, db, p, late.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"})
 	if late.State != penalty.StatusDividaAtiva {
 		t.Errorf("late defence, dívida ativa: %s", late.State)
+	}
+}
+
+// Art. 51: dívida ativa only "caso o infrator se recusar a pagá-la no prazo legal": after a
+// rejected defence, not before the decision is notified nor within payment.days (30) of it.
+func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
+	db := openTemp(t)
+	p := profile.Piuma()
+	c := caseAt(t, db, p, "DA", CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"},
+		CaseAction{Action: ActionDefence, Date: "2026-10-10"},
+		CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Indeferida.", Date: "2026-10-20"})
+	now := local(2027, 1, 10, 10, 0)
+	try := func(date, want string) {
+		t.Helper()
+		_, _, err := db.CaseAct(context.Background(), c.ID, CaseAction{Action: ActionDividaAtiva, Date: date}, p, now, autoridade)
+		var ce *CaseError
+		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, want) {
+			t.Errorf("dívida ativa on %s: %v, want %q", date, err, want)
+		}
+	}
+	try("2026-12-20", "ainda não foi notificada")
+	if _, _, err := db.CaseAct(context.Background(), c.ID, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-19"}, p, now, fiscal); err == nil {
+		t.Error("decision notified before the decision")
+	}
+	act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-23"})
+	try("2026-11-22", "termina em 22/11/2026")
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-23"})
+	if c.State != penalty.StatusDividaAtiva || c.DecisionNotified != "2026-10-23" {
+		t.Fatalf("after the period: %+v", c.CaseStatus)
+	}
+	if n := c.PenaltyNotice(p); n.DecisionNotified.IsZero() {
+		t.Error("the calculus does not see the decision's notification")
 	}
 }

@@ -165,13 +165,13 @@ function penaltyCard(c) {
 
 // ---- The acts --------------------------------------------------------------------------
 
-const ACT_ORDER = ["notify", "defence", "decide", "pay", "divida_ativa", "suspension"];
+const ACT_ORDER = ["notify", "defence", "decide", "notify_decision", "pay", "divida_ativa", "suspension"];
 const ACT_LABELS = {
-  notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", pay: "Registrar pagamento",
+  notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", notify_decision: "Registrar notificação da decisão", pay: "Registrar pagamento",
   divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão",
 };
 const ACT_DONE = {
-  notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", pay: "Pagamento registrado.",
+  notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", notify_decision: "Notificação da decisão registrada.", pay: "Pagamento registrado.",
   divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.",
 };
 
@@ -255,6 +255,8 @@ function actForm(c, action, done) {
     const outcome = radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected");
     parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
     body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "notify_decision") {
+    parts.push(field("Data em que o autuado recebeu a decisão", date, `O prazo para pagamento (${(store.config.payment_days || 30)} dias) e a definitividade da multa contam desta data.`));
   } else if (action === "pay") {
     parts.push(field("Data do pagamento", date));
   } else if (action === "divida_ativa") {
