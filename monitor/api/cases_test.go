@@ -237,7 +237,7 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 	ans := cf.issue(t, id, at(2026, 10, 2, 10))
 	c := ans.Case
 	if ans.Status != drafts.StatusIssued || ans.Notice != "AI-2026/0001" || c.Notice != "AI-2026/0001" || c.State != "issued" ||
-		c.Assessment.TotalBRL != "1680.00" || c.Assessment.Recidivist || c.Deadline != nil || strings.Join(c.Allowed, ",") != "notify" {
+		c.Assessment.TotalBRL != "1680.00" || c.Assessment.Recidivist || c.Deadline != nil || strings.Join(c.Allowed, ",") != "delivery_failed,notify,annul" {
 		t.Fatalf("issue answer: %+v", ans)
 	}
 	// The sealed draft did not change: its integrity is still ok.
@@ -404,7 +404,14 @@ func TestDefenceDeadlinesThroughTheAPI(t *testing.T) {
 		t.Errorf("late defence: timely %v, suspended %+v", v.DefenceTimely, v.FineSuspended)
 	}
 	// By edital published on Tuesday 1 December: counted from the publication → Friday the 11th.
-	code, _, body := cf.act(t, edital, map[string]any{"action": "notify", "mode": "edital", "published": "2026-12-01"})
+	// Art. 54, § 1º: only after the failed attempts to deliver it (two).
+	code, _, body := cf.act(t, edital, map[string]any{"action": "notify", "mode": "edital", "published": "2026-11-30"})
+	if code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "Art. 54, § 1º") {
+		t.Errorf("edital without failed attempts: %d %s", code, body)
+	}
+	cf.mustAct(t, edital, map[string]any{"action": "delivery_failed", "mode": "in_person", "date": "2026-11-20", "text": "Sede fechada; vizinhos não conhecem o prestador."})
+	cf.mustAct(t, edital, map[string]any{"action": "delivery_failed", "mode": "mail", "date": "2026-11-25", "text": "AR devolvido: endereço insuficiente."})
+	code, _, body = cf.act(t, edital, map[string]any{"action": "notify", "mode": "edital", "published": "2026-12-01"})
 	if code != 400 || !strings.Contains(errorMessage(t, body), "é futura") {
 		t.Errorf("edital in the future: %d %s", code, body)
 	}

@@ -187,3 +187,33 @@ func TestOnlyAnImpartialAutoridadeDecides(t *testing.T) {
 		t.Errorf("store: %v", err)
 	}
 }
+
+// Annulment ex officio (Súmula 473 STF): by the autoridade, with a reason, at any point before
+// payment; never by the issuer, never by a fiscal.
+func TestAnnulmentExOfficio(t *testing.T) {
+	cf := newCaseFixture(t)
+	id := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 1, 15))
+	cf.issue(t, id, at(2026, 10, 2, 10))
+	cf.setClock(at(2026, 10, 20, 10))
+	cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
+	annul := map[string]any{"action": "annul", "date": "2026-10-20", "text": "Velocidade medida com tacógrafo sem aferição válida."}
+	if code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/case", annul, session{bearer: cf.fiscal}); code != http.StatusForbidden {
+		t.Errorf("a fiscal annulled: %d %s", code, body)
+	}
+	if code, _, body := cf.act(t, id, map[string]any{"action": "annul", "date": "2026-10-20", "text": "curto"}); code != http.StatusBadRequest {
+		t.Errorf("annulled without a reason: %d %s", code, body)
+	}
+	v := cf.mustAct(t, id, annul)
+	if v.State != "annulled" || v.Annulled != "2026-10-20" || !strings.Contains(v.AnnulReason, "aferição") || len(v.Allowed) != 0 {
+		t.Fatalf("annulled: %+v", v.CaseStatus)
+	}
+	// A paid fine is not annulled here.
+	paid := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 3, 15))
+	cf.issue(t, paid, at(2026, 10, 4, 10))
+	cf.setClock(at(2026, 10, 20, 10))
+	cf.mustAct(t, paid, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
+	cf.mustAct(t, paid, map[string]any{"action": "pay", "date": "2026-10-06"})
+	if code, _, body := cf.act(t, paid, annul); code != http.StatusConflict {
+		t.Errorf("a paid fine annulled: %d %s", code, body)
+	}
+}

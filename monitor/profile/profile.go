@@ -77,6 +77,8 @@ type Profile struct {
 	Suspension      Suspension      `yaml:"suspension"`
 	Cassacao        Cassacao        `yaml:"cassacao"`
 	Defence         Defence         `yaml:"defence"`
+	// Notification are the Art. 54 settings.
+	Notification Notification `yaml:"notification"`
 	// Payment is the period to pay a fine once the decision on the defence is notified.
 	Payment Payment `yaml:"payment"`
 	// Authority names the competent authority (Art. 57) as people read it.
@@ -405,6 +407,21 @@ type Defence struct {
 	Address string `yaml:"address"`
 	Email   string `yaml:"email"`
 	Portal  string `yaml:"portal"`
+}
+
+// Notification are the Art. 54 settings.
+type Notification struct {
+	// EditalAfterAttempts is how many failed delivery attempts must be recorded before a
+	// notice is published by edital (Art. 54, § 1º: "esgotados os meios"); 0: 2.
+	EditalAfterAttempts int `yaml:"edital_after_attempts"`
+}
+
+// EditalAfter is notification.edital_after_attempts, 2 when not set.
+func (n Notification) EditalAfter() int {
+	if n.EditalAfterAttempts > 0 {
+		return n.EditalAfterAttempts
+	}
+	return 2
 }
 
 // Payment is the period to pay a confirmed fine (Art. 51: "no prazo legal"; the law sets none).

@@ -48,6 +48,12 @@ const (
 	// ActionNotifyDecision: the offender was notified of the decision on the defence; a
 	// rejected defence's fine is final from then, and the payment period runs from then.
 	ActionNotifyDecision = "notify_decision"
+	// ActionDeliveryFailed: an attempt to deliver the notice failed (Art. 54, § 1º: the edital
+	// only once the means to find the offender are exhausted); Text says what happened.
+	ActionDeliveryFailed = "delivery_failed"
+	// ActionAnnul: the autoridade annulled the auto ex officio (Súmula 473 STF), with its
+	// reason (Text), at any point before payment.
+	ActionAnnul = "annul"
 )
 
 // The outcomes of a decision on a defence.
@@ -157,13 +163,18 @@ type CaseStatus struct {
 	DefenceFiled  string         `json:"defence_filed,omitempty"`
 	Decided       string         `json:"decided,omitempty"`
 	// DecisionNotified is the day the decision was notified to the offender.
-	DecisionNotified string             `json:"decision_notified,omitempty"`
-	Outcome          string             `json:"outcome,omitempty"`
-	DecisionText     string             `json:"decision_text,omitempty"`
-	Paid             string             `json:"paid,omitempty"`
-	DividaAtiva      string             `json:"divida_ativa,omitempty"`
-	Final            string             `json:"final,omitempty"` // known directly (imported records)
-	Suspension       *AppliedSuspension `json:"suspension,omitempty"`
+	DecisionNotified string `json:"decision_notified,omitempty"`
+	// FailedDeliveries are the days of the recorded failed attempts to deliver the notice.
+	FailedDeliveries []string `json:"failed_deliveries,omitempty"`
+	// Annulled is the day the auto was annulled ex officio, and AnnulReason why.
+	Annulled     string             `json:"annulled,omitempty"`
+	AnnulReason  string             `json:"annul_reason,omitempty"`
+	Outcome      string             `json:"outcome,omitempty"`
+	DecisionText string             `json:"decision_text,omitempty"`
+	Paid         string             `json:"paid,omitempty"`
+	DividaAtiva  string             `json:"divida_ativa,omitempty"`
+	Final        string             `json:"final,omitempty"` // known directly (imported records)
+	Suspension   *AppliedSuspension `json:"suspension,omitempty"`
 }
 
 // CaseEvent is one event of a case.
@@ -283,6 +294,10 @@ func (c *Case) apply(a CaseAction) {
 		}
 	case ActionNotifyDecision:
 		c.DecisionNotified = a.Date
+	case ActionDeliveryFailed:
+		c.FailedDeliveries = append(c.FailedDeliveries, a.Date)
+	case ActionAnnul:
+		c.State, c.Annulled, c.AnnulReason = penalty.StatusAnnulled, a.Date, a.Text
 	case ActionPay:
 		c.State, c.Paid = penalty.StatusPaid, a.Date
 	case ActionDividaAtiva:
@@ -390,6 +405,8 @@ func StateText(s penalty.Status) string {
 }
 
 var actionText = map[string]string{
+	ActionDeliveryFailed: "registrar a tentativa de entrega frustrada",
+	ActionAnnul:          "anular o auto de ofício",
 	ActionNotify:         "registrar a notificação",
 	ActionDefence:        "registrar a defesa",
 	ActionDecide:         "registrar a decisão sobre a defesa",
@@ -402,7 +419,7 @@ var actionText = map[string]string{
 // Allowed lists the actions the case may take in its state, in the order of the process.
 func (c *Case) Allowed(p *profile.Profile) []string {
 	var out []string
-	for _, a := range []string{ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision, ActionPay, ActionDividaAtiva, ActionSuspension} {
+	for _, a := range []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision, ActionPay, ActionDividaAtiva, ActionSuspension, ActionAnnul} {
 		if c.stateAllows(p, a) {
 			out = append(out, a)
 		}
@@ -417,6 +434,12 @@ func (c *Case) stateAllows(p *profile.Profile, action string) bool {
 		return c.State == penalty.StatusIssued
 	case ActionDefence:
 		return c.State == penalty.StatusNotified
+	case ActionDeliveryFailed:
+		return c.State == penalty.StatusIssued
+	case ActionAnnul:
+		// At any point before payment (a paid fine is refunded by other means), unless the
+		// auto is already without effect.
+		return !c.void() && c.State != penalty.StatusPaid
 	case ActionNotifyDecision:
 		return c.Decided != "" && c.DecisionNotified == "" && c.Outcome == OutcomeRejected && c.State == penalty.StatusConfirmed
 	case ActionDecide:
@@ -496,7 +519,7 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 	issued := dayOf(c.Issued, loc)
 	label, known := actionText[a.Action]
 	if !known {
-		return "", invalidf("ação desconhecida %q: use notify, defence, decide, notify_decision, pay, divida_ativa ou suspension", a.Action)
+		return "", invalidf("ação desconhecida %q: use delivery_failed, notify, defence, decide, notify_decision, pay, divida_ativa, suspension ou annul", a.Action)
 	}
 	if !c.stateAllows(p, a.Action) {
 		switch {
@@ -549,6 +572,11 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 				return "", err
 			}
 		case penalty.ModeEdital:
+			// Art. 54, § 1º: "esgotados os meios para sua localização".
+			if need := p.Notification.EditalAfter(); len(c.FailedDeliveries) < need {
+				return "", conflictf("não é possível %s por edital: só depois de esgotados os meios de localizar o autuado (Art. 54, § 1º); registre as tentativas de entrega frustradas (%d de %d).",
+					label, len(c.FailedDeliveries), need)
+			}
 			if a.Published, err = day(a.Published, "de publicação do edital"); err != nil {
 				return "", err
 			}
@@ -595,6 +623,30 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 			return "", err
 		}
 		if err := notBefore(a.Date, "da decisão", c.DefenceFiled, "apresentação da defesa"); err != nil {
+			return "", err
+		}
+	case ActionDeliveryFailed:
+		if a.Mode != penalty.ModeInPerson && a.Mode != penalty.ModeMail {
+			return "", invalidf("forma da tentativa (mode) inválida %q: use in_person (em mãos) ou mail (via postal com AR).", a.Mode)
+		}
+		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 5 {
+			return "", invalidf("descreva a tentativa frustrada (text): onde, e por que a entrega não foi possível.")
+		}
+		if a.Date, err = day(a.Date, "da tentativa de entrega"); err != nil {
+			return "", err
+		}
+		if err := notBefore(a.Date, "da tentativa de entrega", issued, "emissão do auto"); err != nil {
+			return "", err
+		}
+	case ActionAnnul:
+		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 10 {
+			return "", invalidf("a anulação de ofício exige o seu motivo (text, pelo menos 10 caracteres).")
+		}
+		if a.Date, err = day(a.Date, "da anulação"); err != nil {
+			return "", err
+		}
+		last, lastWhat := c.lastStep(loc)
+		if err := notBefore(a.Date, "da anulação", last, lastWhat); err != nil {
 			return "", err
 		}
 	case ActionNotifyDecision:

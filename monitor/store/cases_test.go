@@ -266,17 +266,19 @@ func TestCaseInvalidActions(t *testing.T) {
 	// TestCaseSuspensionNeedsRecidivismAndAFinalFine). A timely defence blocks dívida ativa, not
 	// a payment.
 	allowed := map[string][]string{
-		"issued":           {ActionNotify},
-		"notified":         {ActionDefence, ActionPay, ActionDividaAtiva},
-		"defence_filed":    {ActionDecide, ActionPay},
-		"confirmed":        {ActionPay, ActionDividaAtiva},
+		"issued":           {ActionDeliveryFailed, ActionNotify, ActionAnnul},
+		"notified":         {ActionDefence, ActionPay, ActionDividaAtiva, ActionAnnul},
+		"defence_filed":    {ActionDecide, ActionPay, ActionAnnul},
+		"confirmed":        {ActionPay, ActionDividaAtiva, ActionAnnul},
 		"defence_accepted": nil,
 		"paid":             nil,
-		"dividaativa":      {ActionPay},
+		"dividaativa":      {ActionPay, ActionAnnul},
 	}
 	try := map[string]CaseAction{ActionNotify: notify, ActionDefence: defence, ActionDecide: reject,
 		ActionPay: {Action: ActionPay, Date: "2026-11-25"}, ActionDividaAtiva: {Action: ActionDividaAtiva, Date: "2026-11-25"},
-		ActionSuspension: {Action: ActionSuspension, From: "2026-11-02", Days: 10}}
+		ActionSuspension:     {Action: ActionSuspension, From: "2026-11-02", Days: 10},
+		ActionDeliveryFailed: {Action: ActionDeliveryFailed, Mode: penalty.ModeMail, Date: "2026-10-05", Text: "AR devolvido: mudou-se."},
+		ActionAnnul:          {Action: ActionAnnul, Date: "2026-11-28", Text: "Erro na identificação do veículo."}}
 	n := 0
 	for state, steps := range states {
 		n++
@@ -307,6 +309,8 @@ func TestCaseInvalidActions(t *testing.T) {
 	}
 
 	// Dates.
+	failed1 := CaseAction{Action: ActionDeliveryFailed, Mode: penalty.ModeInPerson, Date: "2026-10-05", Text: "Sede fechada; ninguém atendeu."}
+	failed2 := CaseAction{Action: ActionDeliveryFailed, Mode: penalty.ModeMail, Date: "2026-10-10", Text: "AR devolvido: mudou-se."}
 	dated := []struct {
 		name     string
 		steps    []CaseAction
@@ -320,7 +324,8 @@ func TestCaseInvalidActions(t *testing.T) {
 		{"bad date", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "05/10/2026"}, false, "inválida"},
 		{"bad mode", nil, CaseAction{Action: ActionNotify, Mode: "pombo", Date: "2026-10-05"}, false, "forma de notificação"},
 		{"refusal by mail", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05", RefusedToSign: true}, false, "Art. 54, § 2º"},
-		{"edital without publication", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeEdital}, false, "publicação do edital"},
+		{"edital without failed attempts", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeEdital, Published: "2026-10-20"}, true, "Art. 54, § 1º"},
+		{"edital without publication", []CaseAction{failed1, failed2}, CaseAction{Action: ActionNotify, Mode: penalty.ModeEdital}, false, "publicação do edital"},
 		{"defence before notice", []CaseAction{notify}, CaseAction{Action: ActionDefence, Date: "2026-10-04"}, true, "anterior à notificação (05/10/2026)"},
 		{"defence in the future", []CaseAction{notify}, CaseAction{Action: ActionDefence, Date: "2027-01-04"}, false, "é futura"},
 		{"decision before defence", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-09", Text: "Indeferida."}, true, "anterior à apresentação da defesa"},
@@ -578,7 +583,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	// A late defence: the fine stays due (Art. 57 suspends only a timely one).
 	late := caseAt(t, db, p, "L1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
 		CaseAction{Action: ActionDefence, Date: "2026-11-10"})
-	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,divida_ativa,suspension" {
+	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,divida_ativa,suspension,annul" {
 		t.Errorf("late defence allows %s", got)
 	}
 	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-09"}, "anterior à apresentação da defesa")

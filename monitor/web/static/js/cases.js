@@ -165,17 +165,19 @@ function penaltyCard(c) {
 
 // ---- The acts --------------------------------------------------------------------------
 
-const ACT_ORDER = ["notify", "defence", "decide", "notify_decision", "pay", "divida_ativa", "suspension"];
+const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "pay", "divida_ativa", "suspension", "annul"];
 const ACT_LABELS = {
+  delivery_failed: "Registrar tentativa frustrada", annul: "Anular de ofício",
   notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", notify_decision: "Registrar notificação da decisão", pay: "Registrar pagamento",
   divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão",
 };
 const ACT_DONE = {
+  delivery_failed: "Tentativa de entrega registrada.", annul: "Auto anulado de ofício.",
   notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", notify_decision: "Notificação da decisão registrada.", pay: "Pagamento registrado.",
   divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.",
 };
 
-const AUTHORITY_ACTS = ["decide", "divida_ativa", "suspension"];
+const AUTHORITY_ACTS = ["decide", "divida_ativa", "suspension", "annul"];
 
 function actionsCard(c, done) {
   const card = h("section", { class: "card decision", id: "case-actions", "aria-labelledby": "acts-title" }, h("h3", { class: "card-title", id: "acts-title" }, "Próximo ato do processo"));
@@ -255,6 +257,16 @@ function actForm(c, action, done) {
     const outcome = radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected");
     parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
     body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "delivery_failed") {
+    const text = h("textarea", { rows: "2", maxlength: "2000", required: true, id: "act-text" });
+    const modes = radios("mode", "Tentativa", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"]], "in_person");
+    parts.push(modes, field("Data da tentativa", date), field("O que aconteceu (onde, e por que a entrega não foi possível)", text,
+      "O edital (Art. 54, § 1º) só é aceito depois de esgotados os meios: registre cada tentativa frustrada."));
+    body = () => ({ mode: modes.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "annul") {
+    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
+    parts.push(field("Data da anulação", date), field("Motivo da anulação de ofício", text, "A Administração anula os próprios atos ilegais (Súmula 473 do STF)."));
+    body = () => ({ date: date.iso(), text: text.value.trim() });
   } else if (action === "notify_decision") {
     parts.push(field("Data em que o autuado recebeu a decisão", date, `O prazo para pagamento (${(store.config.payment_days || 30)} dias) e a definitividade da multa contam desta data.`));
   } else if (action === "pay") {
