@@ -338,8 +338,8 @@ func TestCaseInvalidTransitionsThroughTheAPI(t *testing.T) {
 	}
 	cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
 	check(map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-06"}, 409, "está notificado")
-	check(map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-10", "text": "Acolhida."}, 409, "não é possível registrar a decisão")
-	check(map[string]any{"action": "divida_ativa", "date": "2026-10-15"}, 409, "termina em 15/10/2026")
+	check(map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-10", "text": "Acolhida."}, 409, "à revelia em 10/10/2026: o prazo de defesa")
+	check(map[string]any{"action": "divida_ativa", "date": "2026-10-15"}, 409, "só é inscrita depois da decisão")
 	check(map[string]any{"action": "defence", "date": "2026-10-04"}, 409, "anterior à notificação (05/10/2026)")
 	cf.mustAct(t, id, map[string]any{"action": "defence", "date": "2026-10-09"})
 	check(map[string]any{"action": "divida_ativa", "date": "2026-10-20"}, 409, "Art. 57")
@@ -421,8 +421,21 @@ func TestDefenceDeadlinesThroughTheAPI(t *testing.T) {
 		v.Notified != "2026-12-01" || v.Published != "2026-12-01" {
 		t.Errorf("edital: %+v %+v", v.CaseStatus, v.Deadline)
 	}
-	// The period ran out: the fine may now go to dívida ativa (Art. 51).
-	v = cf.mustAct(t, edital, map[string]any{"action": "divida_ativa", "date": "2026-12-14"})
+	// The period ran out without a defence: not dívida ativa yet (Art. 51), but a decision à
+	// revelia, its notification, and the payment period first.
+	if code, _, body := cf.act(t, edital, map[string]any{"action": "divida_ativa", "date": "2026-12-14"}); code != http.StatusConflict {
+		t.Errorf("dívida ativa right after the defence period: %d %s", code, body)
+	}
+	v = cf.mustAct(t, edital, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-12-14", "text": "Julgamento à revelia: auto mantido."})
+	if v.State != "confirmed" || !strings.Contains(string(v.Events[len(v.Events)-1].Data), `"revelia":true`) {
+		t.Errorf("revelia: %+v", v.CaseStatus)
+	}
+	v = cf.mustAct(t, edital, map[string]any{"action": "notify_decision", "date": "2026-12-15"})
+	cf.setClock(at(2027, 1, 20, 10))
+	if code, _, body := cf.act(t, edital, map[string]any{"action": "divida_ativa", "date": "2027-01-14"}); code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "termina em 14/01/2027") {
+		t.Errorf("dívida ativa within the payment period: %d %s", code, body)
+	}
+	v = cf.mustAct(t, edital, map[string]any{"action": "divida_ativa", "date": "2027-01-15"})
 	if v.State != "dividaativa" {
 		t.Errorf("dívida ativa: %+v", v.CaseStatus)
 	}

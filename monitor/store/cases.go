@@ -108,6 +108,9 @@ type CaseAction struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	Days int    `json:"days,omitempty"`
+	// Revelia: a decision made without a defence once the period to defend ran out
+	// ("julgamento à revelia"); set by the store, not the caller.
+	Revelia bool `json:"revelia,omitempty"`
 	// Note is free text kept with the event.
 	Note string `json:"note,omitempty"`
 }
@@ -443,16 +446,17 @@ func (c *Case) stateAllows(p *profile.Profile, action string) bool {
 	case ActionNotifyDecision:
 		return c.Decided != "" && c.DecisionNotified == "" && c.Outcome == OutcomeRejected && c.State == penalty.StatusConfirmed
 	case ActionDecide:
-		return c.State == penalty.StatusDefenceFiled
+		// With a defence, or without one (à revelia) once the period to defend ran out.
+		return c.State == penalty.StatusDefenceFiled || c.State == penalty.StatusNotified
 	case ActionPay:
 		// A payment is recorded whenever it happens once the licensee knows of the fine, a
 		// defence pending or not (paying ends the process).
 		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusDefenceFiled, penalty.StatusConfirmed,
 			penalty.StatusDefenceRejected, penalty.StatusDividaAtiva}, c.State)
 	case ActionDividaAtiva:
-		// Only a defence filed in time suspends the fine (Art. 57); a late one does not.
-		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusConfirmed,
-			penalty.StatusDefenceRejected}, c.State) || c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p)
+		// Art. 51: only a fine the offender refused to pay "no prazo legal": after the decision
+		// (on the defence, or à revelia), its notification and the payment period.
+		return slices.Contains([]penalty.Status{penalty.StatusConfirmed, penalty.StatusDefenceRejected}, c.State)
 	case ActionSuspension:
 		// Art. 52: a suspension follows specific recidivism, which the calculus at issue found,
 		// on a fine that is (or becomes) final; see check for its first day.
@@ -529,6 +533,9 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		case a.Action == ActionSuspension && !c.void() && c.State != penalty.StatusIssued &&
 			(c.Assessment == nil || c.Assessment.SuspensionRecommended == nil):
 			return "", conflictf("não é possível %s: o cálculo da emissão do auto %s não constatou reincidência específica, condição da suspensão (Art. 52).",
+				label, c.Notice)
+		case a.Action == ActionDividaAtiva && (c.State == penalty.StatusNotified || c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p)):
+			return "", conflictf("não é possível %s: a multa do auto %s só é inscrita depois da decisão (sobre a defesa, ou à revelia), da sua notificação ao autuado e do prazo para pagamento (Art. 51: \"caso o infrator se recusar a pagá-la no prazo legal\").",
 				label, c.Notice)
 		case (a.Action == ActionSuspension || a.Action == ActionDividaAtiva) && c.State == penalty.StatusDefenceFiled:
 			return "", conflictf("não é possível %s: o auto %s tem defesa apresentada no prazo e pendente de decisão, que suspende a exigibilidade da multa (Art. 57).",
@@ -625,6 +632,17 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		if err := notBefore(a.Date, "da decisão", c.DefenceFiled, "apresentação da defesa"); err != nil {
 			return "", err
 		}
+		a.Revelia = c.State == penalty.StatusNotified
+		if a.Revelia {
+			deadline, _ := c.DefenceDeadline(p)
+			if deadline.IsZero() {
+				return "", conflictf("não é possível %s: o prazo de defesa do auto %s não pode ser calculado.", label, c.Notice)
+			}
+			if last := deadline.Format(time.DateOnly); a.Date <= last {
+				return "", conflictf("não é possível %s à revelia em %s: o prazo de defesa do auto %s termina em %s (Art. 55).",
+					label, br(a.Date), c.Notice, br(last))
+			}
+		}
 	case ActionDeliveryFailed:
 		if a.Mode != penalty.ModeInPerson && a.Mode != penalty.ModeMail {
 			return "", invalidf("forma da tentativa (mode) inválida %q: use in_person (em mãos) ou mail (via postal com AR).", a.Mode)
@@ -665,7 +683,7 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		if err := notBefore(a.Date, what, last, lastWhat); err != nil {
 			return "", err
 		}
-		if a.Action == ActionDividaAtiva && c.Decided != "" && c.Outcome == OutcomeRejected {
+		if a.Action == ActionDividaAtiva {
 			// Art. 51: only once the offender refused to pay "no prazo legal": the decision
 			// notified, and the payment period (payment.days) run out.
 			if c.DecisionNotified == "" {

@@ -260,14 +260,14 @@ func TestCaseInvalidActions(t *testing.T) {
 		"confirmed":        {notify, defence, reject, notifyDecision},
 		"defence_accepted": {notify, defence, accept},
 		"paid":             {notify, pay},
-		"dividaativa":      {notify, divida},
+		"dividaativa":      {notify, reject, notifyDecision, divida}, // decided à revelia
 	}
 	// First offences: no suspension anywhere (Art. 52 needs specific recidivism; see
 	// TestCaseSuspensionNeedsRecidivismAndAFinalFine). A timely defence blocks dívida ativa, not
 	// a payment.
 	allowed := map[string][]string{
 		"issued":           {ActionDeliveryFailed, ActionNotify, ActionAnnul},
-		"notified":         {ActionDefence, ActionPay, ActionDividaAtiva, ActionAnnul},
+		"notified":         {ActionDefence, ActionDecide, ActionPay, ActionAnnul}, // decide: à revelia, once the period ran out
 		"defence_filed":    {ActionDecide, ActionPay, ActionAnnul},
 		"confirmed":        {ActionPay, ActionDividaAtiva, ActionAnnul},
 		"defence_accepted": nil,
@@ -333,7 +333,8 @@ func TestCaseInvalidActions(t *testing.T) {
 		{"decision without outcome", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Date: "2026-10-20", Text: "Indeferida."}, false, "outcome"},
 		{"payment before decision", []CaseAction{notify, defence, reject}, CaseAction{Action: ActionPay, Date: "2026-10-19"}, true, "anterior à decisão sobre a defesa"},
 		{"pay before the defence", []CaseAction{notify, defence}, CaseAction{Action: ActionPay, Date: "2026-10-09"}, true, "anterior à apresentação da defesa"},
-		{"dívida ativa within the period", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "termina em 15/10/2026"},
+		{"dívida ativa without a decision", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "só é inscrita depois da decisão"},
+		{"revelia within the defence period", []CaseAction{notify}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "À revelia.", Date: "2026-10-15"}, true, "termina em 15/10/2026"},
 		{"unknown action", nil, CaseAction{Action: "appeal"}, false, "ação desconhecida"},
 	}
 	for _, c := range dated {
@@ -583,11 +584,15 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	// A late defence: the fine stays due (Art. 57 suspends only a timely one).
 	late := caseAt(t, db, p, "L1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
 		CaseAction{Action: ActionDefence, Date: "2026-11-10"})
-	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,divida_ativa,suspension,annul" {
+	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,suspension,annul" {
 		t.Errorf("late defence allows %s", got)
 	}
-	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-09"}, "anterior à apresentação da defesa")
-	late = act(t, db, p, late.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"})
+	// Art. 51: dívida ativa only after the decision, notified, and the payment period.
+	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}, "só é inscrita depois da decisão")
+	act(t, db, p, late.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Defesa intempestiva.", Date: "2026-11-11"})
+	act(t, db, p, late.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-11-12"})
+	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-28"}, "termina em 12/12/2026")
+	late = act(t, db, p, late.ID, local(2026, 12, 20, 10, 0), CaseAction{Action: ActionDividaAtiva, Date: "2026-12-13"})
 	if late.State != penalty.StatusDividaAtiva {
 		t.Errorf("late defence, dívida ativa: %s", late.State)
 	}

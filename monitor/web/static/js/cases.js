@@ -212,7 +212,8 @@ function actionsCard(c, done) {
   for (const b of buttons) b.addEventListener("click", () => open(b.dataset.act, true));
   card.append(h("p", { class: "muted small" }, "Os atos ficam no histórico do auto e na auditoria, em seu nome, e não podem ser alterados depois."),
     h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting || "", authorityNote || "", host);
-  open(allowed[0], false);
+  // The next act of the process opens first; a failed delivery or an annulment is chosen.
+  open(allowed.find((a) => a !== "delivery_failed" && a !== "annul") || allowed[0], false);
   return card;
 }
 
