@@ -43,6 +43,7 @@ type serveConfig struct {
 	listen        string
 	adminUser     string
 	adminPassword string
+	adminAgent    store.Agent
 	registry      string
 	clientID      string
 	secureCookie  bool
@@ -68,6 +69,9 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.listen, "TRENZINHO_LISTEN", "127.0.0.1:8080", "HTTP address of the API and the dashboard")
 	b.String(&c.adminUser, "TRENZINHO_ADMIN_USER", "", "first admin account, created at first start")
 	b.String(&c.adminPassword, "TRENZINHO_ADMIN_PASSWORD", "", "password of the first admin account")
+	b.String(&c.adminAgent.FullName, "TRENZINHO_ADMIN_FULL_NAME", "", "full name of the first admin account, printed on the autos it issues")
+	b.String(&c.adminAgent.Matricula, "TRENZINHO_ADMIN_MATRICULA", "", "registration number (matrícula) of the first admin account")
+	b.String(&c.adminAgent.Cargo, "TRENZINHO_ADMIN_CARGO", "", "post (cargo) of the first admin account")
 	b.String(&c.registry, "TRENZINHO_REGISTRY", "", "registry YAML: licensees, vehicles, drivers, devices (optional)")
 	b.String(&c.clientID, "TRENZINHO_MONITOR_CLIENT_ID", "trenzinho-monitor", "MQTT client id (persistent session)")
 	b.Bool(&c.secureCookie, "TRENZINHO_SECURE_COOKIE", false, "mark the session cookie Secure behind a TLS proxy")
@@ -150,6 +154,14 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		return err
 	case created:
 		log.Info("admin account created", "user", c.adminUser)
+		if c.adminAgent != (store.Agent{}) {
+			if err := db.SetAgent(ctx, c.adminUser, c.adminAgent); err != nil {
+				return err
+			}
+		}
+	}
+	for _, w := range prof.Warnings() {
+		log.Warn("legal profile: " + w)
 	}
 
 	keyPath := c.signingKey
@@ -214,6 +226,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			// The penalty calculus made when the draft was issued (its case): fine in R$, recidivism.
 			pen, err := notice.IssuedPenalty(context.Background(), db, d.Sealed.ID, prof.Location())
 			if err != nil {
+				return err
+			}
+			if c.Agent, err = notice.IssuedAgent(context.Background(), db, d.Sealed.ID); err != nil {
 				return err
 			}
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})

@@ -36,7 +36,10 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	chrome := chromiumPath(t)
 	bin := testenv.Build(t)
 	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
-	mon := startMonitor(t, bin, broker.URL()) // drafts settle after 2 s
+	// An auto needs an identified licensee, a confirmed UFMP and an agent with full name,
+	// matrícula and cargo: DASH-001 is registered, the profile's UFMP confirmed; the admin's
+	// identification is filled in later, after the page shows its absence blocks the issue.
+	mon := startMonitorWithEnv(t, bin, broker.URL(), issuableEnv(t)...) // drafts settle after 2 s
 	b := startDashBrowser(t, chrome, 1440, 900)
 
 	// 1. The login page, then the map after logging in through the form.
@@ -49,6 +52,9 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	b.waitJS(`!document.querySelector("#app").hidden && document.querySelector("#conn").classList.contains("conn--live")`,
 		20*time.Second, "the map with a live stream")
 	b.waitJS(`document.querySelectorAll(".site-badge").length > 0`, 10*time.Second, "the geofence layers")
+	// The admin is told what the profile leaves unset: Piúma's municipal holidays.
+	b.waitJS(`(document.querySelector("#profile-warnings") || {}).textContent?.includes("feriados municipais não cadastrados: prazos podem estar errados")`,
+		5*time.Second, "the profile warnings for the admin")
 	b.shot("02-map")
 
 	// Keyboard: a sensitive site's badge takes the focus and shows its details; Enter keeps
@@ -121,7 +127,18 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	b.shot("07b-pdf-preview")
 	b.do(chromedp.Click(chromedp.CSS("#pdf-preview-btn")))
 
-	// 5. Issue it.
+	// 5. Issue it. First the page says what blocks the issue: the admin has no full name,
+	// matrícula or cargo on file, and "Emitir" is disabled and says why.
+	b.waitJS(`document.querySelector('#issue-blockers li[data-code="agent_incomplete"]') !== null && document.querySelector("#issue-btn").disabled`,
+		10*time.Second, "the blocking reason before issuing")
+	if why := b.evalString(`document.querySelector("#issue-btn").title`); !strings.Contains(why, "matrícula") {
+		t.Errorf("the disabled Emitir says %q", why)
+	}
+	b.shot("07c-issue-blocked")
+	mon.patch(t, "/api/v1/users/admin", map[string]string{"full_name": "Ana Maria Fiscal", "matricula": "FP-0001", "cargo": "Agente de Fiscalização de Posturas"})
+	b.do(chromedp.Reload())
+	b.waitJS(`document.querySelector("#issue-btn") !== null && !document.querySelector("#issue-btn").disabled && document.querySelector("#issue-blockers") === null`,
+		20*time.Second, "Emitir enabled once the agent is identified")
 	b.do(chromedp.SendKeys(chromedp.CSS(`#decision textarea`), "Conferido com as evidências do tacógrafo."),
 		chromedp.Click(chromedp.CSS("#issue-btn")))
 	b.waitJS(`document.querySelector("dialog[open] #confirm-yes") !== null`, 5*time.Second, "the confirmation dialog")
@@ -207,9 +224,8 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`a[data-route="frota"]`)))
 	b.waitJS(`document.querySelector('#fleet-table tr[data-vehicle="DASH-001"]') !== null`, 20*time.Second, "the fleet page")
 	b.waitJS(`document.querySelector('#compliance-table .cell-bad') !== null`, 20*time.Second, "the compliance summary")
-	// Without a registry the page says so quietly and never asks the registry routes (a 404
-	// would be a console error).
-	b.waitJS(`document.querySelector("#expiring-none") !== null && document.querySelector("#expiring") === null`, 5*time.Second, "the note that there is no registry")
+	// With a registry (DASH-001's, no documents on file) the page shows the documents' panel.
+	b.waitJS(`document.querySelector("#expiring") !== null || document.querySelector("#expiring-none") !== null`, 5*time.Second, "the documents' panel")
 	b.shot("13-fleet")
 	b.do(chromedp.Click(chromedp.CSS(`a[data-route="usuarios"]`)))
 	b.waitJS(`document.querySelector('#users-table tr[data-user="admin"]') !== null`, 20*time.Second, "the users page")
@@ -612,4 +628,39 @@ func (b *dashBrowser) checkConsole() {
 		}
 		b.t.Errorf("browser console: %s", m)
 	}
+}
+
+// issuableEnv is the monitor's environment under which a draft of DASH-001 can be issued: a
+// registry with DASH-001 of a licensee on file (razão social, CNPJ, address), and the Piúma
+// profile with its UFMP value confirmed.
+func issuableEnv(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(reg, []byte(`licensees:
+  - id: L1
+    razao_social: Trenzinho Alegria da Orla Ltda
+    cnpj: 11.222.333/0001-81
+    address: Avenida Beira-Mar, 1000, Centro, Piúma-ES (endereço fictício)
+vehicles:
+  - id: DASH-001
+    plate: ABC1D23
+    licensee: L1
+    manufacture_year: 2020
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor", "profiles", "piuma.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirmed := strings.Replace(string(prof), "  confirmed_by: \"\"\n  act: \"\"", "  confirmed_by: Secretaria Municipal de Fazenda (teste)\n  act: Decreto nº 999/2025 (teste)", 1)
+	if confirmed == string(prof) {
+		t.Fatal("piuma.yaml has no empty fiscal_unit.confirmed_by and act")
+	}
+	profPath := filepath.Join(dir, "piuma.yaml")
+	if err := os.WriteFile(profPath, []byte(confirmed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"TRENZINHO_REGISTRY=" + reg, "TRENZINHO_PROFILE=" + profPath}
 }

@@ -92,6 +92,24 @@ func (c *monitorClient) get(t *testing.T, path string, out any) {
 	}
 }
 
+// patch PATCHes a JSON body to a path and expects 200.
+func (c *monitorClient) patch(t *testing.T, path string, body any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("PATCH", c.base+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(resp.Body)
+		t.Fatalf("PATCH %s: %s %s", path, resp.Status, msg)
+	}
+}
+
 // raw GETs a path and returns the body.
 func (c *monitorClient) raw(t *testing.T, path string) []byte {
 	t.Helper()

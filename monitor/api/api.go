@@ -45,6 +45,7 @@ type Users interface {
 	SetRole(ctx context.Context, name string, role store.Role) error
 	SetPassword(ctx context.Context, name, password string) error
 	SetDisabled(ctx context.Context, name string, disabled bool) error
+	SetAgent(ctx context.Context, name string, a store.Agent) error
 }
 
 // AuditLog records who did what.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -43,6 +44,15 @@ type CasesConfig struct {
 	// (the calculus then says recidivism cannot be checked).
 	Registry *registry.Store
 	Now      func() time.Time // default time.Now
+	// LicenseeAtFact finds the licensee responsible for a draft's facts (Art. 48, § 2º) on the
+	// day of the facts, for the issue check (licensee_unidentified). nil: the licensee as the
+	// drafter recorded it (the draft's registry snapshot, else Registry's record of
+	// draft.Licensee). Hook for the registry's validity periods.
+	LicenseeAtFact func(ctx context.Context, d *drafts.Draft) (cases.Licensee, bool)
+	// GroundsMissing says, in Portuguese, which episodes of a draft do not ground an auto by
+	// themselves (grounds_auto: false), one text each, for the issue check (grounds_missing).
+	// nil: none is checked. Hook for the episodes' grounds.
+	GroundsMissing func(ctx context.Context, d *drafts.Draft) []string
 }
 
 // Limits of the import.
@@ -73,7 +83,8 @@ func (s *Server) casesNow() time.Time {
 }
 
 func actor(r *http.Request) store.Actor {
-	return store.Actor{User: userFrom(r.Context()).Name, RemoteAddr: remoteIP(r)}
+	u := userFrom(r.Context())
+	return store.Actor{User: u.Name, RemoteAddr: remoteIP(r), Agent: u.Agent}
 }
 
 // decide records an agent's decision on a draft. With a case store, issuing also opens the
@@ -351,6 +362,17 @@ func (s *Server) handleDraftCaseAction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a store.CaseAction) {
+	// The acts that decide on an auto are the competent authority's, never its issuer's.
+	if u := userFrom(r.Context()); cases.NeedsAuthority(a.Action) {
+		if !u.Role.AtLeast(store.RoleAutoridade) {
+			s.writeError(w, r, http.StatusForbidden, cases.AuthorityRequired(a.Action, s.cases.Profile.Authority.Title))
+			return
+		}
+		if msg := cases.AuthorityRefusal(a.Action, u.Name, c.IssuedBy); msg != "" && c.Origin != store.OriginImport {
+			s.writeError(w, r, http.StatusConflict, msg)
+			return
+		}
+	}
 	_, after, err := s.cases.Store.CaseAct(r.Context(), c.ID, a, s.cases.Profile, s.casesNow(), actor(r))
 	if s.caseError(w, r, err) {
 		return

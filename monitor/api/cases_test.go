@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -44,14 +45,22 @@ type caseFixture struct {
 	clock   time.Time
 	fiscal  string // tokens
 	super   string
+	auth    string // an autoridade who issued nothing
 	viewer  string
 	drafted int
 }
 
 func newCaseFixture(t *testing.T) *caseFixture {
 	t.Helper()
+	return newCaseFixtureEdit(t, func(y string) string { return confirmUFMP(t, y) })
+}
+
+// newCaseFixtureEdit is newCaseFixture on the Piúma profile as edit changes it.
+func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
+	t.Helper()
 	y := strings.Replace(string(profile.PiumaYAML()), "    - {from: \"2026-01-01\", brl: \"4.2000\"",
 		"    - {from: \"2027-01-01\", brl: \"4.41234\"}\n    - {from: \"2026-01-01\", brl: \"4.2000\"", 1)
+	y = edit(y)
 	p, err := profile.Parse([]byte(y), "test.yaml")
 	if err != nil || len(p.FiscalUnit.Values) != 2 {
 		t.Fatalf("profile: %v", err)
@@ -86,6 +95,9 @@ func newCaseFixture(t *testing.T) *caseFixture {
 			if err != nil {
 				return err
 			}
+			if cs.Agent, err = notice.IssuedAgent(context.Background(), db, d.Sealed.ID); err != nil {
+				return err
+			}
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: p, Case: cs, Addenda: len(d.Addenda), Penalty: pen})
 		}
 	})
@@ -93,15 +105,36 @@ func newCaseFixture(t *testing.T) *caseFixture {
 	for _, u := range []struct {
 		name string
 		role store.Role
-	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}} {
+	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}, {"carla", store.RoleAutoridade}} {
 		if _, err := cf.db.CreateUser(ctx, u.name, "senha-de-"+u.name, u.role); err != nil {
 			t.Fatal(err)
 		}
 	}
+	setAgent(t, cf.db, "joao", "João Batista Moreira", "FP-0042", "Agente de Fiscalização de Posturas")
 	_, cf.fiscal = cf.login("joao", "senha-de-joao")
 	_, cf.super = cf.login("sandra", "senha-de-sandra")
+	_, cf.auth = cf.login("carla", "senha-de-carla")
 	_, cf.viewer = cf.login("maria", viewerPassword)
 	return cf
+}
+
+// confirmUFMP is a profile whose UFMP value is confirmed (the Piúma profile ships it
+// illustrative, and no auto can be issued on it).
+func confirmUFMP(t *testing.T, y string) string {
+	t.Helper()
+	out := strings.Replace(y, "  confirmed_by: \"\"\n  act: \"\"", "  confirmed_by: Secretaria Municipal de Fazenda (teste)\n  act: Decreto nº 999/2025 (teste)", 1)
+	if out == y {
+		t.Fatal("confirmUFMP: profile unchanged")
+	}
+	return out
+}
+
+// setAgent records an agent's full name, matrícula and cargo: issuing requires them.
+func setAgent(t *testing.T, db *store.DB, user, name, matricula, cargo string) {
+	t.Helper()
+	if err := db.SetAgent(context.Background(), user, store.Agent{FullName: name, Matricula: matricula, Cargo: cargo}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (cf *caseFixture) now() time.Time { cf.mu.Lock(); defer cf.mu.Unlock(); return cf.clock }
@@ -111,7 +144,6 @@ func (cf *caseFixture) setClock(t time.Time) { cf.mu.Lock(); cf.clock = t; cf.mu
 // draft seals a draft of one fact of rule (speed or hours) of the vehicle and licensee at start.
 func (cf *caseFixture) draft(t *testing.T, vehicle, licensee, rule string, start time.Time) string {
 	t.Helper()
-	ctx := context.Background()
 	cf.drafted++
 	r := cf.p.Rules[rule]
 	id := fmt.Sprintf("%s.%s.%d", vehicle, rule, cf.drafted)
@@ -122,6 +154,14 @@ func (cf *caseFixture) draft(t *testing.T, vehicle, licensee, rule string, start
 		Software: "test", ProfileID: "piuma", ProfileVer: cf.p.Version,
 		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: rule, Article: r.Article, LegalText: r.Text, Description: "Fato de teste.",
 			Start: s, End: e, DurationS: 40, Peak: 45, Unit: "km/h", Limit: 37, Source: "tacho"}}}
+	return cf.seal(t, d)
+}
+
+// seal stores d sealed at the head of the chain and returns its id.
+func (cf *caseFixture) seal(t *testing.T, d drafts.Draft) string {
+	t.Helper()
+	ctx := context.Background()
+	id := d.ID
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +191,12 @@ func (cf *caseFixture) issue(t *testing.T, id string, when time.Time) api.Decisi
 // act posts an act on a draft's case and returns the status and the case or error.
 func (cf *caseFixture) act(t *testing.T, draftID string, a map[string]any) (int, api.CaseView, []byte) {
 	t.Helper()
-	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", a, session{bearer: cf.fiscal})
+	// The acts that decide are the autoridade's (who issued none of the fixture's autos).
+	token := cf.fiscal
+	if act, _ := a["action"].(string); cases.NeedsAuthority(act) {
+		token = cf.auth
+	}
+	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", a, session{bearer: token})
 	var v api.CaseView
 	if code == http.StatusOK {
 		if err := json.Unmarshal(body, &v); err != nil {
@@ -192,7 +237,7 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 	ans := cf.issue(t, id, at(2026, 10, 2, 10))
 	c := ans.Case
 	if ans.Status != drafts.StatusIssued || ans.Notice != "AI-2026/0001" || c.Notice != "AI-2026/0001" || c.State != "issued" ||
-		c.Assessment.TotalBRL != "1680.00" || c.Assessment.Recidivist || c.Deadline != nil || strings.Join(c.Allowed, ",") != "notify" {
+		c.Assessment.TotalBRL != "1680.00" || c.Assessment.Recidivist || c.Deadline != nil || strings.Join(c.Allowed, ",") != "delivery_failed,notify,annul" {
 		t.Fatalf("issue answer: %+v", ans)
 	}
 	// The sealed draft did not change: its integrity is still ok.
@@ -249,7 +294,11 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 			Event json.RawMessage `json:"event"`
 		}
 		json.Unmarshal(e.After, &after)
-		if e.User != "joao" || after.State == "" || len(after.Event) == 0 {
+		user := "joao"
+		if cases.NeedsAuthority(strings.TrimPrefix(e.Action, "case.")) {
+			user = "carla"
+		}
+		if e.User != user || after.State == "" || len(after.Event) == 0 {
 			t.Errorf("%s: user %q after %s", e.Action, e.User, e.After)
 		}
 		if e.Action != "case.issue" && (json.Unmarshal(e.Before, &before) != nil || before.State == "" || before.State == after.State && e.Action != "case.suspension") {
@@ -289,8 +338,8 @@ func TestCaseInvalidTransitionsThroughTheAPI(t *testing.T) {
 	}
 	cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
 	check(map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-06"}, 409, "está notificado")
-	check(map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-10", "text": "Acolhida."}, 409, "não é possível registrar a decisão")
-	check(map[string]any{"action": "divida_ativa", "date": "2026-10-15"}, 409, "termina em 15/10/2026")
+	check(map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-10", "text": "Acolhida."}, 409, "à revelia em 10/10/2026: o prazo de defesa")
+	check(map[string]any{"action": "divida_ativa", "date": "2026-10-15"}, 409, "só é inscrita depois da decisão")
 	check(map[string]any{"action": "defence", "date": "2026-10-04"}, 409, "anterior à notificação (05/10/2026)")
 	cf.mustAct(t, id, map[string]any{"action": "defence", "date": "2026-10-09"})
 	check(map[string]any{"action": "divida_ativa", "date": "2026-10-20"}, 409, "Art. 57")
@@ -355,7 +404,14 @@ func TestDefenceDeadlinesThroughTheAPI(t *testing.T) {
 		t.Errorf("late defence: timely %v, suspended %+v", v.DefenceTimely, v.FineSuspended)
 	}
 	// By edital published on Tuesday 1 December: counted from the publication → Friday the 11th.
-	code, _, body := cf.act(t, edital, map[string]any{"action": "notify", "mode": "edital", "published": "2026-12-01"})
+	// Art. 54, § 1º: only after the failed attempts to deliver it (two).
+	code, _, body := cf.act(t, edital, map[string]any{"action": "notify", "mode": "edital", "published": "2026-11-30"})
+	if code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "Art. 54, § 1º") {
+		t.Errorf("edital without failed attempts: %d %s", code, body)
+	}
+	cf.mustAct(t, edital, map[string]any{"action": "delivery_failed", "mode": "in_person", "date": "2026-11-20", "text": "Sede fechada; vizinhos não conhecem o prestador."})
+	cf.mustAct(t, edital, map[string]any{"action": "delivery_failed", "mode": "mail", "date": "2026-11-25", "text": "AR devolvido: endereço insuficiente."})
+	code, _, body = cf.act(t, edital, map[string]any{"action": "notify", "mode": "edital", "published": "2026-12-01"})
 	if code != 400 || !strings.Contains(errorMessage(t, body), "é futura") {
 		t.Errorf("edital in the future: %d %s", code, body)
 	}
@@ -365,8 +421,21 @@ func TestDefenceDeadlinesThroughTheAPI(t *testing.T) {
 		v.Notified != "2026-12-01" || v.Published != "2026-12-01" {
 		t.Errorf("edital: %+v %+v", v.CaseStatus, v.Deadline)
 	}
-	// The period ran out: the fine may now go to dívida ativa (Art. 51).
-	v = cf.mustAct(t, edital, map[string]any{"action": "divida_ativa", "date": "2026-12-14"})
+	// The period ran out without a defence: not dívida ativa yet (Art. 51), but a decision à
+	// revelia, its notification, and the payment period first.
+	if code, _, body := cf.act(t, edital, map[string]any{"action": "divida_ativa", "date": "2026-12-14"}); code != http.StatusConflict {
+		t.Errorf("dívida ativa right after the defence period: %d %s", code, body)
+	}
+	v = cf.mustAct(t, edital, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-12-14", "text": "Julgamento à revelia: auto mantido."})
+	if v.State != "confirmed" || !strings.Contains(string(v.Events[len(v.Events)-1].Data), `"revelia":true`) {
+		t.Errorf("revelia: %+v", v.CaseStatus)
+	}
+	v = cf.mustAct(t, edital, map[string]any{"action": "notify_decision", "date": "2026-12-15"})
+	cf.setClock(at(2027, 1, 20, 10))
+	if code, _, body := cf.act(t, edital, map[string]any{"action": "divida_ativa", "date": "2027-01-14"}); code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "termina em 14/01/2027") {
+		t.Errorf("dívida ativa within the payment period: %d %s", code, body)
+	}
+	v = cf.mustAct(t, edital, map[string]any{"action": "divida_ativa", "date": "2027-01-15"})
 	if v.State != "dividaativa" {
 		t.Errorf("dívida ativa: %+v", v.CaseStatus)
 	}
@@ -420,11 +489,14 @@ func TestRecidivismAtIssue(t *testing.T) {
 	}
 	text := pdfText(t, pdf)
 	for _, want := range []string{"AUTO DE INFRAÇÃO Nº AI-2026/0002", "800 UFMP = R$ 3.360,00", "1 UFMP = R$ 4,20 em 02/10/2026",
-		"Reincidência (Art. 48)", "Sim (Art. 48): multa aplicada em dobro", "auto nº AI-2026/0001 (fato de 01/09/2026, emitido em 02/09/2026)",
-		"suspensão da licença por 10 a 45 dias"} {
+		"Reincidência (Art. 48)", "Sim (Art. 48): multa aplicada em dobro", "auto nº AI-2026/0001 (fato de 01/09/2026, emitido em 02/09/2026)"} {
 		if !strings.Contains(flat(text), want) {
 			t.Errorf("the PDF does not say %q", want)
 		}
+	}
+	// The suspension recommendation is the review's (the case view), never the issued auto's.
+	if strings.Contains(flat(text), "suspensão da licença por 10 a 45 dias") {
+		t.Error("the issued auto prints the recommendation to the agent")
 	}
 	if t.Failed() {
 		t.Log(text)
@@ -527,14 +599,13 @@ func TestFineInReaisAtTheIssueDate(t *testing.T) {
 		{at(2027, 1, 2, 10), "1764.94", "4.41234", "AI-2027/0001"},                          // 400 × 4.41234 = 1764.936
 	}
 	for _, c := range cases {
-		id := cf.draft(t, "PIU-009", "", "speed", at(2026, 12, 30, 15)) // not registered
+		// (An unregistered vehicle can no longer be issued: licensee_unidentified.) The earlier
+		// fines are not final, so none of them is a repeat.
+		id := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 12, 30, 15))
 		ans := cf.issue(t, id, c.issue)
 		a := ans.Case.Assessment
 		if a.TotalBRL != c.brl || a.UnitValueBRL != c.unit || ans.Notice != c.num || a.Recidivist {
 			t.Errorf("issued %s: %s at %s, number %s", c.issue, a.TotalBRL, a.UnitValueBRL, ans.Notice)
-		}
-		if !strings.Contains(strings.Join(a.Explanation, " "), "não é possível verificar reincidência") {
-			t.Errorf("unregistered vehicle: %v", a.Explanation)
 		}
 	}
 }

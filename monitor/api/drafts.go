@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
@@ -49,6 +51,9 @@ type DraftView struct {
 	Sealed    drafts.Sealed    `json:"sealed"`
 	// Case is the notice's process once issued, with the penalty calculus made at issue.
 	Case *CaseView `json:"case,omitempty"`
+	// IssueBlockers are, for a draft still to decide, every reason the requesting user could not
+	// issue it now (the refusal's reasons, shown before trying); empty: it may be issued.
+	IssueBlockers []cases.Reason `json:"issue_blockers"`
 }
 
 // verify re-checks a stored draft: the bundle against its hash, the monitor's signature, the
@@ -146,6 +151,12 @@ func (s *Server) handleDraft(w http.ResponseWriter, r *http.Request) {
 		v.Addenda = []store.Addendum{}
 	}
 	v.Case = s.draftCase(r.Context(), d.Sealed.ID)
+	v.IssueBlockers = []cases.Reason{}
+	if d.Status == drafts.StatusDraft {
+		if rs := s.issueBlockers(r.Context(), d, userFrom(r.Context())); rs != nil {
+			v.IssueBlockers = rs
+		}
+	}
 	// A draft may name its driver (facts, warnings, the driver block, the sealed bundle):
 	// personal data, read by fiscal and above only, and every read is audited.
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftRead, Object: "draft:" + d.Sealed.ID})
@@ -196,11 +207,21 @@ func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
 	}
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftPDF, Object: "draft:" + d.Sealed.ID})
 	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `inline; filename="`+d.Sealed.ID+`.pdf"`)
+	w.Header().Set("Content-Disposition", `inline; filename="`+pdfName(d)+`"`)
 	// The review page previews the PDF in a frame: its own origin may frame it, no other.
 	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 	w.Header().Set("Content-Security-Policy", "frame-ancestors 'self'")
 	w.Write(buf.Bytes())
+}
+
+// pdfName is the file name of a draft's PDF: the auto's number once issued, "/" made "-"
+// (AI-2026/0001 → AI-2026-0001.pdf; the number itself is unchanged), else the draft's id.
+func pdfName(d *store.DraftRecord) string {
+	name := d.Sealed.ID
+	if d.Status == drafts.StatusIssued && d.Notice != "" {
+		name = strings.NewReplacer("/", "-", `\`, "-", `"`, "").Replace(d.Notice)
+	}
+	return name + ".pdf"
 }
 
 // handleDecision serves POST /api/v1/drafts/{id}/decision {"decision":"issue"|"dismiss","reason"}.
@@ -225,8 +246,11 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if decision == drafts.StatusIssued && d.Status == drafts.StatusDraft && s.refuseIssue(w, r, d) {
+		return
+	}
 	if status := s.verify(r.Context(), d); status != "ok" {
-		s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser emitido: "+status)
+		s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser decidido: "+status)
 		return
 	}
 	user := userFrom(r.Context())

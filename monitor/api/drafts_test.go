@@ -25,7 +25,9 @@ func sealDraft(t *testing.T, db *store.DB, key ed25519.PrivateKey, id string, fi
 	ctx := context.Background()
 	now := wire.NewTime(time.Now())
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Rules: []string{"speed"},
-		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: fine, Start: now, End: now, CreatedAt: now}
+		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: fine, Start: now, End: now, CreatedAt: now,
+		Licensee: "L1", Registry: &drafts.Registered{Licensee: "L1", RazaoSocial: "Trenzinho Alegria da Orla Ltda",
+			CNPJ: "11222333000181", Address: "Avenida Beira-Mar, 1000, Centro, Piúma-ES"}}
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +52,7 @@ func TestDraftsIssueAndTamper(t *testing.T) {
 	if _, err := f.db.CreateUser(context.Background(), "joao", "senha-do-joao", store.RoleFiscal); err != nil {
 		t.Fatal(err)
 	}
+	setAgent(t, f.db, "joao", "João Batista Moreira", "FP-0042", "Agente de Fiscalização de Posturas")
 	sealDraft(t, f.db, key, "D1", 400)
 	sealDraft(t, f.db, key, "D2", 400)
 	sealDraft(t, f.db, key, "D3", 400)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -31,6 +32,12 @@ type MapConfig struct {
 
 // mapSettings is the answer of GET /api/v1/config.
 type mapSettings struct {
+	// ProfileWarnings are, for admins only, what the legal profile leaves unset that makes the
+	// monitor's legal output doubtful (profile.Warnings: municipal holidays, UFMP, defence
+	// office), in Portuguese, until set.
+	ProfileWarnings []string `json:"profile_warnings,omitempty"`
+	// PaymentDays is the period to pay once the decision on the defence is notified.
+	PaymentDays       int      `json:"payment_days,omitempty"`
 	TileURL           string   `json:"tile_url,omitempty"`
 	TimeZone          string   `json:"time_zone"`
 	Municipality      string   `json:"municipality,omitempty"`
@@ -111,6 +118,9 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.Noise = &noiseJSON{WindowS: p.Noise.WindowS, R1M: p.Noise.R1M, R2M: p.Noise.R2M}
 	}
 	out.Registry = s.reg != nil
+	if p := s.mapCfg.Profile; p != nil && userFrom(r.Context()).Role.AtLeast(store.RoleAdmin) {
+		out.ProfileWarnings = p.Warnings()
+	}
 	if c := s.cases; c != nil && c.Store != nil && c.Profile != nil {
 		out.Cases = true
 		for _, id := range slices.Sorted(maps.Keys(c.Profile.ManualInfractions)) {
@@ -119,6 +129,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 				Penalty: m.Penalty, Text: m.Text, Fine: m.Fine, Notice: m.Notice})
 		}
 		out.Suspension = &suspensionJSON{MinDays: c.Profile.Suspension.MinDays, MaxDays: c.Profile.Suspension.MaxDays}
+		out.PaymentDays = c.Profile.Payment.Period()
 	}
 	s.writeJSON(w, r, http.StatusOK, out)
 }

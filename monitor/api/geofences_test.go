@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +130,25 @@ func TestGeofencesEmpty(t *testing.T) {
 	code, b, _ = f.do("GET", "/api/v1/config", nil, session{bearer: token})
 	if code != http.StatusOK || string(b) != `{"time_zone":"America/Sao_Paulo","registry":false,"cases":false}`+"\n" {
 		t.Errorf("config without settings: %d %s", code, b)
+	}
+}
+
+// Admins see what the legal profile leaves unset (Piúma: municipal holidays, the UFMP, the
+// defence office) in GET /api/v1/config, for the dashboard's banner; others do not.
+func TestConfigProfileWarningsForAdmins(t *testing.T) {
+	f := newFixture(t, func(c *api.Config) { c.Map = api.MapConfig{Profile: profile.Piuma()} })
+	_, viewer := f.login("maria", viewerPassword)
+	_, admin := f.login("admin", adminPassword)
+	var cfg struct {
+		ProfileWarnings []string `json:"profile_warnings"`
+	}
+	code, body, _ := f.do("GET", "/api/v1/config", nil, session{bearer: admin})
+	if code != http.StatusOK || json.Unmarshal(body, &cfg) != nil ||
+		!strings.Contains(strings.Join(cfg.ProfileWarnings, "\n"), "feriados municipais não cadastrados: prazos podem estar errados") {
+		t.Fatalf("admin: %d %s", code, body)
+	}
+	code, body, _ = f.do("GET", "/api/v1/config", nil, session{bearer: viewer})
+	if code != http.StatusOK || strings.Contains(string(body), "profile_warnings") {
+		t.Fatalf("viewer: %d %s", code, body)
 	}
 }

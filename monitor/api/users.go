@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -17,10 +19,12 @@ type userJSON struct {
 	Role      store.Role `json:"role"`
 	CreatedAt wire.Time  `json:"created_at,omitzero"`
 	Disabled  bool       `json:"disabled"`
+	// The agent's identification an auto prints (issuing requires all three).
+	store.Agent
 }
 
 func toUserJSON(u *store.User) userJSON {
-	return userJSON{Name: u.Name, Role: u.Role, CreatedAt: wire.NewTime(u.CreatedAt), Disabled: u.Disabled}
+	return userJSON{Name: u.Name, Role: u.Role, CreatedAt: wire.NewTime(u.CreatedAt), Disabled: u.Disabled, Agent: u.Agent}
 }
 
 // handleListUsers serves GET /api/v1/users (admin).
@@ -41,18 +45,34 @@ type createUserRequest struct {
 	Name     string     `json:"name"`
 	Password string     `json:"password"`
 	Role     store.Role `json:"role"`
+	store.Agent
 }
 
-// handleCreateUser serves POST /api/v1/users (admin) {"name","password","role"}.
+// handleCreateUser serves POST /api/v1/users (admin) {"name","password","role","full_name"?,
+// "matricula"?,"cargo"?}.
 func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 	var req createUserRequest
 	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	if !validAgent(req.Agent) {
+		s.userError(w, r, store.ErrInvalidAgent)
 		return
 	}
 	u, err := s.users.CreateUser(r.Context(), req.Name, req.Password, req.Role)
 	if err != nil {
 		s.userError(w, r, err)
 		return
+	}
+	if req.Agent != (store.Agent{}) {
+		if err := s.users.SetAgent(r.Context(), u.Name, req.Agent); err != nil {
+			s.userError(w, r, err)
+			return
+		}
+		if u, err = s.users.UserByName(r.Context(), u.Name); err != nil {
+			s.internalError(w, r, err)
+			return
+		}
 	}
 	out := toUserJSON(u)
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "user.create", Object: "user:" + u.Name,
@@ -61,20 +81,35 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 }
 
 type patchUserRequest struct {
-	Role     *store.Role `json:"role"`
-	Password *string     `json:"password"`
-	Disabled *bool       `json:"disabled"`
+	Role      *store.Role `json:"role"`
+	Password  *string     `json:"password"`
+	Disabled  *bool       `json:"disabled"`
+	FullName  *string     `json:"full_name"`
+	Matricula *string     `json:"matricula"`
+	Cargo     *string     `json:"cargo"`
 }
 
-// handlePatchUser serves PATCH /api/v1/users/{name} (admin) {"role"?, "password"?, "disabled"?}.
+// validAgent reports whether the store would take a as an agent's identification.
+func validAgent(a store.Agent) bool {
+	for _, f := range []string{a.FullName, a.Matricula, a.Cargo} {
+		if utf8.RuneCountInString(f) > 200 || strings.ContainsFunc(f, unicode.IsControl) {
+			return false
+		}
+	}
+	return true
+}
+
+// handlePatchUser serves PATCH /api/v1/users/{name} (admin) {"role"?, "password"?, "disabled"?,
+// "full_name"?, "matricula"?, "cargo"?}.
 // A new password or disabling the account ends the user's sessions.
 func (s *Server) handlePatchUser(w http.ResponseWriter, r *http.Request) {
 	var req patchUserRequest
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
-	if req.Role == nil && req.Password == nil && req.Disabled == nil {
-		s.writeError(w, r, http.StatusBadRequest, "nada a alterar: informe role, password ou disabled")
+	agentChange := req.FullName != nil || req.Matricula != nil || req.Cargo != nil
+	if req.Role == nil && req.Password == nil && req.Disabled == nil && !agentChange {
+		s.writeError(w, r, http.StatusBadRequest, "nada a alterar: informe role, password, disabled, full_name, matricula ou cargo")
 		return
 	}
 	// Refuse what the store would refuse before changing anything, so that a request is not
@@ -96,6 +131,22 @@ func (s *Server) handlePatchUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := before.Name
+	if agentChange {
+		a := before.Agent
+		for _, f := range []struct{ src, dst *string }{{req.FullName, &a.FullName}, {req.Matricula, &a.Matricula}, {req.Cargo, &a.Cargo}} {
+			if f.src != nil {
+				*f.dst = *f.src
+			}
+		}
+		if !validAgent(a) {
+			s.userError(w, r, store.ErrInvalidAgent)
+			return
+		}
+		if err := s.users.SetAgent(ctx, name, a); err != nil {
+			s.userError(w, r, err)
+			return
+		}
+	}
 	if req.Role != nil && *req.Role != before.Role {
 		if err := s.users.SetRole(ctx, name, *req.Role); err != nil {
 			s.userError(w, r, err)
@@ -140,7 +191,9 @@ func (s *Server) userError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, store.ErrInvalidName):
 		s.writeError(w, r, http.StatusBadRequest, "nome de usuário inválido: use de 1 a 64 letras, dígitos e . _ @ -")
 	case errors.Is(err, store.ErrInvalidRole):
-		s.writeError(w, r, http.StatusBadRequest, "papel inválido: use viewer, fiscal, supervisor ou admin")
+		s.writeError(w, r, http.StatusBadRequest, "papel inválido: use viewer, fiscal, supervisor, autoridade ou admin")
+	case errors.Is(err, store.ErrInvalidAgent):
+		s.writeError(w, r, http.StatusBadRequest, "nome completo, matrícula e cargo: até 200 caracteres cada, sem caracteres de controle")
 	case errors.Is(err, store.ErrWeakPassword):
 		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("a senha deve ter de %d a %d caracteres", store.MinPasswordLen, store.MaxPasswordLen))
 	case errors.Is(err, store.ErrLastAdmin):

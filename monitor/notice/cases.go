@@ -36,6 +36,25 @@ func IssuedPenalty(ctx context.Context, src CaseSource, draftID string, loc *tim
 	return PenaltyOf(c.Assessment, c.Licensee, c.Issued, loc), nil
 }
 
+// IssuedAgent is the identification of the agent who issued a draft, as recorded in its case
+// at the issue; nil when the draft has no case or the case does not record it.
+func IssuedAgent(ctx context.Context, src CaseSource, draftID string) (*Agent, error) {
+	if src == nil {
+		return nil, nil
+	}
+	c, err := src.CaseByDraft(ctx, draftID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("notice: %w", err)
+	}
+	if c.IssuerAgent == nil {
+		return nil, nil
+	}
+	return &Agent{FullName: c.IssuerAgent.FullName, Matricula: c.IssuerAgent.Matricula, Cargo: c.IssuerAgent.Cargo}, nil
+}
+
 // PenaltyOf states a penalty calculus (penalty.Result) as the notice prints it: the fine in the
 // fiscal unit and in reais at the value in force on the day of issue, whether it is a recidivism
 // with the earlier notices relied on (number and dates), and the suspension or cassação

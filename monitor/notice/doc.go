@@ -12,6 +12,7 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/wire"
@@ -103,6 +104,14 @@ func (d *doc) status() string {
 
 func (d *doc) issued() bool { return d.status() == drafts.StatusIssued }
 
+// this is "deste auto" once issued, else "desta minuta".
+func (d *doc) this() string {
+	if d.issued() {
+		return "deste auto"
+	}
+	return "desta minuta"
+}
+
 func (d *doc) title() string {
 	switch d.status() {
 	case drafts.StatusIssued:
@@ -123,9 +132,9 @@ func (d *doc) title() string {
 
 func (d *doc) banner() string {
 	if d.status() == drafts.StatusDismissed {
-		return "MINUTA ARQUIVADA — NÃO É AUTO EMITIDO"
+		return "MINUTA ARQUIVADA — NÃO É AUTO DE INFRAÇÃO"
 	}
-	return "MINUTA — NÃO É AUTO EMITIDO"
+	return "MINUTA — NÃO É AUTO DE INFRAÇÃO"
 }
 
 func (d *doc) local(t time.Time) time.Time { return t.In(d.loc) }
@@ -293,7 +302,10 @@ func (d *doc) render() {
 	pdf.AddPage()
 
 	d.head()
-	d.warnings()
+	// Warnings and recommendations are for the review: an issued auto states only the auto.
+	if !d.issued() {
+		d.warnings()
+	}
 	d.parties()
 	d.legal()
 	d.when()
@@ -340,7 +352,7 @@ func (d *doc) footer() {
 	pdf.SetXY(marginL, pageH-12)
 	id := "Minuta " + d.d.ID
 	if d.issued() && d.in.Case.Notice != "" {
-		id = "Auto nº " + d.in.Case.Notice + " — minuta " + d.d.ID
+		id = "Auto nº " + d.in.Case.Notice + " — registro " + d.d.ID
 	}
 	pdf.CellFormat(width-30, 4, d.tr(id+" — SHA-256 "+short(d.in.Sealed.Hash, 16)), "", 0, "L", false, 0, "")
 	pdf.CellFormat(30, 4, d.tr(fmt.Sprintf("Página %d de {nb}", pdf.PageNo())), "", 0, "R", false, 0, "")
@@ -387,7 +399,9 @@ func (d *doc) head() {
 		if t := d.in.Case.DecidedAt; t != nil {
 			rows = append(rows, [2]string{"Emitido em", dateTime(d.local(*t))})
 		}
-		if d.in.Case.DecidedBy != "" {
+		if a := d.in.Case.Agent; a != nil {
+			rows = append(rows, [2]string{"Agente", a.FullName}, [2]string{"Matrícula", a.Matricula}, [2]string{"Cargo", a.Cargo})
+		} else if d.in.Case.DecidedBy != "" {
 			rows = append(rows, [2]string{"Agente", d.in.Case.DecidedBy})
 		}
 	case drafts.StatusDismissed:
@@ -398,14 +412,20 @@ func (d *doc) head() {
 	default:
 		rows = append(rows, [2]string{"Situação", "minuta em análise"})
 	}
-	rows = append(rows, [2]string{"Gerada em", dateTime(d.local(d.d.CreatedAt.Time))})
+	if !d.issued() {
+		rows = append(rows, [2]string{"Gerada em", dateTime(d.local(d.d.CreatedAt.Time))})
+	}
 	d.draw(colAccent)
 	pdf.SetLineWidth(0.3)
 	by := y + 0.5
 	pdf.SetXY(bx, by+1)
 	d.font("B", 7)
 	d.text(colMuted)
-	pdf.CellFormat(bw, 3.5, d.tr("Minuta nº"), "", 2, "L", false, 0, "")
+	label := "Minuta nº"
+	if d.issued() {
+		label = "Registro das evidências"
+	}
+	pdf.CellFormat(bw, 3.5, d.tr(label), "", 2, "L", false, 0, "")
 	d.mono(6.6)
 	d.text(colInk)
 	pdf.MultiCell(bw, 3.2, d.d.ID, "", "L", false)
@@ -619,11 +639,12 @@ func (d *doc) cards() []string {
 	return out
 }
 
-// legal is the legal basis.
+// legal is the legal basis: for each precept, "Art. 23 c/c Art. 46, X da Lei …", and the text
+// of both quoted verbatim from the profile (law.articles).
 func (d *doc) legal() {
 	d.section("2. ENQUADRAMENTO LEGAL", 30)
 	law := d.d.Law
-	d.para("Os fatos descritos no item 4 constituem infração aos dispositivos abaixo da "+law+":", "", 8.6, 4.2)
+	d.para("Os fatos descritos no item 4 constituem infração aos dispositivos abaixo da "+law+", cujo texto se transcreve:", "", 8.6, 4.2)
 	d.pdf.Ln(1)
 	seen := map[string]bool{}
 	for _, f := range d.d.Facts {
@@ -631,11 +652,30 @@ func (d *doc) legal() {
 			continue
 		}
 		seen[f.Article] = true
-		text := f.LegalText
-		if text == "" {
-			text = "texto do dispositivo não informado no perfil legal"
+		line, quotes := d.p.LegalBasis(f.Article, d.penaltyArticle())
+		d.need(14)
+		d.font("B", 8.8)
+		d.pdf.SetX(marginL)
+		d.pdf.MultiCell(width, 4.4, d.tr(line), "", "L", false)
+		quoted := map[string]bool{}
+		quote := func(text string) {
+			d.font("", 8.8)
+			d.need(float64(d.lines(text, width-4))*4.3 + 1)
+			d.pdf.SetX(marginL + 4)
+			d.pdf.MultiCell(width-4, 4.3, d.tr(text), "", "L", false)
+			d.pdf.Ln(0.6)
 		}
-		d.kv(f.Article+" da "+short(law, 200), "Infração: “"+text+"”.", 52)
+		for _, q := range quotes {
+			quoted[q.Cite] = true
+			quote(q.Cite + ": “" + q.Text + "”")
+		}
+		for _, c := range []string{f.Article, d.penaltyArticle()} {
+			if !quoted[c] && c != "" && c != "—" {
+				quoted[c] = true
+				quote(c + ": texto do dispositivo não cadastrado no perfil legal (law.articles).")
+			}
+		}
+		d.pdf.Ln(0.8)
 	}
 	pen := "multa-base de " + num(d.d.FineUFMP, 2) + " " + d.unit() + " (valor da penalidade no item 6)."
 	if d.d.FineUFMP == 0 {
@@ -800,7 +840,7 @@ func (d *doc) siteVerification(s *rules.Site) string {
 
 // facts are the facts with their measured values and charts.
 func (d *doc) facts() {
-	d.section("4. FATOS CONSTATADOS", 30)
+	d.section("4. FATOS CONSTATADOS", 40) // the first fact needs 40 mm: keep them together
 	for i, f := range d.d.Facts {
 		if i > 0 {
 			d.pdf.Ln(2)
@@ -976,7 +1016,7 @@ func (d *doc) devices() {
 	d.para(fmt.Sprintf("Pacote de evidências: %d leituras dos episódios e %d lotes de telemetria recebidos do veículo (%d assinados pelo equipamento de bordo), do período dos fatos com margem de 2 minutos, preservados sem alteração.",
 		readings, len(d.b.Batches), signed), "", 8.2, 4)
 	if es := d.b.Draft.EvidenceSigned; es != "" {
-		d.para("Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na geração da minuta): "+es+".", "", 8.2, 4)
+		d.para("Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na selagem das evidências): "+es+".", "", 8.2, 4)
 	}
 }
 
@@ -1019,7 +1059,7 @@ func (d *doc) penalty() {
 		if pe.Recidivism != "" {
 			d.kv("Reincidência (Art. 48)", pe.Recidivism, lw)
 		}
-		if pe.Recommendation != "" {
+		if pe.Recommendation != "" && !d.issued() {
 			d.kv("Recomendação ao agente", pe.Recommendation, lw)
 		}
 		return
@@ -1033,16 +1073,46 @@ func (d *doc) penalty() {
 	d.kv("Reincidência", "cálculo de reincidência no momento da emissão (Art. 48: a reincidência dobra a multa; reincidência específica pode levar à suspensão, Art. 52, e à cassação, Art. 53)", lw)
 }
 
-// defence is the deadline and the effect of a defence (Art. 55–57).
+// defence is the deadline and the effect of a defence (Art. 55–57): where and to whom it is
+// filed, the last day when the auto is received on the day of issue, and what follows without
+// defence or payment (Art. 51).
 func (d *doc) defence() {
 	days := d.p.Defence.Days
 	if days <= 0 {
 		days = 10
 	}
-	d.section(fmt.Sprintf("7. DEFESA — PRAZO DE %d DIAS (ART. 55)", days), 35)
+	d.section(fmt.Sprintf("7. DEFESA — PRAZO DE %d DIAS (ART. 55)", days), 45)
 	d.font("B", 9)
 	d.pdf.SetX(marginL)
-	d.pdf.MultiCell(width, 4.5, d.tr(fmt.Sprintf("Prazo para defesa: %d dias contados do recebimento deste auto.", days)), "", "L", false)
+	first := fmt.Sprintf("Prazo para defesa: %d dias contados do recebimento deste auto.", days)
+	if t := d.in.Case.DecidedAt; d.issued() && t != nil {
+		deadline, _ := penalty.DefenceDeadline(d.p, *t, penalty.ModeInPerson, time.Time{})
+		if !deadline.IsZero() {
+			first = fmt.Sprintf("Prazo para defesa: %d dias contados do recebimento deste auto. Recebido em %s (data da emissão), o prazo termina em %s.",
+				days, date(d.local(*t)), date(deadline))
+		}
+	}
+	d.pdf.MultiCell(width, 4.5, d.tr(first), "", "L", false)
+	const lw = 38
+	to := strings.TrimSpace(d.p.Defence.To)
+	if to == "" {
+		to = "autoridade competente do órgão autuante (Art. 57) — " + d.d.FiscalOrgan
+	}
+	d.kv("Dirigida a", to, lw)
+	where := []string{}
+	if a := strings.TrimSpace(d.p.Defence.Address); a != "" {
+		where = append(where, "protocolo em "+a)
+	}
+	if e := strings.TrimSpace(d.p.Defence.Email); e != "" {
+		where = append(where, "e-mail "+e)
+	}
+	if p := strings.TrimSpace(d.p.Defence.Portal); p != "" {
+		where = append(where, "portal "+p)
+	}
+	if len(where) == 0 {
+		where = append(where, "protocolo do órgão autuante — "+d.d.FiscalOrgan)
+	}
+	d.kv("Onde apresentar", strings.Join(where, "; ")+". Indique o número deste auto.", lw)
 	words := inWords(days)
 	n := fmt.Sprintf("%d", days)
 	if words != "" {
@@ -1052,6 +1122,10 @@ func (d *doc) defence() {
 		"A defesa far-se-á por petição, que será juntada ao processo administrativo próprio, facultada a produção de documentos (Art. 56). " +
 		"O oferecimento da defesa no prazo legal suspende a exigibilidade da multa até a decisão da autoridade competente (Art. 57)."
 	d.para(text, "", 8.8, 4.3)
+	d.pdf.Ln(0.8)
+	d.para("Sem defesa no prazo, ou indeferida a defesa, o autuado será notificado da decisão e do prazo para pagar a multa. "+
+		"Não paga no prazo legal, a multa será inscrita em dívida ativa e cobrada judicial ou extrajudicialmente (Art. 51), "+
+		"e o infrator em débito não poderá requerer nova licença para prestação do serviço (Art. 51, parágrafo único).", "", 8.8, 4.3)
 	var how []string
 	if d.p.Defence.ExcludeReceiptDay {
 		how = append(how, "exclui-se o dia do recebimento")
@@ -1075,8 +1149,14 @@ func (d *doc) signatures() {
 	d.need(62)
 	y := pdf.GetY() + 1
 	half := width / 2
-	d.blank(marginL, y, 30, marginL+half-4, "Agente fiscal")
-	d.blank(marginL+half, y, 22, pageW-marginR, "Matrícula")
+	if a := d.in.Case.Agent; a != nil && d.issued() {
+		d.kv("Agente fiscal", a.FullName+" — "+a.Cargo, 30)
+		d.kv("Matrícula", a.Matricula, 30)
+		y = pdf.GetY() + 1
+	} else {
+		d.blank(marginL, y, 30, marginL+half-4, "Agente fiscal")
+		d.blank(marginL+half, y, 22, pageW-marginR, "Matrícula")
+	}
 	y += 9
 	d.blank(marginL, y, 30, marginL+half-4, "Assinatura")
 	d.blank(marginL+half, y, 22, pageW-marginR, "Data")
@@ -1105,13 +1185,13 @@ func (d *doc) signatures() {
 // integrity is the evidence hash, chain and signature.
 func (d *doc) integrity() {
 	d.section("9. INTEGRIDADE DA PROVA", 45)
-	d.para("O pacote de evidências desta minuta (leituras, lotes de telemetria recebidos, geometria dos locais e perfil legal) foi selado pelo monitor no momento da sua geração: o hash SHA-256 identifica exatamente o seu conteúdo, encadeado ao hash da minuta anterior e assinado com a chave Ed25519 do monitor. Qualquer alteração posterior é detectável.",
+	d.para("O pacote de evidências "+d.this()+" (leituras, lotes de telemetria recebidos, geometria dos locais e perfil legal) foi selado pelo monitor no momento da sua geração: o hash SHA-256 identifica exatamente o seu conteúdo, encadeado ao hash do registro anterior e assinado com a chave Ed25519 do monitor. Qualquer alteração posterior é detectável.",
 		"", 8.2, 4)
 	d.pdf.Ln(1)
 	s := d.in.Sealed
 	prev := s.PrevHash
 	if prev == "" {
-		prev = "(primeira minuta da cadeia)"
+		prev = "(primeiro registro da cadeia)"
 	}
 	d.hexRow("Hash SHA-256 do pacote", s.Hash)
 	d.hexRow("Hash anterior", prev)
@@ -1134,7 +1214,7 @@ func (d *doc) integrity() {
 	d.font("", 7.8)
 	d.text(colMuted)
 	d.pdf.SetX(marginL)
-	d.pdf.MultiCell(width, 3.8, d.tr("ARQUIVO.json é a exportação desta minuta pelo monitor (GET /api/v1/drafts/"+d.d.ID+"/export). "+
+	d.pdf.MultiCell(width, 3.8, d.tr("ARQUIVO.json é a exportação "+d.this()+" pelo monitor (GET /api/v1/drafts/"+d.d.ID+"/export). "+
 		"A verificação confere o hash do pacote e a assinatura; com --key CHAVE (a chave pública acima, publicada pelo Município), confere também a chave do monitor."), "", "L", false)
 	d.text(colInk)
 }

@@ -14,5 +14,5 @@ func TestNoticeSaysWhetherEvidenceIsSigned(t *testing.T) {
 		t.Fatalf("evidence_signed %q, want %q", b.Draft.EvidenceSigned, "sem assinatura")
 	}
 	text := render(t, notice.Input{Sealed: s, Bundle: b, Profile: f.p}, "notice-evidence-unsigned")
-	mustContain(t, text, "Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na geração da minuta): sem assinatura.")
+	mustContain(t, text, "Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na selagem das evidências): sem assinatura.")
 }

@@ -7,8 +7,8 @@
 //
 // The document is drawn with fpdf's core fonts (no font files at run time): text is
 // translated to cp1252, which holds every letter of Portuguese. While the case is a draft the
-// document is titled "AUTO DE INFRAÇÃO — MINUTA" and every page says it is not an issued
-// notice.
+// document is titled "AUTO DE INFRAÇÃO — MINUTA", every page says "MINUTA — NÃO É AUTO DE
+// INFRAÇÃO", and the agent's warnings are shown; the issued auto states only the auto.
 package notice
 
 import (
@@ -53,6 +53,16 @@ type Case struct {
 	DecidedBy string     // the agent who decided
 	DecidedAt *time.Time // when
 	Reason    string     // the reason of a dismissal
+	// Agent is the identification of the agent who issued the auto, as on file when it was
+	// issued; nil: only DecidedBy (the login) is known.
+	Agent *Agent
+}
+
+// Agent identifies the agent who issues an auto.
+type Agent struct {
+	FullName  string
+	Matricula string
+	Cargo     string
 }
 
 // Licensee is the registered licensee (prestador).

@@ -248,6 +248,7 @@ func render(t *testing.T, in notice.Input, name string) string {
 		t.Fatalf("pdftotext: %v\n%s", err, out)
 	}
 	text := string(out)
+	noOrphanHeadings(t, text)
 
 	prefix := filepath.Join(dir, name)
 	if o, err := exec.Command(tool(t, "pdftoppm"), "-png", "-r", "60", "-f", "1", "-l", "1", "-singlefile", pdfPath, prefix).CombinedOutput(); err != nil {
@@ -261,6 +262,27 @@ func render(t *testing.T, in notice.Input, name string) string {
 		t.Errorf("page 1 PNG is only %d bytes", st.Size())
 	}
 	return text
+}
+
+var headingRE = regexp.MustCompile(`^\d+\. [A-ZÁÉÍÓÚÂÊÔÃÕÇ][A-ZÁÉÍÓÚÂÊÔÃÕÇ ,()—–.0-9]+$`)
+
+// noOrphanHeadings fails when a page's last line (before the footer) is a section heading:
+// a heading keeps its first lines with it.
+func noOrphanHeadings(t *testing.T, text string) {
+	t.Helper()
+	for i, page := range strings.Split(text, "\f") {
+		var last string
+		for l := range strings.SplitSeq(page, "\n") {
+			l = strings.TrimSpace(l)
+			if l == "" || strings.Contains(l, "Página ") {
+				continue
+			}
+			last = l
+		}
+		if headingRE.MatchString(last) {
+			t.Errorf("page %d ends with the heading %q", i+1, last)
+		}
+	}
 }
 
 func mustContain(t *testing.T, text string, want ...string) {
@@ -288,7 +310,7 @@ func hexIn(text, hex string) bool {
 }
 
 // accents: the cp1252 translation must give real letters, never "?" or "." in their place.
-var accents = []string{"AUTO DE INFRAÇÃO — MINUTA", "MINUTA — NÃO É AUTO EMITIDO", "MUNICÍPIO DE PIÚMA-ES", "Município",
+var accents = []string{"AUTO DE INFRAÇÃO — MINUTA", "MINUTA — NÃO É AUTO DE INFRAÇÃO", "MUNICÍPIO DE PIÚMA-ES", "Município",
 	"infração", "Fiscalização", "Lei Municipal nº 2.277/2018", "ENQUADRAMENTO LEGAL", "Condutor", "Página 1 de",
 	"Matrícula", "recusou-se a assinar", "por via postal com AR", "em mãos", "por edital", "10 dias", "Art. 55", "Art. 57",
 	"suspende a exigibilidade da multa", "Verifique com: monitor verify ARQUIVO.json"}
@@ -340,7 +362,7 @@ func TestLoudMusicNearASchoolNotice(t *testing.T) {
 		"feriados fechado", "verificados por fiscal Conceição em 01/10/2026", "80 dB(A)", "70 dB(A)", "55 dB(A)",
 		"dados do equipamento não cadastrados", "decibelímetro", "ATENÇÃO — AVISOS AO AGENTE", "Veículo não cadastrado",
 		"único auto", "ABNT NBR 10151:2019", "raio de 200 m", "cálculo de reincidência no momento da emissão",
-		"Condutor", "a identificar pelo agente", "(primeira minuta da cadeia)")
+		"Condutor", "a identificar pelo agente", "(primeiro registro da cadeia)")
 	if !hexIn(text, m.Sealed.Hash) || !hexIn(text, m.Sealed.Signature) || !hexIn(text, m.Sealed.PublicKey) {
 		t.Error("hash, signature or public key not printed")
 	}
@@ -362,9 +384,12 @@ func TestIssuedNoticeWithPenalty(t *testing.T) {
 		Addenda: 1,
 	}
 	text := render(t, in, "notice-issued")
-	mustContain(t, text, "AUTO DE INFRAÇÃO Nº 0042/2026", "800 UFMP", "R$ 3.360,00", "R$ 4,20", "Reincidente", "suspensão do serviço",
-		"João da Silva", "Maria Conceição", "28/11/2026 11:00:00", "adendo", b.Draft.ID)
-	mustNotContain(t, text, "MINUTA — NÃO É AUTO EMITIDO", "cálculo de reincidência no momento da emissão", "a identificar pelo agente")
+	mustContain(t, text, "AUTO DE INFRAÇÃO Nº 0042/2026", "800 UFMP", "R$ 3.360,00", "R$ 4,20", "Reincidente",
+		"João da Silva", "Maria Conceição", "28/11/2026 11:00:00", b.Draft.ID)
+	// The issued auto states only the auto: the recommendation and the addendum note are the
+	// review's.
+	mustNotContain(t, text, "MINUTA — NÃO É AUTO DE INFRAÇÃO", "cálculo de reincidência no momento da emissão", "a identificar pelo agente",
+		"suspensão do serviço", "Recomendação", "adendo")
 }
 
 func TestDismissedAndTampered(t *testing.T) {

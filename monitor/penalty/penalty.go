@@ -85,6 +85,9 @@ type Notice struct {
 	RefusedToSign bool      `json:"refused_to_sign,omitempty"` // noted by the agent (Art. 54, § 2º)
 	DefenceFiled  time.Time `json:"defence_filed,omitzero"`
 	Decided       time.Time `json:"decided,omitzero"` // the decision on the defence
+	// DecisionNotified is the day the offender was notified of the decision: a fine whose
+	// defence was rejected is final from then, not from the decision.
+	DecisionNotified time.Time `json:"decision_notified,omitzero"`
 	// Final is the day the fine became final when the record knows it directly (e.g. it was
 	// paid on that day without a defence); when zero it is derived from the dates above.
 	Final time.Time `json:"final,omitzero"`
@@ -284,11 +287,22 @@ func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Resul
 			return Result{}, fmt.Errorf("penalty: repeat fine of rule %q: want a penalty and an amount > 0, got %q and %v",
 				o.Rules[0], rep.Penalty, rep.UFMP)
 		}
+		// A notificação preliminar counts once delivered before the new fact: the offender is
+		// notified "mediante a entrega" (Art. 54), or by the edital's publication (§ 1º).
 		for _, n := range mine {
-			if !n.Status.void() && !n.Issued.IsZero() && dayOf(n.Issued, loc).Before(offenceDay) &&
-				sharesPrecept(n.Articles, res.Articles) {
-				res.RepeatOf = append(res.RepeatOf, n)
+			if n.Status.void() || !sharesPrecept(n.Articles, res.Articles) {
+				continue
 			}
+			delivered := n.Notified
+			if n.Mode == ModeEdital && !n.Published.IsZero() {
+				delivered = n.Published
+			}
+			if delivered.IsZero() || !dayOf(delivered, loc).Before(offenceDay) {
+				ex("Não considerado como repetição: o auto %s (fato de %s) não foi entregue ao autuado antes deste fato (Art. 54).",
+					n.ID, dateBR(n.Offence, loc))
+				continue
+			}
+			res.RepeatOf = append(res.RepeatOf, n)
 		}
 		if len(res.RepeatOf) == 0 {
 			res.Warning, res.TotalBRL = true, "0.00"
@@ -324,6 +338,11 @@ func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Resul
 		event, what, ok := countsFrom(p, rec.Basis, n)
 		if !ok {
 			reasons = append(reasons, fmt.Sprintf("o auto %s (fato de %s) não conta: %s", n.ID, dateBR(n.Offence, loc), what))
+			continue
+		}
+		if limit := offenceDay.AddDate(-rec.Window(), 0, 0); event.Before(limit) {
+			reasons = append(reasons, fmt.Sprintf("o auto %s (fato de %s) não conta: %s, mais de %d anos antes deste fato (recidivism.window_years; Decreto nº 6.514/2008, art. 11, por analogia)",
+				n.ID, dateBR(n.Offence, loc), what, rec.Window()))
 			continue
 		}
 		if !event.Before(offenceDay) {
@@ -439,7 +458,12 @@ func countsFrom(p *profile.Profile, basis string, n Notice) (day time.Time, what
 			if n.Decided.IsZero() {
 				return time.Time{}, "defesa decidida sem data de decisão registrada", false
 			}
-			return dayOf(n.Decided, loc), "defesa indeferida em " + dateBR(n.Decided, loc), true
+			if n.DecisionNotified.IsZero() {
+				return time.Time{}, "defesa indeferida em " + dateBR(n.Decided, loc) +
+					", decisão ainda não notificada ao autuado: a multa não é definitiva", false
+			}
+			return dayOf(n.DecisionNotified, loc), "defesa indeferida em " + dateBR(n.Decided, loc) +
+				", decisão notificada em " + dateBR(n.DecisionNotified, loc), true
 		}
 		if filed {
 			return time.Time{}, "defesa apresentada em " + dateBR(n.DefenceFiled, loc) +

@@ -186,8 +186,15 @@ func TestRecidivism(t *testing.T) {
 		{name: "timely defence pending, basis issued", basis: "issued", history: []Notice{defended}, recidivist: true, totalBRL: "3360.00",
 			relying: []string{"3/2026"}, suspension: true},
 		{name: "defence rejected before the fact", history: []Notice{with(defended, func(n *Notice) {
+			n.Status, n.Decided, n.DecisionNotified = StatusDefenceRejected, at("2026-11-30"), at("2026-12-02")
+		})}, recidivist: true, totalBRL: "3360.00", relying: []string{"3/2026"}, suspension: true, explains: "defesa indeferida em 30/11/2026, decisão notificada em 02/12/2026"},
+		// Finality counts from the decision's notification, not from the decision.
+		{name: "defence rejected, decision not notified", history: []Notice{with(defended, func(n *Notice) {
 			n.Status, n.Decided = StatusDefenceRejected, at("2026-11-30")
-		})}, recidivist: true, totalBRL: "3360.00", relying: []string{"3/2026"}, suspension: true, explains: "defesa indeferida em 30/11/2026"},
+		})}, totalBRL: "1680.00", explains: "decisão ainda não notificada ao autuado"},
+		{name: "defence rejected before, notified on the day of the fact", history: []Notice{with(defended, func(n *Notice) {
+			n.Status, n.Decided, n.DecisionNotified = StatusDefenceRejected, at("2026-11-30"), at("2026-12-10")
+		})}, totalBRL: "1680.00", explains: "data não anterior à deste fato"},
 		{name: "defence rejected the day of the fact", history: []Notice{with(defended, func(n *Notice) {
 			n.Status, n.Decided = StatusDefenceRejected, at("2026-12-10")
 		})}, totalBRL: "1680.00"},
@@ -356,7 +363,7 @@ func TestWarningFirstRule(t *testing.T) {
 	opt := Options{Repeat: map[string]RepeatFine{"route_deviation": {Penalty: "Art. 47", UFMP: 250}}}
 	o := Offence{Rules: []string{"route_deviation"}, Licensee: "L1", Date: at("2026-12-10 15:00"), Issue: at("2026-12-14")}
 	warning := Notice{ID: "12/2026", Licensee: "L1", Articles: []string{"Art. 36"}, Penalty: "Art. 41, I", Warning: true,
-		Offence: at("2026-11-01 19:00"), Issued: at("2026-11-01"), Status: StatusIssued}
+		Offence: at("2026-11-01 19:00"), Issued: at("2026-11-01"), Notified: at("2026-11-03"), Mode: ModeInPerson, Status: StatusNotified}
 	fined := Notice{ID: "13/2026", Licensee: "L1", Articles: []string{"Art. 36"}, Penalty: "Art. 47",
 		Offence: at("2026-11-06 19:00"), Issued: at("2026-11-07"), Notified: at("2026-11-09"), Mode: ModeInPerson, Status: StatusConfirmed}
 	cases := []struct {
@@ -374,6 +381,15 @@ func TestWarningFirstRule(t *testing.T) {
 		{name: "dismissed warning", opt: opt, history: []Notice{with(warning, func(n *Notice) { n.Status = StatusDismissed })},
 			warning: true, penalty: "Art. 41, I", totalBRL: "0.00"},
 		{name: "after a warning", opt: opt, history: []Notice{warning}, penalty: "Art. 47", total: 250, totalBRL: "1050.00", repeatOf: 1},
+		// Art. 54: notified "mediante a entrega". A warning issued but never delivered, or
+		// delivered on the day of the new fact or after, does not make it a repeat.
+		{name: "undelivered warning", opt: opt, history: []Notice{with(warning, func(n *Notice) { n.Status, n.Notified, n.Mode = StatusIssued, time.Time{}, "" })},
+			warning: true, penalty: "Art. 41, I", totalBRL: "0.00"},
+		{name: "warning delivered on the day of the fact", opt: opt, history: []Notice{with(warning, func(n *Notice) { n.Notified = at("2026-12-10") })},
+			warning: true, penalty: "Art. 41, I", totalBRL: "0.00"},
+		{name: "warning by edital published before", opt: opt, history: []Notice{with(warning, func(n *Notice) {
+			n.Notified, n.Mode, n.Published = time.Time{}, ModeEdital, at("2026-11-20")
+		})}, penalty: "Art. 47", total: 250, totalBRL: "1050.00", repeatOf: 1},
 		// Deadline of the fine: 2026-11-19; final before the fact: doubled and specific.
 		{name: "after a final fine", opt: opt, history: []Notice{warning, fined}, penalty: "Art. 47", total: 500, totalBRL: "2100.00",
 			recidivist: true, repeatOf: 2},
@@ -464,5 +480,36 @@ func TestSecondSuspension(t *testing.T) {
 	r, err = Fine(p, "speed", at("2026-12-10 15:00"), at("2026-12-14"), []Notice{first}, "L1")
 	if err != nil || r.SuspensionRecommended == nil || r.CassacaoRecommended != nil {
 		t.Errorf("got %+v, %v", r, err)
+	}
+}
+
+// Recidivism has a window (recidivism.window_years, 5 by default): a fine final six years
+// before the fact — or eight, paid — is ignored; one final four years before counts.
+func TestRecidivismWindow(t *testing.T) {
+	p := piuma(t)
+	if p.Recidivism.Window() != 5 {
+		t.Fatalf("window %d", p.Recidivism.Window())
+	}
+	o := Offence{Rules: []string{"speed"}, Licensee: "L1", Date: at("2026-12-10 15:00"), Issue: at("2026-12-14")}
+	for _, c := range []struct {
+		name       string
+		n          Notice
+		recidivist bool
+	}{
+		{"final 6 years before", speeding("1/2020", "2020-10-01", "2020-10-05", StatusConfirmed), false},
+		{"paid 8 years before", with(speeding("1/2018", "2018-10-01", "2018-10-05", StatusPaid), func(n *Notice) { n.Final = at("2018-10-20") }), false},
+		{"final 4 years before", speeding("1/2022", "2022-10-01", "2022-10-05", StatusConfirmed), true},
+		{"final 5 years before, to the day", with(speeding("1/2021", "2021-11-20", "2021-11-25", StatusConfirmed), func(n *Notice) { n.Final = at("2021-12-10") }), true},
+	} {
+		r, err := Fine(p, "speed", o.Date, o.Issue, []Notice{c.n}, "L1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Recidivist != c.recidivist || (r.SuspensionRecommended != nil) != c.recidivist {
+			t.Errorf("%s: recidivist %v, suspension %v", c.name, r.Recidivist, r.SuspensionRecommended != nil)
+		}
+		if !c.recidivist && !strings.Contains(strings.Join(r.Explanation, " "), "Decreto nº 6.514/2008") {
+			t.Errorf("%s: explanation %q", c.name, r.Explanation)
+		}
 	}
 }

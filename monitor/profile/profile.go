@@ -77,6 +77,15 @@ type Profile struct {
 	Suspension      Suspension      `yaml:"suspension"`
 	Cassacao        Cassacao        `yaml:"cassacao"`
 	Defence         Defence         `yaml:"defence"`
+	// Notification are the Art. 54 settings.
+	Notification Notification `yaml:"notification"`
+	// Payment is the period to pay a fine once the decision on the defence is notified.
+	Payment Payment `yaml:"payment"`
+	// Authority names the competent authority (Art. 57) as people read it.
+	Authority Authority `yaml:"authority"`
+	// PrescriptionYears is how long after the end of the facts a fine may still be imposed
+	// (Decreto 20.910/1932, five years, which the STJ applies to municipal fines); 0: 5.
+	PrescriptionYears int `yaml:"prescription_years"`
 
 	SignaturesRequired bool `yaml:"signatures_required"`
 
@@ -96,6 +105,10 @@ type Law struct {
 	// RevokedOn is the date of the revocation ("YYYY-MM-DD"), when known (optional; needs
 	// revoked_by).
 	RevokedOn string `yaml:"revoked_on"`
+	// Articles are the texts of the law's provisions as published, by key: "23" (an article's
+	// caput), "46.X" (an inciso), "20.II.d" (an alínea), "13.pu" (a parágrafo único), "54.§1"
+	// (a paragraph). An auto quotes them verbatim (ArticleText); never paraphrase here.
+	Articles map[string]string `yaml:"articles"`
 	// Placeholders are the profile keys (dotted paths, e.g. "speed" or "noise.r2_m") whose
 	// values this law does not set: the format requires them, so they hold engine defaults, and
 	// nothing fined under this profile may rest on them as law (optional; each must name a key).
@@ -136,6 +149,16 @@ type DateHoliday struct {
 type FiscalUnit struct {
 	Name   string      `yaml:"name"`
 	Values []UnitValue `yaml:"values"`
+	// ConfirmedBy names who confirmed the values with the Secretaria Municipal de Fazenda and
+	// Act the act that publishes them (e.g. "Decreto nº 1.234/2026"). Until both are set the
+	// values are illustrative and no auto may be issued (issue refusal ufmp_unconfirmed).
+	ConfirmedBy string `yaml:"confirmed_by"`
+	Act         string `yaml:"act"`
+}
+
+// Confirmed reports whether the fiscal unit's values are confirmed by someone and an act.
+func (f FiscalUnit) Confirmed() bool {
+	return strings.TrimSpace(f.ConfirmedBy) != "" && strings.TrimSpace(f.Act) != ""
 }
 
 // UnitValue is the value of the fiscal unit from a date on.
@@ -345,6 +368,18 @@ type Recidivism struct {
 	Basis  string  `yaml:"basis"` // confirmed | issued
 	Same   string  `yaml:"same"`  // article | any
 	Factor float64 `yaml:"factor"`
+	// WindowYears: an earlier fine counts only when it became final at most this many years
+	// before the new fact (the law sets no period; Decreto nº 6.514/2008, art. 11, by
+	// analogy: five years); 0: 5.
+	WindowYears int `yaml:"window_years"`
+}
+
+// Window is recidivism.window_years, 5 when not set.
+func (r Recidivism) Window() int {
+	if r.WindowYears > 0 {
+		return r.WindowYears
+	}
+	return 5
 }
 
 // Suspension are the Art. 52 settings.
@@ -365,6 +400,50 @@ type Defence struct {
 	ExcludeReceiptDay     bool `yaml:"exclude_receipt_day"`
 	NextBusinessDay       bool `yaml:"next_business_day"`
 	EditalFromPublication bool `yaml:"edital_from_publication"`
+	// Where and to whom the accused files the defence (Art. 56), printed on the auto: the
+	// authority (To), and at least one of a postal Address, an Email or a Portal (optional;
+	// an auto without them says only "no órgão autuante").
+	To      string `yaml:"to"`
+	Address string `yaml:"address"`
+	Email   string `yaml:"email"`
+	Portal  string `yaml:"portal"`
+}
+
+// Notification are the Art. 54 settings.
+type Notification struct {
+	// EditalAfterAttempts is how many failed delivery attempts must be recorded before a
+	// notice is published by edital (Art. 54, § 1º: "esgotados os meios"); 0: 2.
+	EditalAfterAttempts int `yaml:"edital_after_attempts"`
+}
+
+// EditalAfter is notification.edital_after_attempts, 2 when not set.
+func (n Notification) EditalAfter() int {
+	if n.EditalAfterAttempts > 0 {
+		return n.EditalAfterAttempts
+	}
+	return 2
+}
+
+// Payment is the period to pay a confirmed fine (Art. 51: "no prazo legal"; the law sets none).
+type Payment struct {
+	// Days after the notification of the decision (0: 30).
+	Days int `yaml:"days"`
+}
+
+// Period is payment.days, 30 when not set.
+func (p Payment) Period() int {
+	if p.Days > 0 {
+		return p.Days
+	}
+	return 30
+}
+
+// Authority is the competent authority that decides defences, appeals, suspensions,
+// annulments and the inscription in dívida ativa (the role autoridade).
+type Authority struct {
+	// Title is how the role is named to people ("Autoridade Julgadora de Posturas"); empty:
+	// "autoridade competente".
+	Title string `yaml:"title"`
 }
 
 // Load reads and validates a profile file.
@@ -606,6 +685,25 @@ func (p *Profile) validate() error {
 	}
 	if p.Defence.Days <= 0 {
 		bad("defence.days", "must be > 0")
+	}
+	if p.Recidivism.WindowYears < 0 {
+		bad("recidivism.window_years", "must be ≥ 0 (0: 5 years)")
+	}
+	if p.PrescriptionYears < 0 {
+		bad("prescription_years", "must be ≥ 0 (0: 5 years)")
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Law.Articles)) {
+		if _, ok := ParseCitation("Art. " + strings.ReplaceAll(k, ".", ", ")); !ok || strings.TrimSpace(p.Law.Articles[k]) == "" {
+			bad("law.articles."+k, "want a key like 23, 46.X, 20.II.d, 13.pu or 54.§1 with the text as published")
+		}
+	}
+	if len(p.Law.Articles) > 0 {
+		// A profile that quotes its law quotes every provision it cites.
+		for _, c := range p.citations() {
+			if _, ok := p.ArticleText(c.cite); !ok {
+				bad(c.key, "%q has no text in law.articles", c.cite)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

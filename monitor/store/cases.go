@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -44,6 +45,15 @@ const (
 	ActionPay         = "pay"          // the fine was paid
 	ActionDividaAtiva = "divida_ativa" // the fine was entered as dívida ativa (Art. 51)
 	ActionSuspension  = "suspension"   // a suspension of the licence was applied on it (Art. 52)
+	// ActionNotifyDecision: the offender was notified of the decision on the defence; a
+	// rejected defence's fine is final from then, and the payment period runs from then.
+	ActionNotifyDecision = "notify_decision"
+	// ActionDeliveryFailed: an attempt to deliver the notice failed (Art. 54, § 1º: the edital
+	// only once the means to find the offender are exhausted); Text says what happened.
+	ActionDeliveryFailed = "delivery_failed"
+	// ActionAnnul: the autoridade annulled the auto ex officio (Súmula 473 STF), with its
+	// reason (Text), at any point before payment.
+	ActionAnnul = "annul"
 )
 
 // The outcomes of a decision on a defence.
@@ -56,6 +66,9 @@ const (
 type Actor struct {
 	User       string
 	RemoteAddr string
+	// Agent is the user's identification on file (full name, matrícula, cargo), frozen into
+	// the cases the user issues.
+	Agent Agent
 }
 
 // CaseError is an action the case cannot take: Conflict when it contradicts the case (a wrong
@@ -95,6 +108,9 @@ type CaseAction struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	Days int    `json:"days,omitempty"`
+	// Revelia: a decision made without a defence once the period to defend ran out
+	// ("julgamento à revelia"); set by the store, not the caller.
+	Revelia bool `json:"revelia,omitempty"`
 	// Note is free text kept with the event.
 	Note string `json:"note,omitempty"`
 }
@@ -115,34 +131,53 @@ type ManualDetails struct {
 	Agent       string   `json:"agent"` // the agent who observed the facts
 }
 
+// agent is the actor's identification when on file, else nil.
+func (a Actor) agent() *Agent {
+	if a.Agent == (Agent{}) {
+		return nil
+	}
+	ag := a.Agent
+	return &ag
+}
+
 // CaseDoc are the facts of a case, fixed when it is created.
 type CaseDoc struct {
 	// Rules are the rules (or manual infractions) of the offence, when the monitor knows them.
-	Rules        []string       `json:"rules,omitempty"`
-	Articles     []string       `json:"articles"`
-	Penalty      string         `json:"penalty"`
-	Warning      bool           `json:"warning,omitempty"` // a notificação preliminar (Art. 41, I)
-	LicenseeName string         `json:"licensee_name,omitempty"`
-	LicenseeCNPJ string         `json:"licensee_cnpj,omitempty"`
-	IssuedBy     string         `json:"issued_by,omitempty"`
-	Manual       *ManualDetails `json:"manual,omitempty"`
+	Rules        []string `json:"rules,omitempty"`
+	Articles     []string `json:"articles"`
+	Penalty      string   `json:"penalty"`
+	Warning      bool     `json:"warning,omitempty"` // a notificação preliminar (Art. 41, I)
+	LicenseeName string   `json:"licensee_name,omitempty"`
+	LicenseeCNPJ string   `json:"licensee_cnpj,omitempty"`
+	IssuedBy     string   `json:"issued_by,omitempty"`
+	// IssuerAgent is the issuing agent's identification as on file at the issue (the auto
+	// prints it); nil for cases issued before it was recorded.
+	IssuerAgent *Agent         `json:"issuer_agent,omitempty"`
+	Manual      *ManualDetails `json:"manual,omitempty"`
 }
 
 // CaseStatus is the state of a case as its events make it.
 type CaseStatus struct {
-	State         penalty.Status     `json:"state"`
-	Notified      string             `json:"notified,omitempty"`
-	Mode          string             `json:"mode,omitempty"`
-	Published     string             `json:"published,omitempty"`
-	RefusedToSign bool               `json:"refused_to_sign,omitempty"`
-	DefenceFiled  string             `json:"defence_filed,omitempty"`
-	Decided       string             `json:"decided,omitempty"`
-	Outcome       string             `json:"outcome,omitempty"`
-	DecisionText  string             `json:"decision_text,omitempty"`
-	Paid          string             `json:"paid,omitempty"`
-	DividaAtiva   string             `json:"divida_ativa,omitempty"`
-	Final         string             `json:"final,omitempty"` // known directly (imported records)
-	Suspension    *AppliedSuspension `json:"suspension,omitempty"`
+	State         penalty.Status `json:"state"`
+	Notified      string         `json:"notified,omitempty"`
+	Mode          string         `json:"mode,omitempty"`
+	Published     string         `json:"published,omitempty"`
+	RefusedToSign bool           `json:"refused_to_sign,omitempty"`
+	DefenceFiled  string         `json:"defence_filed,omitempty"`
+	Decided       string         `json:"decided,omitempty"`
+	// DecisionNotified is the day the decision was notified to the offender.
+	DecisionNotified string `json:"decision_notified,omitempty"`
+	// FailedDeliveries are the days of the recorded failed attempts to deliver the notice.
+	FailedDeliveries []string `json:"failed_deliveries,omitempty"`
+	// Annulled is the day the auto was annulled ex officio, and AnnulReason why.
+	Annulled     string             `json:"annulled,omitempty"`
+	AnnulReason  string             `json:"annul_reason,omitempty"`
+	Outcome      string             `json:"outcome,omitempty"`
+	DecisionText string             `json:"decision_text,omitempty"`
+	Paid         string             `json:"paid,omitempty"`
+	DividaAtiva  string             `json:"divida_ativa,omitempty"`
+	Final        string             `json:"final,omitempty"` // known directly (imported records)
+	Suspension   *AppliedSuspension `json:"suspension,omitempty"`
 }
 
 // CaseEvent is one event of a case.
@@ -260,6 +295,12 @@ func (c *Case) apply(a CaseAction) {
 		if a.Outcome == OutcomeAccepted {
 			c.State = penalty.StatusDefenceAccepted
 		}
+	case ActionNotifyDecision:
+		c.DecisionNotified = a.Date
+	case ActionDeliveryFailed:
+		c.FailedDeliveries = append(c.FailedDeliveries, a.Date)
+	case ActionAnnul:
+		c.State, c.Annulled, c.AnnulReason = penalty.StatusAnnulled, a.Date, a.Text
 	case ActionPay:
 		c.State, c.Paid = penalty.StatusPaid, a.Date
 	case ActionDividaAtiva:
@@ -284,7 +325,8 @@ func (c *Case) PenaltyNotice(p *profile.Profile) penalty.Notice {
 		Penalty: c.Penalty, Warning: c.Warning, Offence: c.Offence, Issued: c.Issued, Status: c.State,
 		Notified: noonOf(c.Notified, loc), Mode: c.Mode, Published: noonOf(c.Published, loc),
 		RefusedToSign: c.RefusedToSign, DefenceFiled: noonOf(c.DefenceFiled, loc), Decided: noonOf(c.Decided, loc),
-		Final: noonOf(c.Final, loc)}
+		DecisionNotified: noonOf(c.DecisionNotified, loc),
+		Final:            noonOf(c.Final, loc)}
 	if n.Final.IsZero() && c.State == penalty.StatusPaid && c.DefenceFiled == "" && c.Paid != "" {
 		if deadline, _ := n.DefenceDeadline(p); deadline.IsZero() || c.Paid <= deadline.Format(time.DateOnly) {
 			n.Final = noonOf(c.Paid, loc)
@@ -366,18 +408,21 @@ func StateText(s penalty.Status) string {
 }
 
 var actionText = map[string]string{
-	ActionNotify:      "registrar a notificação",
-	ActionDefence:     "registrar a defesa",
-	ActionDecide:      "registrar a decisão sobre a defesa",
-	ActionPay:         "registrar o pagamento",
-	ActionDividaAtiva: "inscrever a multa em dívida ativa",
-	ActionSuspension:  "registrar a suspensão da licença",
+	ActionDeliveryFailed: "registrar a tentativa de entrega frustrada",
+	ActionAnnul:          "anular o auto de ofício",
+	ActionNotify:         "registrar a notificação",
+	ActionDefence:        "registrar a defesa",
+	ActionDecide:         "registrar a decisão sobre a defesa",
+	ActionNotifyDecision: "registrar a notificação da decisão",
+	ActionPay:            "registrar o pagamento",
+	ActionDividaAtiva:    "inscrever a multa em dívida ativa",
+	ActionSuspension:     "registrar a suspensão da licença",
 }
 
 // Allowed lists the actions the case may take in its state, in the order of the process.
 func (c *Case) Allowed(p *profile.Profile) []string {
 	var out []string
-	for _, a := range []string{ActionNotify, ActionDefence, ActionDecide, ActionPay, ActionDividaAtiva, ActionSuspension} {
+	for _, a := range []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision, ActionPay, ActionDividaAtiva, ActionSuspension, ActionAnnul} {
 		if c.stateAllows(p, a) {
 			out = append(out, a)
 		}
@@ -392,17 +437,26 @@ func (c *Case) stateAllows(p *profile.Profile, action string) bool {
 		return c.State == penalty.StatusIssued
 	case ActionDefence:
 		return c.State == penalty.StatusNotified
+	case ActionDeliveryFailed:
+		return c.State == penalty.StatusIssued
+	case ActionAnnul:
+		// At any point before payment (a paid fine is refunded by other means), unless the
+		// auto is already without effect.
+		return !c.void() && c.State != penalty.StatusPaid
+	case ActionNotifyDecision:
+		return c.Decided != "" && c.DecisionNotified == "" && c.Outcome == OutcomeRejected && c.State == penalty.StatusConfirmed
 	case ActionDecide:
-		return c.State == penalty.StatusDefenceFiled
+		// With a defence, or without one (à revelia) once the period to defend ran out.
+		return c.State == penalty.StatusDefenceFiled || c.State == penalty.StatusNotified
 	case ActionPay:
 		// A payment is recorded whenever it happens once the licensee knows of the fine, a
 		// defence pending or not (paying ends the process).
 		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusDefenceFiled, penalty.StatusConfirmed,
 			penalty.StatusDefenceRejected, penalty.StatusDividaAtiva}, c.State)
 	case ActionDividaAtiva:
-		// Only a defence filed in time suspends the fine (Art. 57); a late one does not.
-		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusConfirmed,
-			penalty.StatusDefenceRejected}, c.State) || c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p)
+		// Art. 51: only a fine the offender refused to pay "no prazo legal": after the decision
+		// (on the defence, or à revelia), its notification and the payment period.
+		return slices.Contains([]penalty.Status{penalty.StatusConfirmed, penalty.StatusDefenceRejected}, c.State)
 	case ActionSuspension:
 		// Art. 52: a suspension follows specific recidivism, which the calculus at issue found,
 		// on a fine that is (or becomes) final; see check for its first day.
@@ -451,7 +505,7 @@ func (c *Case) lastStep(loc *time.Location) (day, what string) {
 	day, what = dayOf(c.Issued, loc), "emissão do auto"
 	for _, s := range []struct{ day, what string }{
 		{c.Notified, "notificação"}, {c.Published, "publicação do edital"}, {c.DefenceFiled, "apresentação da defesa"},
-		{c.Decided, "decisão sobre a defesa"}, {c.DividaAtiva, "inscrição em dívida ativa"},
+		{c.Decided, "decisão sobre a defesa"}, {c.DecisionNotified, "notificação da decisão"}, {c.DividaAtiva, "inscrição em dívida ativa"},
 	} {
 		if s.day > day {
 			day, what = s.day, s.what
@@ -469,7 +523,7 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 	issued := dayOf(c.Issued, loc)
 	label, known := actionText[a.Action]
 	if !known {
-		return "", invalidf("ação desconhecida %q: use notify, defence, decide, pay, divida_ativa ou suspension", a.Action)
+		return "", invalidf("ação desconhecida %q: use delivery_failed, notify, defence, decide, notify_decision, pay, divida_ativa, suspension ou annul", a.Action)
 	}
 	if !c.stateAllows(p, a.Action) {
 		switch {
@@ -479,6 +533,9 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		case a.Action == ActionSuspension && !c.void() && c.State != penalty.StatusIssued &&
 			(c.Assessment == nil || c.Assessment.SuspensionRecommended == nil):
 			return "", conflictf("não é possível %s: o cálculo da emissão do auto %s não constatou reincidência específica, condição da suspensão (Art. 52).",
+				label, c.Notice)
+		case a.Action == ActionDividaAtiva && (c.State == penalty.StatusNotified || c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p)):
+			return "", conflictf("não é possível %s: a multa do auto %s só é inscrita depois da decisão (sobre a defesa, ou à revelia), da sua notificação ao autuado e do prazo para pagamento (Art. 51: \"caso o infrator se recusar a pagá-la no prazo legal\").",
 				label, c.Notice)
 		case (a.Action == ActionSuspension || a.Action == ActionDividaAtiva) && c.State == penalty.StatusDefenceFiled:
 			return "", conflictf("não é possível %s: o auto %s tem defesa apresentada no prazo e pendente de decisão, que suspende a exigibilidade da multa (Art. 57).",
@@ -522,6 +579,11 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 				return "", err
 			}
 		case penalty.ModeEdital:
+			// Art. 54, § 1º: "esgotados os meios para sua localização".
+			if need := p.Notification.EditalAfter(); len(c.FailedDeliveries) < need {
+				return "", conflictf("não é possível %s por edital: só depois de esgotados os meios de localizar o autuado (Art. 54, § 1º); registre as tentativas de entrega frustradas (%d de %d).",
+					label, len(c.FailedDeliveries), need)
+			}
 			if a.Published, err = day(a.Published, "de publicação do edital"); err != nil {
 				return "", err
 			}
@@ -570,6 +632,48 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		if err := notBefore(a.Date, "da decisão", c.DefenceFiled, "apresentação da defesa"); err != nil {
 			return "", err
 		}
+		a.Revelia = c.State == penalty.StatusNotified
+		if a.Revelia {
+			deadline, _ := c.DefenceDeadline(p)
+			if deadline.IsZero() {
+				return "", conflictf("não é possível %s: o prazo de defesa do auto %s não pode ser calculado.", label, c.Notice)
+			}
+			if last := deadline.Format(time.DateOnly); a.Date <= last {
+				return "", conflictf("não é possível %s à revelia em %s: o prazo de defesa do auto %s termina em %s (Art. 55).",
+					label, br(a.Date), c.Notice, br(last))
+			}
+		}
+	case ActionDeliveryFailed:
+		if a.Mode != penalty.ModeInPerson && a.Mode != penalty.ModeMail {
+			return "", invalidf("forma da tentativa (mode) inválida %q: use in_person (em mãos) ou mail (via postal com AR).", a.Mode)
+		}
+		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 5 {
+			return "", invalidf("descreva a tentativa frustrada (text): onde, e por que a entrega não foi possível.")
+		}
+		if a.Date, err = day(a.Date, "da tentativa de entrega"); err != nil {
+			return "", err
+		}
+		if err := notBefore(a.Date, "da tentativa de entrega", issued, "emissão do auto"); err != nil {
+			return "", err
+		}
+	case ActionAnnul:
+		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 10 {
+			return "", invalidf("a anulação de ofício exige o seu motivo (text, pelo menos 10 caracteres).")
+		}
+		if a.Date, err = day(a.Date, "da anulação"); err != nil {
+			return "", err
+		}
+		last, lastWhat := c.lastStep(loc)
+		if err := notBefore(a.Date, "da anulação", last, lastWhat); err != nil {
+			return "", err
+		}
+	case ActionNotifyDecision:
+		if a.Date, err = day(a.Date, "da notificação da decisão"); err != nil {
+			return "", err
+		}
+		if err := notBefore(a.Date, "da notificação da decisão", c.Decided, "decisão sobre a defesa"); err != nil {
+			return "", err
+		}
 	case ActionPay, ActionDividaAtiva:
 		what := map[string]string{ActionPay: "do pagamento", ActionDividaAtiva: "da inscrição em dívida ativa"}[a.Action]
 		if a.Date, err = day(a.Date, what); err != nil {
@@ -578,6 +682,20 @@ func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, 
 		last, lastWhat := c.lastStep(loc)
 		if err := notBefore(a.Date, what, last, lastWhat); err != nil {
 			return "", err
+		}
+		if a.Action == ActionDividaAtiva {
+			// Art. 51: only once the offender refused to pay "no prazo legal": the decision
+			// notified, and the payment period (payment.days) run out.
+			if c.DecisionNotified == "" {
+				return "", conflictf("não é possível %s: a decisão sobre a defesa do auto %s ainda não foi notificada ao autuado; o prazo para pagamento corre da notificação (Art. 51).",
+					label, c.Notice)
+			}
+			n, _ := time.Parse(time.DateOnly, c.DecisionNotified)
+			last := n.AddDate(0, 0, p.Payment.Period()).Format(time.DateOnly)
+			if a.Date <= last {
+				return "", conflictf("não é possível %s em %s: o prazo para pagamento do auto %s (%d dias da notificação da decisão, em %s) termina em %s (Art. 51).",
+					label, br(a.Date), c.Notice, p.Payment.Period(), br(c.DecisionNotified), br(last))
+			}
 		}
 		if a.Action == ActionDividaAtiva && (c.State == penalty.StatusNotified || c.State == penalty.StatusDefenceFiled) {
 			// Without a decision the fine is final only once the period to defend has run out.
@@ -1044,7 +1162,8 @@ func (db *DB) IssueDraft(ctx context.Context, id, reason string, p *profile.Prof
 		}
 		c = &Case{Notice: notice, Origin: OriginDraft, DraftID: id, Vehicle: d.Vehicle, Licensee: d.Licensee,
 			Offence: d.Start.Time, Issued: at, Assessment: res,
-			CaseDoc: CaseDoc{Rules: d.Rules, Articles: d.Articles, Penalty: res.Penalty, Warning: res.Warning, IssuedBy: actor.User}}
+			CaseDoc: CaseDoc{Rules: d.Rules, Articles: d.Articles, Penalty: res.Penalty, Warning: res.Warning, IssuedBy: actor.User,
+				IssuerAgent: actor.agent()}}
 		return db.issue(ctx, tx, c, actor, at)
 	})
 	if err != nil {
@@ -1087,7 +1206,8 @@ func (db *DB) IssueManual(ctx context.Context, m ManualNotice, p *profile.Profil
 		details := m.ManualDetails
 		c = &Case{Notice: notice, Origin: OriginManual, Vehicle: m.Vehicle, Licensee: m.Licensee, Offence: m.Offence,
 			Issued: at, Assessment: res, CaseDoc: CaseDoc{Rules: m.Infractions, Articles: res.Articles, Penalty: res.Penalty,
-				Warning: res.Warning, LicenseeName: m.LicenseeName, LicenseeCNPJ: m.LicenseeCNPJ, IssuedBy: actor.User, Manual: &details}}
+				Warning: res.Warning, LicenseeName: m.LicenseeName, LicenseeCNPJ: m.LicenseeCNPJ, IssuedBy: actor.User,
+				IssuerAgent: actor.agent(), Manual: &details}}
 		return db.issue(ctx, tx, c, actor, at)
 	})
 	if err != nil {
@@ -1142,6 +1262,12 @@ func (db *DB) CaseAct(ctx context.Context, id int64, a CaseAction, p *profile.Pr
 		}
 		b := *c
 		before = &b
+		// Nobody judges their own auto (enforced here too, whoever calls).
+		if c.Origin != OriginImport {
+			if msg := cases.AuthorityRefusal(a.Action, actor.User, c.IssuedBy); msg != "" {
+				return &CaseError{Conflict: true, Msg: msg}
+			}
+		}
 		day, err := c.check(p, &a, now)
 		if err != nil {
 			return err

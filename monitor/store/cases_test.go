@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -62,11 +63,40 @@ func putDraft(t *testing.T, db *DB, id, licensee string, start time.Time) {
 	}
 }
 
-var fiscal = Actor{User: "joao", RemoteAddr: "192.0.2.1"}
+var (
+	fiscal = Actor{User: "joao", RemoteAddr: "192.0.2.1"}
+	// autoridade decides (the store refuses the issuer, joao, the acts that decide).
+	autoridade = Actor{User: "carla", RemoteAddr: "192.0.2.2"}
+)
+
+// actorFor is who records a: the autoridade for the acts that decide, else the fiscal.
+func actorFor(a CaseAction) Actor {
+	if cases.NeedsAuthority(a.Action) {
+		return autoridade
+	}
+	return fiscal
+}
+
+// The store refuses the acts that decide to the user who issued the auto.
+func TestIssuerCannotDecide(t *testing.T) {
+	db := openTemp(t)
+	p := profile.Piuma()
+	c := caseAt(t, db, p, "IMP", CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"},
+		CaseAction{Action: ActionDefence, Date: "2026-10-10"})
+	for _, a := range []CaseAction{{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Indeferida.", Date: "2026-10-20"},
+		{Action: ActionDividaAtiva, Date: "2026-12-20"}, {Action: ActionSuspension, From: "2026-12-20", Days: 10}} {
+		_, _, err := db.CaseAct(context.Background(), c.ID, a, p, local(2026, 12, 20, 10, 0), fiscal)
+		var ce *CaseError
+		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
+			t.Errorf("%s by the issuer: %v", a.Action, err)
+		}
+	}
+	act(t, db, p, c.ID, local(2026, 10, 20, 10, 0), CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Indeferida.", Date: "2026-10-20"})
+}
 
 func act(t *testing.T, db *DB, p *profile.Profile, id int64, now time.Time, a CaseAction) *Case {
 	t.Helper()
-	_, after, err := db.CaseAct(context.Background(), id, a, p, now, fiscal)
+	_, after, err := db.CaseAct(context.Background(), id, a, p, now, actorFor(a))
 	if err != nil {
 		t.Fatalf("%s: %v", a.Action, err)
 	}
@@ -157,7 +187,11 @@ func TestCaseWorkflow(t *testing.T) {
 		t.Fatalf("%d audit entries, want %d", len(entries), len(want))
 	}
 	for i, e := range entries {
-		if e.Action != want[i] || e.User != "joao" || e.RemoteAddr != "192.0.2.1" || len(e.After) == 0 {
+		by := fiscal
+		if cases.NeedsAuthority(strings.TrimPrefix(e.Action, "case.")) {
+			by = autoridade
+		}
+		if e.Action != want[i] || e.User != by.User || e.RemoteAddr != by.RemoteAddr || len(e.After) == 0 {
 			t.Errorf("audit %d: %s by %s, after %s", i, e.Action, e.User, e.After)
 		}
 		if e.Action != "case.issue" && len(e.Before) == 0 {
@@ -214,6 +248,7 @@ func TestCaseInvalidActions(t *testing.T) {
 	defence := CaseAction{Action: ActionDefence, Date: "2026-10-10"}
 	reject := CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-20", Text: "Indeferida."}
 	accept := CaseAction{Action: ActionDecide, Outcome: OutcomeAccepted, Date: "2026-10-20", Text: "Acolhida."}
+	notifyDecision := CaseAction{Action: ActionNotifyDecision, Date: "2026-10-20"} // payment period to 19/11/2026
 	pay := CaseAction{Action: ActionPay, Date: "2026-11-20"}
 	divida := CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}
 	now := local(2026, 11, 29, 12, 0)
@@ -222,26 +257,28 @@ func TestCaseInvalidActions(t *testing.T) {
 		"issued":           nil,
 		"notified":         {notify},
 		"defence_filed":    {notify, defence},
-		"confirmed":        {notify, defence, reject},
+		"confirmed":        {notify, defence, reject, notifyDecision},
 		"defence_accepted": {notify, defence, accept},
 		"paid":             {notify, pay},
-		"dividaativa":      {notify, divida},
+		"dividaativa":      {notify, reject, notifyDecision, divida}, // decided à revelia
 	}
 	// First offences: no suspension anywhere (Art. 52 needs specific recidivism; see
 	// TestCaseSuspensionNeedsRecidivismAndAFinalFine). A timely defence blocks dívida ativa, not
 	// a payment.
 	allowed := map[string][]string{
-		"issued":           {ActionNotify},
-		"notified":         {ActionDefence, ActionPay, ActionDividaAtiva},
-		"defence_filed":    {ActionDecide, ActionPay},
-		"confirmed":        {ActionPay, ActionDividaAtiva},
+		"issued":           {ActionDeliveryFailed, ActionNotify, ActionAnnul},
+		"notified":         {ActionDefence, ActionDecide, ActionPay, ActionAnnul}, // decide: à revelia, once the period ran out
+		"defence_filed":    {ActionDecide, ActionPay, ActionAnnul},
+		"confirmed":        {ActionPay, ActionDividaAtiva, ActionAnnul},
 		"defence_accepted": nil,
 		"paid":             nil,
-		"dividaativa":      {ActionPay},
+		"dividaativa":      {ActionPay, ActionAnnul},
 	}
 	try := map[string]CaseAction{ActionNotify: notify, ActionDefence: defence, ActionDecide: reject,
 		ActionPay: {Action: ActionPay, Date: "2026-11-25"}, ActionDividaAtiva: {Action: ActionDividaAtiva, Date: "2026-11-25"},
-		ActionSuspension: {Action: ActionSuspension, From: "2026-11-02", Days: 10}}
+		ActionSuspension:     {Action: ActionSuspension, From: "2026-11-02", Days: 10},
+		ActionDeliveryFailed: {Action: ActionDeliveryFailed, Mode: penalty.ModeMail, Date: "2026-10-05", Text: "AR devolvido: mudou-se."},
+		ActionAnnul:          {Action: ActionAnnul, Date: "2026-11-28", Text: "Erro na identificação do veículo."}}
 	n := 0
 	for state, steps := range states {
 		n++
@@ -253,7 +290,7 @@ func TestCaseInvalidActions(t *testing.T) {
 			t.Errorf("%s allows %s, want %v", state, got, allowed[state])
 		}
 		for action, a := range try {
-			_, _, err := db.CaseAct(context.Background(), c.ID, a, p, now, fiscal)
+			_, _, err := db.CaseAct(context.Background(), c.ID, a, p, now, actorFor(a))
 			ok := strings.Contains(","+strings.Join(allowed[state], ",")+",", ","+action+",")
 			var ce *CaseError
 			switch {
@@ -272,6 +309,8 @@ func TestCaseInvalidActions(t *testing.T) {
 	}
 
 	// Dates.
+	failed1 := CaseAction{Action: ActionDeliveryFailed, Mode: penalty.ModeInPerson, Date: "2026-10-05", Text: "Sede fechada; ninguém atendeu."}
+	failed2 := CaseAction{Action: ActionDeliveryFailed, Mode: penalty.ModeMail, Date: "2026-10-10", Text: "AR devolvido: mudou-se."}
 	dated := []struct {
 		name     string
 		steps    []CaseAction
@@ -285,7 +324,8 @@ func TestCaseInvalidActions(t *testing.T) {
 		{"bad date", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "05/10/2026"}, false, "inválida"},
 		{"bad mode", nil, CaseAction{Action: ActionNotify, Mode: "pombo", Date: "2026-10-05"}, false, "forma de notificação"},
 		{"refusal by mail", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05", RefusedToSign: true}, false, "Art. 54, § 2º"},
-		{"edital without publication", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeEdital}, false, "publicação do edital"},
+		{"edital without failed attempts", nil, CaseAction{Action: ActionNotify, Mode: penalty.ModeEdital, Published: "2026-10-20"}, true, "Art. 54, § 1º"},
+		{"edital without publication", []CaseAction{failed1, failed2}, CaseAction{Action: ActionNotify, Mode: penalty.ModeEdital}, false, "publicação do edital"},
 		{"defence before notice", []CaseAction{notify}, CaseAction{Action: ActionDefence, Date: "2026-10-04"}, true, "anterior à notificação (05/10/2026)"},
 		{"defence in the future", []CaseAction{notify}, CaseAction{Action: ActionDefence, Date: "2027-01-04"}, false, "é futura"},
 		{"decision before defence", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-09", Text: "Indeferida."}, true, "anterior à apresentação da defesa"},
@@ -293,13 +333,14 @@ func TestCaseInvalidActions(t *testing.T) {
 		{"decision without outcome", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Date: "2026-10-20", Text: "Indeferida."}, false, "outcome"},
 		{"payment before decision", []CaseAction{notify, defence, reject}, CaseAction{Action: ActionPay, Date: "2026-10-19"}, true, "anterior à decisão sobre a defesa"},
 		{"pay before the defence", []CaseAction{notify, defence}, CaseAction{Action: ActionPay, Date: "2026-10-09"}, true, "anterior à apresentação da defesa"},
-		{"dívida ativa within the period", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "termina em 15/10/2026"},
+		{"dívida ativa without a decision", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "só é inscrita depois da decisão"},
+		{"revelia within the defence period", []CaseAction{notify}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "À revelia.", Date: "2026-10-15"}, true, "termina em 15/10/2026"},
 		{"unknown action", nil, CaseAction{Action: "appeal"}, false, "ação desconhecida"},
 	}
 	for _, c := range dated {
 		n++
 		k := caseAt(t, db, p, fmt.Sprintf("T%d", n), c.steps...)
-		_, _, err := db.CaseAct(context.Background(), k.ID, c.a, p, now, fiscal)
+		_, _, err := db.CaseAct(context.Background(), k.ID, c.a, p, now, actorFor(c.a))
 		var ce *CaseError
 		if !errors.As(err, &ce) || ce.Conflict != c.conflict || !strings.Contains(ce.Msg, c.msg) {
 			t.Errorf("%s: got %v (conflict %v), want %q (conflict %v)", c.name, err, ce != nil && ce.Conflict, c.msg, c.conflict)
@@ -437,6 +478,16 @@ func TestIssueWarningFirstRule(t *testing.T) {
 	if a := c.Assessment; !a.Warning || a.TotalBRL != "0.00" || !c.Warning {
 		t.Fatalf("first route deviation: %+v", a)
 	}
+	// Not yet delivered (Art. 54): a new deviation is again a first one.
+	putDraftOf(t, db, "R0", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 3, 15, 0), "Art. 36")
+	c0, err := db.IssueDraft(ctx, "R0", "", p, local(2026, 10, 4, 10, 0), fiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c0.Assessment; !a.Warning || len(a.RepeatOf) != 0 {
+		t.Fatalf("after an undelivered warning: %+v", a)
+	}
+	act(t, db, p, c.ID, local(2026, 10, 5, 10, 0), CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"})
 	putDraftOf(t, db, "R2", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 10, 15, 0), "Art. 36")
 	c, err = db.IssueDraft(ctx, "R2", "", p, local(2026, 10, 11, 10, 0), fiscal)
 	if err != nil {
@@ -477,7 +528,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	suspension := func(from string) CaseAction { return CaseAction{Action: ActionSuspension, From: from, Days: 10} }
 	conflict := func(c *Case, a CaseAction, msg string) {
 		t.Helper()
-		_, _, err := db.CaseAct(ctx, c.ID, a, p, now, fiscal)
+		_, _, err := db.CaseAct(ctx, c.ID, a, p, now, actorFor(a))
 		var ce *CaseError
 		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, msg) {
 			t.Errorf("%s from %s: %v, want a conflict saying %q", a.Action, a.From, err, msg)
@@ -514,7 +565,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 		{CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-20", Days: 10}, "são 19 dias"},
 		{CaseAction{Action: ActionSuspension, From: "2026-09-30", Days: 10}, "anterior à emissão"},
 	} {
-		if _, _, err := db.CaseAct(ctx, rec.ID, c.a, p, now, fiscal); err == nil || !strings.Contains(err.Error(), c.msg) {
+		if _, _, err := db.CaseAct(ctx, rec.ID, c.a, p, now, actorFor(c.a)); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("suspension %+v: %v, want %q", c.a, err, c.msg)
 		}
 	}
@@ -533,12 +584,48 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	// A late defence: the fine stays due (Art. 57 suspends only a timely one).
 	late := caseAt(t, db, p, "L1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
 		CaseAction{Action: ActionDefence, Date: "2026-11-10"})
-	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,divida_ativa,suspension" {
+	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,suspension,annul" {
 		t.Errorf("late defence allows %s", got)
 	}
-	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-09"}, "anterior à apresentação da defesa")
-	late = act(t, db, p, late.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"})
+	// Art. 51: dívida ativa only after the decision, notified, and the payment period.
+	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}, "só é inscrita depois da decisão")
+	act(t, db, p, late.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Defesa intempestiva.", Date: "2026-11-11"})
+	act(t, db, p, late.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-11-12"})
+	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-28"}, "termina em 12/12/2026")
+	late = act(t, db, p, late.ID, local(2026, 12, 20, 10, 0), CaseAction{Action: ActionDividaAtiva, Date: "2026-12-13"})
 	if late.State != penalty.StatusDividaAtiva {
 		t.Errorf("late defence, dívida ativa: %s", late.State)
+	}
+}
+
+// Art. 51: dívida ativa only "caso o infrator se recusar a pagá-la no prazo legal": after a
+// rejected defence, not before the decision is notified nor within payment.days (30) of it.
+func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
+	db := openTemp(t)
+	p := profile.Piuma()
+	c := caseAt(t, db, p, "DA", CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"},
+		CaseAction{Action: ActionDefence, Date: "2026-10-10"},
+		CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Indeferida.", Date: "2026-10-20"})
+	now := local(2027, 1, 10, 10, 0)
+	try := func(date, want string) {
+		t.Helper()
+		_, _, err := db.CaseAct(context.Background(), c.ID, CaseAction{Action: ActionDividaAtiva, Date: date}, p, now, autoridade)
+		var ce *CaseError
+		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, want) {
+			t.Errorf("dívida ativa on %s: %v, want %q", date, err, want)
+		}
+	}
+	try("2026-12-20", "ainda não foi notificada")
+	if _, _, err := db.CaseAct(context.Background(), c.ID, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-19"}, p, now, fiscal); err == nil {
+		t.Error("decision notified before the decision")
+	}
+	act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-23"})
+	try("2026-11-22", "termina em 22/11/2026")
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-23"})
+	if c.State != penalty.StatusDividaAtiva || c.DecisionNotified != "2026-10-23" {
+		t.Fatalf("after the period: %+v", c.CaseStatus)
+	}
+	if n := c.PenaltyNotice(p); n.DecisionNotified.IsZero() {
+		t.Error("the calculus does not see the decision's notification")
 	}
 }

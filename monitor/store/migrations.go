@@ -246,6 +246,30 @@ CREATE TABLE quarantine (
 ) STRICT;
 CREATE INDEX quarantine_vehicle ON quarantine (vehicle, id);
 `},
+	{6, `
+-- Users gain the agent's identification an auto prints (full name, matrícula, cargo) and the
+-- role autoridade (the competent authority that decides on defences, Art. 57). SQLite cannot
+-- change a CHECK: the table is rebuilt, keeping ids, and the sessions (which the drop of the
+-- old table would cascade away) are kept aside and put back.
+CREATE TEMP TABLE sessions_keep AS SELECT * FROM sessions;
+CREATE TABLE users_new (
+	id            INTEGER PRIMARY KEY,
+	name          TEXT    NOT NULL UNIQUE COLLATE NOCASE,
+	password_hash TEXT    NOT NULL,
+	role          TEXT    NOT NULL CHECK (role IN ('viewer', 'fiscal', 'supervisor', 'autoridade', 'admin')),
+	created_at    INTEGER NOT NULL,
+	disabled      INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+	full_name     TEXT    NOT NULL DEFAULT '',
+	matricula     TEXT    NOT NULL DEFAULT '',
+	cargo         TEXT    NOT NULL DEFAULT ''
+) STRICT;
+INSERT INTO users_new (id, name, password_hash, role, created_at, disabled)
+SELECT id, name, password_hash, role, created_at, disabled FROM users;
+DROP TABLE users;
+ALTER TABLE users_new RENAME TO users;
+INSERT INTO sessions SELECT * FROM sessions_keep;
+DROP TABLE sessions_keep;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -9,11 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Role is what a user may do. Each role includes the ones before it:
-// viewer < fiscal < supervisor < admin.
+// viewer < fiscal < supervisor < autoridade < admin.
 type Role string
 
 // Roles.
@@ -21,7 +24,11 @@ const (
 	RoleViewer     Role = "viewer"     // watches the fleet and the episodes
 	RoleFiscal     Role = "fiscal"     // reviews drafts and issues notices
 	RoleSupervisor Role = "supervisor" // manages the registry and the inspectors' work
-	RoleAdmin      Role = "admin"      // manages users
+	// RoleAutoridade is the competent authority (Art. 57): decides defences, appeals,
+	// suspensions, annulments and the inscription in dívida ativa — never on an auto the same
+	// user issued (Lei 9.784/1999, arts. 18–19, by analogy).
+	RoleAutoridade Role = "autoridade"
+	RoleAdmin      Role = "admin" // manages users
 )
 
 func (r Role) rank() int {
@@ -32,8 +39,10 @@ func (r Role) rank() int {
 		return 2
 	case RoleSupervisor:
 		return 3
-	case RoleAdmin:
+	case RoleAutoridade:
 		return 4
+	case RoleAdmin:
+		return 5
 	}
 	return 0
 }
@@ -51,6 +60,57 @@ type User struct {
 	Role      Role
 	CreatedAt time.Time
 	Disabled  bool
+	Agent
+}
+
+// Agent is how an auto identifies the agent who issues it: full name, registration number
+// (matrícula) and post (cargo). Issuing requires all three (issue refusal agent_incomplete).
+type Agent struct {
+	FullName  string `json:"full_name"`
+	Matricula string `json:"matricula"`
+	Cargo     string `json:"cargo"`
+}
+
+// Complete reports whether the agent has a full name, matrícula and cargo.
+func (a Agent) Complete() bool {
+	return strings.TrimSpace(a.FullName) != "" && strings.TrimSpace(a.Matricula) != "" && strings.TrimSpace(a.Cargo) != ""
+}
+
+// Limits of an agent's fields, in characters.
+const maxAgentField = 200
+
+func (a Agent) valid() bool {
+	for _, f := range []string{a.FullName, a.Matricula, a.Cargo} {
+		if utf8.RuneCountInString(f) > maxAgentField || strings.ContainsFunc(f, unicode.IsControl) {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrInvalidAgent: a full name, matrícula or cargo longer than 200 characters or with control
+// characters.
+var ErrInvalidAgent = errors.New("store: invalid agent identification")
+
+// SetAgent sets the full name, matrícula and cargo of the user called name (surrounding spaces
+// trimmed).
+func (db *DB) SetAgent(ctx context.Context, name string, a Agent) error {
+	a = Agent{FullName: strings.TrimSpace(a.FullName), Matricula: strings.TrimSpace(a.Matricula), Cargo: strings.TrimSpace(a.Cargo)}
+	if !a.valid() {
+		return fmt.Errorf("store: set agent of %q: %w", name, ErrInvalidAgent)
+	}
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		u, err := lockUser(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE users SET full_name = ?, matricula = ?, cargo = ? WHERE id = ?`, a.FullName, a.Matricula, a.Cargo, u.ID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: set agent of %q: %w", name, err)
+	}
+	return nil
 }
 
 // nameRE is what a user name may be: it appears in URLs, logs and the audit log.
@@ -60,14 +120,14 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 // starting with a letter or digit. Names are unique regardless of ASCII case.
 func ValidUserName(name string) bool { return nameRE.MatchString(name) }
 
-const userColumns = `id, name, role, created_at, disabled`
+const userColumns = `id, name, role, created_at, disabled, full_name, matricula, cargo`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanUser(r rowScanner, extra ...any) (*User, error) {
 	var u User
 	var created int64
-	if err := r.Scan(append([]any{&u.ID, &u.Name, &u.Role, &created, &u.Disabled}, extra...)...); err != nil {
+	if err := r.Scan(append([]any{&u.ID, &u.Name, &u.Role, &created, &u.Disabled, &u.FullName, &u.Matricula, &u.Cargo}, extra...)...); err != nil {
 		return nil, err
 	}
 	u.CreatedAt = fromMillis(created)
@@ -383,7 +443,7 @@ func (db *DB) SessionUser(ctx context.Context, token string) (*User, error) {
 	now := db.now()
 	var lastSeen int64
 	u, err := scanUser(db.db.QueryRowContext(ctx, `
-SELECT u.id, u.name, u.role, u.created_at, u.disabled, s.last_seen
+SELECT u.id, u.name, u.role, u.created_at, u.disabled, u.full_name, u.matricula, u.cargo, s.last_seen
 FROM sessions s JOIN users u ON u.id = s.user_id
 WHERE s.token_hash = ? AND s.expires_at > ? AND u.disabled = 0`, h, millis(now)), &lastSeen)
 	if errors.Is(err, sql.ErrNoRows) {

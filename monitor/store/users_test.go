@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,7 +169,7 @@ func TestEnsureAdminNameTaken(t *testing.T) {
 }
 
 func TestRoles(t *testing.T) {
-	order := []Role{RoleViewer, RoleFiscal, RoleSupervisor, RoleAdmin}
+	order := []Role{RoleViewer, RoleFiscal, RoleSupervisor, RoleAutoridade, RoleAdmin}
 	for i, r := range order {
 		for j, min := range order {
 			if got := r.AtLeast(min); got != (i >= j) {
@@ -375,5 +376,61 @@ func TestAudit(t *testing.T) {
 	}
 	if _, _, err := db.ListAudit(ctx, AuditFilter{}, 10, "!!"); !errors.Is(err, ErrBadCursor) {
 		t.Errorf("bad cursor: %v", err)
+	}
+}
+
+// Migration 6 rebuilds the users table (full name, matrícula, cargo; the role autoridade):
+// accounts, their ids and their sessions survive it.
+func TestMigrationAgentKeepsUsersAndSessions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "monitor.db")
+	all := migrations
+	migrations = all[:4]
+	db, err := Open(ctx, path)
+	if err != nil {
+		migrations = all
+		t.Fatal(err)
+	}
+	// The old schema, as a database in the field has it.
+	var id int64
+	err = db.db.QueryRowContext(ctx, `INSERT INTO users (name, password_hash, role, created_at) VALUES ('joao', 'x', 'fiscal', 0) RETURNING id`).Scan(&id)
+	if err == nil {
+		_, err = db.db.ExecContext(ctx, `INSERT INTO users (name, password_hash, role, created_at) VALUES ('chefe', 'x', 'autoridade', 0)`)
+	}
+	migrations = all
+	if err == nil || !strings.Contains(err.Error(), "CHECK") {
+		t.Fatalf("autoridade before migration 6: %v", err)
+	}
+	token, err := db.CreateSession(ctx, id, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got, err := db.SessionUser(ctx, token)
+	if err != nil || got.ID != id || got.Name != "joao" || got.Role != RoleFiscal || got.Agent != (Agent{}) {
+		t.Fatalf("session after migration: %+v %v", got, err)
+	}
+	if _, err := db.CreateUser(ctx, "chefe", "senha-do-chefe", RoleAutoridade); err != nil {
+		t.Fatal(err)
+	}
+	a := Agent{FullName: " João da Silva ", Matricula: "12.345-6", Cargo: "Agente de Fiscalização de Posturas"}
+	if err := db.SetAgent(ctx, "joao", a); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.UserByName(ctx, "joao")
+	if got.FullName != "João da Silva" || got.Matricula != "12.345-6" || !got.Complete() {
+		t.Fatalf("agent %+v", got.Agent)
+	}
+	if err := db.SetAgent(ctx, "joao", Agent{FullName: "a\x00b"}); !errors.Is(err, ErrInvalidAgent) {
+		t.Fatalf("control character: %v", err)
+	}
+	if err := db.SetAgent(ctx, "ninguem", a); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown user: %v", err)
 	}
 }

@@ -84,6 +84,13 @@ async function start(user) {
   $("#login-view").hidden = true;
   $("#boot").hidden = true;
   $("#app").hidden = false;
+  // Admins see what the legal profile leaves unset (municipal holidays, UFMP, defence office)
+  // until it is set.
+  const pw = store.config.profile_warnings || [];
+  if (pw.length) {
+    $("#main").prepend(h("div", { class: "banner banner--warn profile-warnings", id: "profile-warnings", role: "note" },
+      h("div", null, h("strong", null, "Perfil legal incompleto"), h("ul", null, pw.map((w) => h("li", null, w))))));
+  }
   $("#skip-link").setAttribute("href", "#main");
   $("#user-name").textContent = user.name;
   $("#user-role").textContent = ROLES[user.role] || user.role;

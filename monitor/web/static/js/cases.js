@@ -165,15 +165,19 @@ function penaltyCard(c) {
 
 // ---- The acts --------------------------------------------------------------------------
 
-const ACT_ORDER = ["notify", "defence", "decide", "pay", "divida_ativa", "suspension"];
+const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "pay", "divida_ativa", "suspension", "annul"];
 const ACT_LABELS = {
-  notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", pay: "Registrar pagamento",
+  delivery_failed: "Registrar tentativa frustrada", annul: "Anular de ofício",
+  notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", notify_decision: "Registrar notificação da decisão", pay: "Registrar pagamento",
   divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão",
 };
 const ACT_DONE = {
-  notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", pay: "Pagamento registrado.",
+  delivery_failed: "Tentativa de entrega registrada.", annul: "Auto anulado de ofício.",
+  notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", notify_decision: "Notificação da decisão registrada.", pay: "Pagamento registrado.",
   divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.",
 };
+
+const AUTHORITY_ACTS = ["decide", "divida_ativa", "suspension", "annul"];
 
 function actionsCard(c, done) {
   const card = h("section", { class: "card decision", id: "case-actions", "aria-labelledby": "acts-title" }, h("h3", { class: "card-title", id: "acts-title" }, "Próximo ato do processo"));
@@ -185,11 +189,17 @@ function actionsCard(c, done) {
   // offers while it runs.
   const deadline = c.deadline && c.deadline.date;
   const beforeDeadline = deadline && localDate() <= deadline;
-  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a) && !(a === "divida_ativa" && beforeDeadline));
+  // The acts that decide are the autoridade's, never of who issued the auto (the server
+  // refuses them otherwise): the page names who may record them.
+  const impartial = store.hasRole("autoridade") && !(store.user && c.issued_by && store.user.name.toLowerCase() === c.issued_by.toLowerCase());
+  const authorityOnly = (c.allowed_actions || []).filter((a) => AUTHORITY_ACTS.includes(a) && !impartial);
+  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a) && !(a === "divida_ativa" && beforeDeadline) && !authorityOnly.includes(a));
+  const authorityNote = authorityOnly.length ? h("p", { class: "muted small", id: "authority-only" },
+    `${authorityOnly.map((a) => ACT_LABELS[a]).join(", ")}: somente a autoridade julgadora (Art. 57), e nunca quem emitiu o auto.`) : null;
   const waiting = beforeDeadline && (c.allowed_actions || []).includes("divida_ativa")
     ? h("p", { class: "muted small", id: "divida-ativa-later" }, `Inscrição em dívida ativa: após o prazo de defesa, ${isoDateBR(deadline)}.`) : null;
   if (!allowed.length) {
-    card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`), waiting || "");
+    card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`), waiting || "", authorityNote || "");
     return card;
   }
   const host = h("div", { class: "act-host" });
@@ -201,8 +211,9 @@ function actionsCard(c, done) {
   };
   for (const b of buttons) b.addEventListener("click", () => open(b.dataset.act, true));
   card.append(h("p", { class: "muted small" }, "Os atos ficam no histórico do auto e na auditoria, em seu nome, e não podem ser alterados depois."),
-    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting || "", host);
-  open(allowed[0], false);
+    h("div", { class: "btn-row act-buttons", role: "group", "aria-label": "Atos possíveis" }, buttons), waiting || "", authorityNote || "", host);
+  // The next act of the process opens first; a failed delivery or an annulment is chosen.
+  open(allowed.find((a) => a !== "delivery_failed" && a !== "annul") || allowed[0], false);
   return card;
 }
 
@@ -247,6 +258,18 @@ function actForm(c, action, done) {
     const outcome = radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected");
     parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
     body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "delivery_failed") {
+    const text = h("textarea", { rows: "2", maxlength: "2000", required: true, id: "act-text" });
+    const modes = radios("mode", "Tentativa", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"]], "in_person");
+    parts.push(modes, field("Data da tentativa", date), field("O que aconteceu (onde, e por que a entrega não foi possível)", text,
+      "O edital (Art. 54, § 1º) só é aceito depois de esgotados os meios: registre cada tentativa frustrada."));
+    body = () => ({ mode: modes.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "annul") {
+    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
+    parts.push(field("Data da anulação", date), field("Motivo da anulação de ofício", text, "A Administração anula os próprios atos ilegais (Súmula 473 do STF)."));
+    body = () => ({ date: date.iso(), text: text.value.trim() });
+  } else if (action === "notify_decision") {
+    parts.push(field("Data em que o autuado recebeu a decisão", date, `O prazo para pagamento (${(store.config.payment_days || 30)} dias) e a definitividade da multa contam desta data.`));
   } else if (action === "pay") {
     parts.push(field("Data do pagamento", date));
   } else if (action === "divida_ativa") {

@@ -141,8 +141,8 @@ export const RULE_COLORS = {
   noise_limit: "#d35d90", route_deviation: "#2f7ed8", parked_public_road: "#5d6d7e", telemetry_fault: "#17a2b8",
   document_expired: "#8d6e63", clock_fault: "#607d8b", telemetry_conflict: "#b71c1c",
 };
-export const ROLES = { viewer: "Observador", fiscal: "Fiscal", supervisor: "Supervisor", admin: "Administrador" };
-export const ROLE_RANK = { viewer: 1, fiscal: 2, supervisor: 3, admin: 4 };
+export const ROLES = { viewer: "Observador", fiscal: "Fiscal", supervisor: "Supervisor", autoridade: "Autoridade julgadora", admin: "Administrador" };
+export const ROLE_RANK = { viewer: 1, fiscal: 2, supervisor: 3, autoridade: 4, admin: 5 };
 export const CATEGORIES = {
   hospital: "Hospital", health: "Unidade de saúde", school: "Escola", library: "Biblioteca",
   public_office: "Repartição pública", church: "Igreja / templo",

@@ -274,7 +274,16 @@ function decisionCard(d, ok) {
   const msg = h("p", { class: "form-error", role: "alert" });
   const pen = penaltyOf(d);
   const warning = pen.kind === "warning";
-  const issueBtn = h("button", { type: "button", class: "btn btn-primary", id: "issue-btn", disabled: !ok }, warning ? "Emitir notificação" : "Emitir auto");
+  // Every reason the server would refuse the issue for (issue_blockers), shown before trying;
+  // the button stays disabled and says why.
+  const blockers = d.issue_blockers || [];
+  const blocked = blockers.length > 0;
+  const why = blocked ? `Não pode ser emitido: ${blockers.map((b) => b.text).join(" ")}` : "";
+  const blockersEl = blocked ? h("div", { class: "banner banner--warn issue-blockers", id: "issue-blockers", role: "note" },
+    h("strong", null, blockers.length === 1 ? "Impedimento à emissão" : `Impedimentos à emissão (${blockers.length})`),
+    h("ul", null, ...blockers.map((b) => h("li", { "data-code": b.code }, b.text)))) : null;
+  const issueBtn = h("button", { type: "button", class: "btn btn-primary", id: "issue-btn", disabled: !ok || blocked,
+    title: why || null, "aria-describedby": blocked ? "issue-blockers" : null }, warning ? "Emitir notificação" : "Emitir auto");
   const dismissBtn = h("button", { type: "button", class: "btn btn-danger-outline", id: "dismiss-btn", disabled: !ok }, "Arquivar");
   const decide = async (decision) => {
     msg.textContent = "";
@@ -297,14 +306,15 @@ function decisionCard(d, ok) {
       toastOk(decision === "issue" ? `${res.notice ? "Emitido: " + res.notice : "Emitido"} — veículo ${d.vehicle}.` : `Minuta arquivada — veículo ${d.vehicle}.`);
     } catch (e) {
       msg.textContent = e.message;
-      issueBtn.disabled = dismissBtn.disabled = false;
+      issueBtn.disabled = blocked;
+      dismissBtn.disabled = false;
     }
   };
   issueBtn.addEventListener("click", () => decide("issue"));
   dismissBtn.addEventListener("click", () => decide("dismiss"));
   return h("section", { class: "card decision", id: "decision" }, h("h3", { class: "card-title" }, "Decisão do agente"),
     h("p", { class: "muted small" }, "Confira os fatos, as evidências e os avisos. A decisão fica registrada na auditoria."),
-    field("Motivo / observações", reason), msg,
+    blockersEl, field("Motivo / observações", reason), msg,
     h("div", { class: "btn-row" }, issueBtn, dismissBtn));
 }
 

@@ -77,7 +77,7 @@ class Store extends EventTarget {
   openEpisodes() { return [...this.episodes.values()].filter((e) => !e.end); }
   draftForEpisode(id) { return [...this.drafts.values()].find((d) => (d.episode_ids || []).includes(id)); }
   hasRole(role) {
-    const rank = { viewer: 1, fiscal: 2, supervisor: 3, admin: 4 };
+    const rank = { viewer: 1, fiscal: 2, supervisor: 3, autoridade: 4, admin: 5 };
     return this.user && rank[this.user.role] >= rank[role];
   }
 }

@@ -21,7 +21,7 @@ export const usersView = {
     const load = async () => {
       try {
         const { items } = await api("/api/v1/users");
-        tbody.replaceChildren(...(items.length ? items.map(row) : [emptyRow(5, "Nenhum usuário.")]));
+        tbody.replaceChildren(...(items.length ? items.map(row) : [emptyRow(6, "Nenhum usuário.")]));
       } catch (e) { say(e.message, false); }
     };
     const patch = async (user, body, done) => {
@@ -38,9 +38,13 @@ export const usersView = {
       return h("tr", { dataset: { user: u.name } },
         h("th", { scope: "row" }, u.name, self ? h("small", { class: "muted" }, " (você)") : null),
         h("td", null, sel),
+        h("td", { class: "agent-id" }, u.full_name && u.matricula && u.cargo
+          ? `${u.full_name} — matrícula ${u.matricula} — ${u.cargo}`
+          : chip("incompleta: não pode emitir autos", "warn")),
         h("td", null, u.created_at ? fmtDateTime(u.created_at) : "—"),
         h("td", null, u.disabled ? chip("desativado", "neutral") : chip("ativo", "ok")),
         h("td", { class: "actions" },
+          h("button", { type: "button", class: "btn btn-small", onclick: () => editAgent(u) }, "Identificação"),
           h("button", { type: "button", class: "btn btn-small", onclick: () => resetPassword(u) }, "Redefinir senha"),
           h("button", { type: "button", class: "btn btn-small" + (u.disabled ? "" : " btn-danger-outline"), onclick: async () => {
             const ok = await confirmDialog(u.disabled ? `Reativar ${u.name}?` : `Desativar ${u.name}?`,
@@ -48,6 +52,33 @@ export const usersView = {
               u.disabled ? "Reativar" : "Desativar");
             if (ok) patch(u, { disabled: !u.disabled }, u.disabled ? `${u.name} reativado.` : `${u.name} desativado.`);
           } }, u.disabled ? "Reativar" : "Desativar")));
+    };
+    // The agent's identification an auto prints (issuing requires all three).
+    const editAgent = (u) => {
+      const input = (name, value) => h("input", { name, value: value || "", maxlength: "200", autocomplete: "off" });
+      const fullName = input("full_name", u.full_name), matricula = input("matricula", u.matricula), cargo = input("cargo", u.cargo);
+      const err = h("p", { class: "form-error", role: "alert" });
+      const dlg = h("dialog", { class: "dialog", "aria-labelledby": "agent-title" },
+        h("form", { method: "dialog", onsubmit: async (ev) => {
+          if (ev.submitter && ev.submitter.value === "cancel") return;
+          ev.preventDefault();
+          try {
+            await api("/api/v1/users/" + encodeURIComponent(u.name), { method: "PATCH",
+              body: { full_name: fullName.value.trim(), matricula: matricula.value.trim(), cargo: cargo.value.trim() } });
+            dlg.close();
+            say(`Identificação de ${u.name} salva.`);
+            load();
+          } catch (e) { err.textContent = e.message; }
+        } },
+        h("h2", { id: "agent-title" }, "Identificação de " + u.name),
+        h("p", { class: "muted small" }, "Impressa nos autos que a pessoa emitir; sem nome completo, matrícula e cargo ela não pode emitir autos."),
+        field("Nome completo", fullName), field("Matrícula", matricula), field("Cargo", cargo), err,
+        h("div", { class: "btn-row btn-row--end" }, h("button", { type: "submit", class: "btn", value: "cancel", formnovalidate: true }, "Cancelar"),
+          h("button", { type: "submit", class: "btn btn-primary", value: "ok" }, "Salvar"))));
+      dlg.addEventListener("close", () => dlg.remove());
+      document.body.append(dlg);
+      dlg.showModal();
+      fullName.focus();
     };
     const resetPassword = (u) => {
       const input = h("input", { type: "password", minlength: "8", required: true, autocomplete: "new-password" });
@@ -81,11 +112,11 @@ export const usersView = {
     } }, field("Nome de usuário", name), field("Senha inicial (mín. 8 caracteres)", password), field("Papel", role),
     h("button", { type: "submit", class: "btn btn-primary" }, "Criar usuário"));
     el.append(
-      h("div", { class: "page-head" }, h("p", { class: "lead" }, "Observador acompanha; fiscal também emite e arquiva autos; supervisor também gerencia o cadastro; administrador também gerencia usuários e vê a auditoria.")),
+      h("div", { class: "page-head" }, h("p", { class: "lead" }, "Observador acompanha; fiscal também emite e arquiva autos; supervisor também gerencia o cadastro; autoridade julgadora também decide defesas, suspensões e a inscrição em dívida ativa (nunca de autos que ela mesma emitiu); administrador também gerencia usuários e vê a auditoria.")),
       h("section", { class: "card" }, h("h2", { class: "card-title" }, "Novo usuário"), form, msg),
       h("section", { class: "card" }, h("h2", { class: "card-title" }, "Usuários"),
         h("div", { class: "table-wrap" }, h("table", { class: "table", id: "users-table" },
-          h("thead", null, h("tr", null, ...["Usuário", "Papel", "Criado em", "Situação", "Ações"].map((t) => h("th", { scope: "col" }, t)))),
+          h("thead", null, h("tr", null, ...["Usuário", "Papel", "Identificação do agente", "Criado em", "Situação", "Ações"].map((t) => h("th", { scope: "col" }, t)))),
           tbody))));
     load();
   },
