@@ -118,7 +118,10 @@ func (d *Drafter) Run(ctx context.Context, now time.Time) ([]Made, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only infractions come back: d.kinds holds no alert-only kind (NewDrafter).
+	// Only infractions come back: d.kinds holds no alert-only kind (NewDrafter). An episode
+	// that cannot ground an auto by itself (an alert awaiting the agent's verification) never
+	// becomes a draft: the store leaves it out, and so does this filter for any store.
+	pending = slices.DeleteFunc(pending, func(p Pending) bool { return !p.Episode.Draftable() })
 	var made []Made
 	for _, g := range groups(pending) {
 		ready := true

@@ -88,7 +88,11 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 	case "boarding_sound":
 		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) com o veículo parado em operação de embarque e desembarque, de %s a %s (%s).",
 			Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src, from, to, dur)
-	case "noise_limit":
+	case rules.RuleNoiseLimit:
+		if v := ep.Verification; v != nil && v.Kind == rules.VerifyNBR10151 && v.Measurement != nil {
+			describeMeasurement(&b, p, v)
+			break
+		}
 		area := ""
 		if ep.Area != nil {
 			area = p.Noise.Areas[*ep.Area].Name
@@ -116,7 +120,22 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 	if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
 		b.WriteString(" Os dados do veículo foram interrompidos antes do fim do episódio.")
 	}
+	if v := ep.Verification; v != nil && v.Kind == rules.VerifyMusic {
+		fmt.Fprintf(&b, " Verificação do agente %s em %s: música executada pelo sistema de som, audível (%s).",
+			v.By, LocalTime(p, v.At.Time), v.Note)
+	}
 	return b.String()
+}
+
+// describeMeasurement states the agent's NBR 10151 measurement an Art. 27 auto rests on.
+func describeMeasurement(b *strings.Builder, p *profile.Profile, v *rules.Verification) {
+	m := v.Measurement
+	fmt.Fprintf(b, "Medição conforme a %s realizada pelo agente %s em %s: L_Aeq de %s dB(A), nível de som residual de %s dB(A), limite de %s dB(A); medidor %s (classe %d), calibração %s; posição de medição: %s.",
+		p.Noise.Standard, v.By, LocalTime(p, m.Date.Time), Num(m.LAeqDB, 1), Num(m.ResidualDB, 1), Num(m.LimitDB, 0),
+		m.Meter, m.Class, m.Calibration, m.Position)
+	if v.Note != "" {
+		fmt.Fprintf(b, " Observação do agente: %s.", strings.TrimRight(v.Note, "."))
+	}
 }
 
 func period(p *profile.Profile, ep *rules.Episode) string {
@@ -144,7 +163,7 @@ func warnings(p *profile.Profile, eps []rules.Episode) []string {
 		if ep.Unregistered {
 			add("Veículo não cadastrado: titular, condutor e equipamentos não identificados pelo cadastro.")
 		}
-		if ep.Estimate {
+		if ep.Estimate && (ep.Verification == nil || ep.Verification.Kind != rules.VerifyNBR10151) {
 			add("Valor de nível sonoro é estimativa no receptor, não medição conforme a norma.")
 		}
 		if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {

@@ -12,7 +12,10 @@ import (
 // not judged; without geofences only the dwell criterion applies.
 type boardingRule struct{}
 
-func (boardingRule) id() string { return "boarding_sound" }
+func (boardingRule) id() string { return RuleBoardingSound }
+
+// RuleBoardingSound is the id of the rule.
+const RuleBoardingSound = "boarding_sound"
 
 func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if r.Sound == nil || r.Sound.LAeqDB == nil {
@@ -32,11 +35,11 @@ func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if !havePos && v.LastGPS != nil {
 		lat, lon = v.LastGPS.Lat, v.LastGPS.Lon // stopped: the last position still holds
 	}
-	d := v.detector("boarding_sound")
-	d.step(v, "boarding_sound", params{
+	d := v.detector(RuleBoardingSound)
+	d.step(v, RuleBoardingSound, params{
 		Confirm: seconds(p.Sensitive.ConfirmS), Clear: seconds(p.Sensitive.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
 	}, sample{T: r.T, Cond: emits && boarding, Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, havePos)},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "boarding_sound", start, "dB(A)", p.Sensitive.EmissionDB, 0, soundSource)
+			return e.newEpisode(v, RuleBoardingSound, start, "dB(A)", p.Sensitive.EmissionDB, 0, soundSource)
 		})
 }

@@ -110,6 +110,9 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 				ep := e.newEpisode(v, profile.DocumentExpiredRule, start, "dias", 0, 0, source)
 				ep.ID = EpisodeID(v.ID, profile.DocumentExpiredRule, start) + "." + slug
 				ep.Article, ep.Penalty = m.Article, m.Penalty
+				if !m.Infraction {
+					ep.noGround(noteAlertOnly)
+				}
 				ep.Detail = string(item.Document)
 				doc := item
 				ep.Document = &doc

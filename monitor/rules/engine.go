@@ -399,7 +399,7 @@ func (e *Engine) Tick(now time.Time) {
 // newEpisode starts an episode of a rule with the profile's legal mapping.
 func (e *Engine) newEpisode(v *Vehicle, rule string, start time.Time, unit string, limit, tolerance float64, source string) *Episode {
 	m := e.profile.Rules[rule]
-	return &Episode{
+	ep := &Episode{
 		ID:           EpisodeID(v.ID, rule, start),
 		Vehicle:      v.ID,
 		Rule:         rule,
@@ -412,8 +412,16 @@ func (e *Engine) newEpisode(v *Vehicle, rule string, start time.Time, unit strin
 		Source:       source,
 		Epoch:        v.Epoch,
 		Unregistered: v.Licensee == "",
+		GroundsAuto:  true,
 	}
+	if !m.Infraction && rule != profile.DocumentExpiredRule {
+		ep.noGround(noteAlertOnly)
+	}
+	return ep
 }
+
+// noteAlertOnly is the grounds note of a rule the profile does not treat as an infraction.
+const noteAlertOnly = "alerta: o perfil legal não trata esta regra como infração"
 
 // EpisodeID is deterministic, so that a replay or a restart finds the same episode.
 func EpisodeID(vehicle, rule string, start time.Time) string {

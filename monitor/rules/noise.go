@@ -22,7 +22,10 @@ import (
 // hold for noise.confirm_s. The value is an estimate and the episode says so.
 type noiseRule struct{}
 
-func (noiseRule) id() string { return "noise_limit" }
+func (noiseRule) id() string { return RuleNoiseLimit }
+
+// RuleNoiseLimit is the id of the rule.
+const RuleNoiseLimit = "noise_limit"
 
 func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if r.Sound == nil || r.Sound.LAeqDB == nil {
@@ -51,12 +54,12 @@ func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 		}
 	}
 	limit := AreaLimit(e.profile, area, r.T)
-	d := v.detector("noise_limit")
-	d.step(v, "noise_limit", params{
+	d := v.detector(RuleNoiseLimit)
+	d.step(v, RuleNoiseLimit, params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
 	}, sample{T: r.T, Cond: l2 > limit+p.ToleranceDB, Value: l2, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, true)},
 		func(start time.Time) *Episode {
-			ep := e.newEpisode(v, "noise_limit", start, "dB(A)", limit, p.ToleranceDB, soundSource)
+			ep := e.newEpisode(v, RuleNoiseLimit, start, "dB(A)", limit, p.ToleranceDB, soundSource)
 			ep.Area = ptr(area)
 			ep.Estimate = true
 			ep.R1M = r1

@@ -17,7 +17,10 @@ import (
 // geofences, a licensee (the registry) or a garage of the licensee.
 type parkedRule struct{}
 
-func (parkedRule) id() string { return "parked_public_road" }
+func (parkedRule) id() string { return RuleParkedPublicRoad }
+
+// RuleParkedPublicRoad is the id of the rule.
+const RuleParkedPublicRoad = "parked_public_road"
 
 func (parkedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if r.Tacho == nil && (r.GPS == nil || !r.Evidence) {
@@ -48,14 +51,14 @@ func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
 	if r != nil && r.GPS != nil {
 		ev = readingEvidence(r, "gps", minutes, "min").at(r.GPS.Lat, r.GPS.Lon)
 	}
-	d := v.detector("parked_public_road")
+	d := v.detector(RuleParkedPublicRoad)
 	if ev.ok && d.EpisodeID != "" && d.LastTrue.After(t.Add(-time.Minute)) {
 		ev = evidence{} // one reading a minute is evidence enough of standing still
 	}
-	d.step(v, "parked_public_road", params{Confirm: 0, Clear: time.Minute, MaxGap: parkedMaxGap, MaxPending: 16},
+	d.step(v, RuleParkedPublicRoad, params{Confirm: 0, Clear: time.Minute, MaxGap: parkedMaxGap, MaxPending: 16},
 		sample{T: t, Cond: cond, Value: minutes, Lat: v.Fix.Lat, Lon: v.Fix.Lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "parked_public_road", start, "min", p.MinMinutes, 0, "gps")
+			return e.newEpisode(v, RuleParkedPublicRoad, start, "min", p.MinMinutes, 0, "gps")
 		})
 }
 

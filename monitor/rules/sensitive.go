@@ -22,7 +22,10 @@ import (
 // geofences, a position or a full emission window, the reading is not judged.
 type sensitiveZoneRule struct{}
 
-func (sensitiveZoneRule) id() string { return "sensitive_zone_sound" }
+func (sensitiveZoneRule) id() string { return RuleSensitiveZoneSound }
+
+// RuleSensitiveZoneSound is the id of the rule.
+const RuleSensitiveZoneSound = "sensitive_zone_sound"
 
 // soundMaxGap is the longest silence of the meter that does not break a sound run.
 const soundMaxGap = 10 * time.Second
@@ -42,12 +45,12 @@ func (sensitiveZoneRule) observe(e *Engine, v *Vehicle, r *reading) {
 	p := e.profile.Sensitive
 	site, dist, found := e.openSensitiveSite(lat, lon, r.T)
 	cond := emits && found
-	d := v.detector("sensitive_zone_sound")
-	d.step(v, "sensitive_zone_sound", params{
+	d := v.detector(RuleSensitiveZoneSound)
+	d.step(v, RuleSensitiveZoneSound, params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
 	}, sample{T: r.T, Cond: cond, Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, true)},
 		func(start time.Time) *Episode {
-			ep := e.newEpisode(v, "sensitive_zone_sound", start, "dB(A)", p.EmissionDB, 0, soundSource)
+			ep := e.newEpisode(v, RuleSensitiveZoneSound, start, "dB(A)", p.EmissionDB, 0, soundSource)
 			ep.Site = siteOf(site, dist)
 			return ep
 		})

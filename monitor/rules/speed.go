@@ -14,7 +14,10 @@ import (
 // and the episode closes after clear_s at or below it.
 type speedRule struct{}
 
-func (speedRule) id() string { return "speed" }
+func (speedRule) id() string { return RuleSpeed }
+
+// RuleSpeed is the id of the rule.
+const RuleSpeed = "speed"
 
 // speedMaxGap is the longest silence of the speed source that does not break a run.
 const speedMaxGap = 5 * time.Second
@@ -42,15 +45,15 @@ func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	} else if lat != 0 || lon != 0 {
 		ev = ev.at(lat, lon)
 	}
-	d := v.detector("speed")
-	d.step(v, "speed", params{
+	d := v.detector(RuleSpeed)
+	d.step(v, RuleSpeed, params{
 		Confirm:    seconds(p.ConfirmS),
 		Clear:      seconds(p.ClearS),
 		MaxGap:     speedMaxGap,
 		MaxPending: 4096,
 	}, sample{T: r.T, Cond: kmh > threshold, Value: kmh, Lat: lat, Lon: lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "speed", start, "km/h", p.LimitKmh, p.ToleranceKmh, source)
+			return e.newEpisode(v, RuleSpeed, start, "km/h", p.LimitKmh, p.ToleranceKmh, source)
 		})
 }
 

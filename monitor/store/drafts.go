@@ -124,7 +124,14 @@ func (db *DB) UndraftedEpisodes(ctx context.Context, kinds []drafts.Kind) ([]dra
 		}
 	}
 	q := `SELECT updated_at, doc FROM episodes WHERE (` + strings.Join(or, " OR ") + `)
-AND id NOT IN (SELECT episode_id FROM draft_episodes) ORDER BY start_at, id`
+AND id NOT IN (SELECT episode_id FROM draft_episodes)
+-- Only episodes that can become a draft by themselves (rules.Episode.Draftable): an alert
+-- waits here for the agent's verification, or forever. An episode stored before grounds_auto
+-- existed has none and is never drafted by itself.
+AND (json_extract(doc, '$.grounds_auto') = 1
+	OR (coalesce(json_extract(doc, '$.needs_verification'), '') <> ''
+		AND json_extract(doc, '$.verification.kind') = json_extract(doc, '$.needs_verification')))
+ORDER BY start_at, id`
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: undrafted episodes: %w", err)
