@@ -28,8 +28,8 @@ func TestVerificationMakesEpisodeDraftable(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := []drafts.Kind{{Rule: rules.RuleNoiseLimit}}
-	if p, err := f.db.UndraftedEpisodes(ctx, kinds); err != nil || len(p) != 0 {
-		t.Fatalf("before the verification the alert is offered to the drafter: %v %v", p, err)
+	if p, err := f.db.UndraftedEpisodes(ctx, kinds); err != nil || len(p) != 1 || p[0].Episode.Draftable() {
+		t.Fatalf("before the verification: %+v %v", p, err)
 	}
 
 	// grounds_auto is always in the JSON, false included.

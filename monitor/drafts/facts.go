@@ -1,6 +1,7 @@
 package drafts
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -77,17 +78,29 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 	case "hours":
 		fmt.Fprintf(&b, "Veículo em serviço fora do horário permitido (das %s às %s), %s min além do horário, após a tolerância de %s min para deslocamento à garagem, de %s a %s.",
 			p.ServiceHours.Start, p.ServiceHours.End, Num(ep.Peak, 0), Num(ep.Limit, 0), from, to)
-	case "sensitive_zone_sound":
-		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) a ", Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
+	case rules.RuleSensitiveZoneSound:
+		// Only what was observed: the distance in the accused's favour (distance + the margin
+		// for position error), and the opening hours only when they are on file.
+		fmt.Fprintf(&b, "Emissão sonora (música ou outro som do sistema de som) de %s dB(A) (L_Aeq em %s s, medido %s) a ", Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
 		if s := ep.Site; s != nil {
-			fmt.Fprintf(&b, "%s m de %s \"%s\"", Num(s.DistanceM, 1), categories[s.Category], s.Name)
+			fmt.Fprintf(&b, "no máximo %s m de %s \"%s\"", Num(max(s.MaxDistanceM, s.DistanceM), 0), categories[s.Category], s.Name)
+			if s.MarginM > 0 {
+				fmt.Fprintf(&b, " (distância medida de %s m acrescida de %s m de margem para o erro de posição do GPS)", Num(s.DistanceM, 1), Num(s.MarginM, 1))
+			}
+			if s.HoursKnown {
+				fmt.Fprintf(&b, ", em horário de funcionamento (%s)", s.OpeningHours)
+			}
 		} else {
 			b.WriteString("menos de " + Num(p.Sensitive.RadiusM, 0) + " m de local protegido")
 		}
-		fmt.Fprintf(&b, ", em horário de funcionamento, de %s a %s (%s).", from, to, dur)
-	case "boarding_sound":
-		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) com o veículo parado em operação de embarque e desembarque, de %s a %s (%s).",
-			Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src, from, to, dur)
+		fmt.Fprintf(&b, ", de %s a %s (%s).", from, to, dur)
+	case rules.RuleBoardingSound:
+		fmt.Fprintf(&b, "Emissão sonora (música ou outro som do sistema de som) de %s dB(A) (L_Aeq em %s s, medido %s) com o veículo parado",
+			Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
+		if s := ep.Site; s != nil {
+			fmt.Fprintf(&b, " por %s s no ponto de embarque \"%s\"", Num(ep.StoppedS, 0), cmp.Or(s.Name, s.ID))
+		}
+		fmt.Fprintf(&b, ", de %s a %s (%s).", from, to, dur)
 	case rules.RuleNoiseLimit:
 		if v := ep.Verification; v != nil && v.Kind == rules.VerifyNBR10151 && v.Measurement != nil {
 			describeMeasurement(&b, p, v)

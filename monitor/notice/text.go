@@ -177,7 +177,7 @@ var (
 func openingHours(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return "não informado (considerado sempre aberto)"
+		return "não cadastrado (o horário de funcionamento não é presumido)"
 	}
 	s = strings.ReplaceAll(s, "24/7", "todos os dias, 24 horas")
 	s = ohDayRE.ReplaceAllStringFunc(s, func(d string) string { return ohDays[d] })

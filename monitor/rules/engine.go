@@ -91,7 +91,7 @@ func New(p *profile.Profile, places *geofences.Set) *Engine {
 		profile: p,
 		places:  places,
 		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
-			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}},
+			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}, switchSuspectRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}
@@ -259,7 +259,7 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 			return false
 		}
 		g := r.GPS
-		f := &Fix{T: r.T, Lat: g.Lat, Lon: g.Lon, SpeedKmh: g.SpeedKmh, Course: g.CourseDeg}
+		f := &Fix{T: r.T, Lat: g.Lat, Lon: g.Lon, SpeedKmh: g.SpeedKmh, Course: g.CourseDeg, HDOP: g.HDOP}
 		v.LastGPS = f
 		if !evidence {
 			v.NotEvidence++
@@ -472,6 +472,11 @@ func (v *Vehicle) OpenEpisodeIDs() []string {
 func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
 	p := e.profile.InService
 	if v.ServiceOn != nil && p.ServiceInputOverrides {
+		if !*v.ServiceOn && p.SwitchSuspect.IsService {
+			if _, suspect := e.behavesInService(v, t); suspect {
+				return true, true
+			}
+		}
 		return *v.ServiceOn, true
 	}
 	kmh, _, ok := v.SpeedAt(t)

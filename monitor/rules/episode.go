@@ -43,6 +43,9 @@ type Episode struct {
 	// Document is, for document_expired, the expired item of the registry as it stood when the
 	// episode opened: which document, of which record, its number and its last valid day.
 	Document *registry.Expiry `json:"document,omitempty"`
+	// StoppedS is, for boarding_sound, how long the vehicle had stood at the boarding point
+	// (Site) by the end of the episode, in seconds.
+	StoppedS float64 `json:"stopped_s,omitempty"`
 	// R1M is, for noise_limit, the meter-to-loudspeaker distance r₁ the estimate used (the
 	// registry's, else the profile's), in metres.
 	R1M float64 `json:"r1_m,omitempty"`
@@ -151,6 +154,12 @@ type Site struct {
 	Verified     bool    `json:"verified"`
 	Source       string  `json:"source,omitempty"`
 	OpeningHours string  `json:"opening_hours,omitempty"`
+	// MarginM is the position margin allowed in the accused's favour, and MaxDistanceM the
+	// distance + margin the auto states ("no máximo X m"); for sensitive_zone_sound.
+	MarginM      float64 `json:"margin_m,omitempty"`
+	MaxDistanceM float64 `json:"max_distance_m,omitempty"`
+	// HoursKnown: the site's opening hours are on file (sensitive_zone_sound).
+	HoursKnown bool `json:"hours_known,omitempty"`
 }
 
 // Evidence is one reading that proves an episode, tagged with the batch it came in.
