@@ -218,6 +218,7 @@ func describeDocument(b *strings.Builder, ep *rules.Episode, from, to, dur strin
 	if x.Problem == registry.ProblemCategory {
 		fmt.Fprintf(b, "Veículo em serviço conduzido pelo %s com CNH de categoria incompatível com o veículo (%s), de %s a %s (%s).",
 			x.Subject.Label(), x.Detail, from, to, dur)
+		b.WriteString(" Salvo justificativa formal aprovada.")
 		return
 	}
 	fmt.Fprintf(b, "Veículo em serviço com documento vencido: %s", x.Document.Label())
@@ -233,6 +234,8 @@ func describeDocument(b *strings.Builder, ep *rules.Episode, from, to, dur strin
 		fmt.Fprintf(b, " (vencido havia %d %s)", days, unit)
 	}
 	fmt.Fprintf(b, "; em serviço de %s a %s (%s).", from, to, dur)
+	// Art. 45, IV: "… nos prazos e datas estabelecidos, salvo justificativa formal aprovada".
+	b.WriteString(" Salvo justificativa formal aprovada.")
 }
 
 // upperFirst capitalises the first letter of s.

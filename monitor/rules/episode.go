@@ -178,4 +178,7 @@ type Evidence struct {
 const (
 	ClosedCleared     = "cleared"     // the condition ended
 	ClosedInterrupted = "interrupted" // the vehicle's data stopped for the gap timeout
+	// ClosedOutOfService: document_expired's episode pauses when the vehicle leaves service;
+	// it reopens at the next in-service reading, until the document is renewed.
+	ClosedOutOfService = "out_of_service"
 )
