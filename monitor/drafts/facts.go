@@ -116,8 +116,12 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		fmt.Fprintf(&b, "Veículo em serviço fora do itinerário autorizado para o dia e horário, a até %s m do percurso autorizado mais próximo (corredor de %s m), de %s a %s (%s).",
 			Num(ep.Peak, 0), Num(ep.Limit, 0), from, to, dur)
 	case "parked_public_road":
-		fmt.Fprintf(&b, "Veículo estacionado em via pública fora da garagem e fora dos dias e horários autorizados, parado há %s min, desde %s.",
-			Num(ep.Peak, 0), from)
+		where := "fora da garagem do licenciado"
+		if s := ep.Site; s != nil && s.Kind == "public_road" {
+			where = fmt.Sprintf("em via pública (%s)", cmp.Or(s.Name, s.ID))
+		}
+		fmt.Fprintf(&b, "Veículo estacionado %s, fora dos dias e horários da prestação do serviço, parado por %s min, de %s a %s.",
+			where, Num(ep.Peak, 0), from, to)
 	case "telemetry_fault":
 		what := "sem sinal"
 		if ep.Detail == "contradicts_gps" {
