@@ -51,8 +51,14 @@ type Vehicle struct {
 	// ID is the vehicle's name on the wire (MQTT topic and "vehicle"): [A-Za-z0-9_-]{1,32}.
 	ID string `yaml:"id" json:"id"`
 	// Plate is ABC1234 or, Mercosul, ABC1D23.
-	Plate    string `yaml:"plate" json:"plate"`
-	Licensee string `yaml:"licensee" json:"licensee"`
+	Plate string `yaml:"plate" json:"plate"`
+	// Licensee is the vehicle's licensee since LicenseeSince (zero: since the beginning — a
+	// registry written before the link had dates keeps its links valid from the beginning).
+	Licensee      string `yaml:"licensee" json:"licensee"`
+	LicenseeSince Date   `yaml:"licensee_since,omitempty" json:"licensee_since,omitzero"`
+	// LicenseeHistory are the vehicle's earlier licensees, oldest first: a reading is judged
+	// and drafted against the licensee of its own day (LicenseeOn).
+	LicenseeHistory []LicenseeLink `yaml:"licensee_history,omitempty" json:"licensee_history,omitempty"`
 	// ManufactureYear is the year of manufacture (Art. 21 sole para.); 0 when not known.
 	ManufactureYear int `yaml:"manufacture_year,omitempty" json:"manufacture_year,omitempty"`
 	// MeterDistanceM is r₁, the distance in metres from the sound-level meter to the
@@ -237,7 +243,49 @@ func (l Licensee) clone() Licensee {
 }
 
 func (v Vehicle) clone() Vehicle {
+	v.LicenseeHistory = slices.Clone(v.LicenseeHistory)
 	v.Devices = slices.Clone(v.Devices)
 	v.Documents = slices.Clone(v.Documents)
+	return v
+}
+
+// LicenseeLink is a past link of a vehicle to a licensee: from ValidFrom (zero: the beginning)
+// to ValidTo, both days inclusive.
+type LicenseeLink struct {
+	Licensee  string `yaml:"licensee" json:"licensee"`
+	ValidFrom Date   `yaml:"valid_from,omitempty" json:"valid_from,omitzero"`
+	ValidTo   Date   `yaml:"valid_to" json:"valid_to"`
+}
+
+// LicenseeOn returns the vehicle's licensee on day d: the current one from LicenseeSince on,
+// else the past link that covers d; "" when none does (the reading is then "veículo não
+// cadastrado" for that day).
+func (v *Vehicle) LicenseeOn(d Date) string {
+	if v.LicenseeSince.IsZero() || !d.Before(v.LicenseeSince) {
+		return v.Licensee
+	}
+	for _, l := range v.LicenseeHistory {
+		if (l.ValidFrom.IsZero() || !d.Before(l.ValidFrom)) && !l.ValidTo.Before(d) {
+			return l.Licensee
+		}
+	}
+	return ""
+}
+
+// transferred keeps the link history when a vehicle's licensee changes from old's to v's on
+// day on: old's link ends the day before, v's starts on. An edit that gives its own history or
+// date (an import, a correction) is taken as given.
+func transferred(old, v Vehicle, on Date) Vehicle {
+	if v.LicenseeHistory == nil {
+		v.LicenseeHistory = old.LicenseeHistory
+	}
+	if old.Licensee == v.Licensee || !v.LicenseeSince.IsZero() && v.LicenseeSince != old.LicenseeSince {
+		if v.LicenseeSince.IsZero() {
+			v.LicenseeSince = old.LicenseeSince
+		}
+		return v
+	}
+	v.LicenseeHistory = append(slices.Clone(v.LicenseeHistory), LicenseeLink{Licensee: old.Licensee, ValidFrom: old.LicenseeSince, ValidTo: on.AddDays(-1)})
+	v.LicenseeSince = on
 	return v
 }

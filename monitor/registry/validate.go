@@ -134,6 +134,25 @@ func (r *Registry) Validate() error {
 			}
 		}
 		v.reference(rec, ve.Licensee, licensees)
+		prevTo := Date{}
+		for j, l := range ve.LicenseeHistory {
+			field := fmt.Sprintf("licensee_history[%d]", j)
+			v.reference(rec, l.Licensee, licensees)
+			switch {
+			case l.ValidTo.IsZero():
+				v.add(rec, field+".valid_to", "obrigatório")
+			case !l.ValidFrom.IsZero() && l.ValidTo.Before(l.ValidFrom):
+				v.add(rec, field+".valid_to", "%s anterior a valid_from %s", l.ValidTo, l.ValidFrom)
+			case !prevTo.IsZero() && (l.ValidFrom.IsZero() || !prevTo.Before(l.ValidFrom)):
+				v.add(rec, field+".valid_from", "vínculos sobrepostos: o anterior vai até %s", prevTo)
+			case !ve.LicenseeSince.IsZero() && !l.ValidTo.Before(ve.LicenseeSince):
+				v.add(rec, field+".valid_to", "%s não é anterior a licensee_since %s", l.ValidTo, ve.LicenseeSince)
+			}
+			prevTo = l.ValidTo
+		}
+		if len(ve.LicenseeHistory) > 0 && ve.LicenseeSince.IsZero() {
+			v.add(rec, "licensee_since", "obrigatório quando há licensee_history")
+		}
 		if y := ve.ManufactureYear; y != 0 && (y < 1900 || y > time.Now().Year()+1) {
 			v.add(rec, "manufacture_year", "ano %d fora do intervalo 1900–%d", y, time.Now().Year()+1)
 		}

@@ -133,6 +133,9 @@ func (e *Engine) attach(v *Vehicle) {
 // Registration is what the registry says of a vehicle that the rules use.
 type Registration struct {
 	Licensee string
+	// LicenseeOn is the vehicle's licensee on a day (registry.Vehicle.LicenseeOn); nil: Licensee
+	// on every day.
+	LicenseeOn func(day registry.Date) string
 	// MeterDistanceM is r₁, the meter's distance to the loudspeaker (0: the profile's).
 	MeterDistanceM float64
 	// Expired lists what the vehicle lacks when in service at an instant, with the driver card
@@ -151,6 +154,11 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 	if e.registered != nil {
 		reg, _ := e.registered(b.Vehicle)
 		v.Licensee, v.R1M = reg.Licensee, reg.MeterDistanceM
+		if reg.LicenseeOn != nil {
+			// The licensee of the batch's own day: a late batch from before a transfer is the
+			// old licensee's.
+			v.Licensee = reg.LicenseeOn(registry.DateOf(batchStart(b).In(e.profile.Location())))
+		}
 		v.expired, v.docs = reg.Expired, docCache{}
 	}
 	var res Result
@@ -511,4 +519,27 @@ func (e *Engine) atBoardingPoint(v *Vehicle, t time.Time) bool {
 	}
 	_, at := e.places.BoardingPointAt(orb.Point{lon, lat})
 	return at
+}
+
+// batchStart is the time of a batch's first reading (its send time when it has none).
+func batchStart(b *wire.Batch) time.Time {
+	t := b.SentAt.Time
+	earlier := func(x wire.Time) {
+		if !x.IsZero() && (t.IsZero() || x.Before(t)) {
+			t = x.Time
+		}
+	}
+	if len(b.Tacho) > 0 {
+		earlier(b.Tacho[0].T)
+	}
+	if len(b.GPS) > 0 {
+		earlier(b.GPS[0].T)
+	}
+	if len(b.Sound) > 0 {
+		earlier(b.Sound[0].T)
+	}
+	if len(b.Service) > 0 {
+		earlier(b.Service[0].T)
+	}
+	return t
 }
