@@ -129,6 +129,14 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		}
 		fmt.Fprintf(&b, "Saída de dados do tacógrafo %s com o veículo em movimento (até %s km/h pelo GPS), de %s a %s (%s).",
 			what, Num(ep.Peak, 1), from, to, dur)
+	case rules.RuleDriverUnregistered:
+		who := "cartão de condutor não cadastrado no órgão responsável pela licença"
+		if ep.Detail == rules.DriverOtherLicensee {
+			who = "cartão de condutor cadastrado para outro licenciado"
+		}
+		fmt.Fprintf(&b, "Veículo em serviço com %s no tacógrafo, de %s a %s (%s).", who, from, to, dur)
+	case rules.RuleDriverRemoved:
+		fmt.Fprintf(&b, "Veículo em serviço conduzido, pelo cartão do tacógrafo, por condutor cujo afastamento foi exigido pelo Poder Público, de %s a %s (%s).", from, to, dur)
 	case profile.DocumentExpiredRule:
 		describeDocument(&b, ep, from, to, dur)
 	default:

@@ -164,6 +164,9 @@ type Driver struct {
 	// TachographCard is the driver card number as printed on the card (see CardsMatch).
 	TachographCard string `yaml:"tachograph_card,omitempty" json:"tachograph_card,omitempty"`
 	Licensee       string `yaml:"licensee" json:"licensee"`
+	// RemovalOrderedOn is the day the public authority required the driver's removal
+	// (afastamento, Lei 2.277/2018 Art. 45, III); zero when none.
+	RemovalOrderedOn Date `yaml:"removal_ordered_on,omitempty" json:"removal_ordered_on,omitzero"`
 }
 
 // MedicalCertificate holds the dates of a medical certificate.

@@ -91,7 +91,8 @@ func New(p *profile.Profile, places *geofences.Set) *Engine {
 		profile: p,
 		places:  places,
 		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
-			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}, switchSuspectRule{}},
+			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}, switchSuspectRule{}, driverCardRule{},
+			driverRemovedRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}
@@ -133,6 +134,9 @@ func (e *Engine) attach(v *Vehicle) {
 // Registration is what the registry says of a vehicle that the rules use.
 type Registration struct {
 	Licensee string
+	// DriverByCard finds the registered driver of a tachograph card (registry.Store.DriverByCard);
+	// nil: the driver rules are not evaluated.
+	DriverByCard func(card string) (registry.Driver, bool)
 	// LicenseeOn is the vehicle's licensee on a day (registry.Vehicle.LicenseeOn); nil: Licensee
 	// on every day.
 	LicenseeOn func(day registry.Date) string
@@ -160,6 +164,7 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 			v.Licensee = reg.LicenseeOn(registry.DateOf(batchStart(b).In(e.profile.Location())))
 		}
 		v.expired, v.docs = reg.Expired, docCache{}
+		v.driverByCard = reg.DriverByCard
 	}
 	var res Result
 	c := v.Cursors[b.Epoch]

@@ -19,6 +19,7 @@ func FromRegistry(s *registry.Store) func(vehicle string) (Registration, bool) {
 		return Registration{
 			Licensee:       v.Licensee,
 			LicenseeOn:     v.LicenseeOn,
+			DriverByCard:   s.DriverByCard,
 			MeterDistanceM: v.MeterDistanceM,
 			Expired:        func(card string, at time.Time) []registry.Expiry { return s.ExpiredFor(id, card, at) },
 		}, true

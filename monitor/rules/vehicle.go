@@ -45,6 +45,8 @@ type Vehicle struct {
 	// (Registration.Expired, set on every batch); nil: not registered. docs caches its answer.
 	expired func(card string, at time.Time) []registry.Expiry
 	docs    docCache
+	// driverByCard finds the registered driver of a card (Registration.DriverByCard).
+	driverByCard func(card string) (registry.Driver, bool)
 
 	Detectors map[string]*detector `json:"detectors"`
 	// Episodes holds the episodes a detector may still change: open ones, and those closed as
