@@ -137,6 +137,18 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		fmt.Fprintf(&b, "Veículo em serviço com %s no tacógrafo, de %s a %s (%s).", who, from, to, dur)
 	case rules.RuleDriverRemoved:
 		fmt.Fprintf(&b, "Veículo em serviço conduzido, pelo cartão do tacógrafo, por condutor cujo afastamento foi exigido pelo Poder Público, de %s a %s (%s).", from, to, dur)
+	case rules.RuleSuspendedCirculating:
+		fmt.Fprintf(&b, "Veículo em serviço durante a suspensão da atividade do licenciado (%s), de %s a %s (%s).", cmp.Or(ep.Detail, "suspensão cadastrada"), from, to, dur)
+	case rules.RuleUninspectedCirculating:
+		kind, date, _ := strings.Cut(ep.Detail, " ")
+		what := "inspeção técnica reprovada"
+		if kind == "accident" {
+			what = "acidente que comprometeu a segurança do veículo"
+		}
+		if d, err := time.Parse(time.DateOnly, date); err == nil {
+			what += " em " + d.Format("02/01/2006")
+		}
+		fmt.Fprintf(&b, "Veículo em serviço após %s, sem nova inspeção aprovada, de %s a %s (%s).", what, from, to, dur)
 	case profile.DocumentExpiredRule:
 		describeDocument(&b, ep, from, to, dur)
 	default:

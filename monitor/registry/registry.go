@@ -44,6 +44,72 @@ type Licensee struct {
 	CNPJ        string     `yaml:"cnpj" json:"cnpj"`
 	Address     string     `yaml:"address,omitempty" json:"address,omitempty"`
 	Documents   []Document `yaml:"documents,omitempty" json:"documents,omitempty"`
+	// Suspensions are the periods the licensee's activity was suspended by an applied penalty
+	// or notice (Art. 42, Art. 52), days inclusive.
+	Suspensions []Period `yaml:"suspensions,omitempty" json:"suspensions,omitempty"`
+}
+
+// Period is a range of days, both inclusive, with the act that set it.
+type Period struct {
+	From      Date   `yaml:"from" json:"from"`
+	To        Date   `yaml:"to" json:"to"`
+	Reference string `yaml:"reference,omitempty" json:"reference,omitempty"` // e.g. the notice or case number
+}
+
+// Covers reports whether day d lies in the period.
+func (p Period) Covers(d Date) bool { return !d.Before(p.From) && !p.To.Before(d) }
+
+// SuspendedOn returns the licensee's suspension that covers day d.
+func (l *Licensee) SuspendedOn(d Date) (Period, bool) {
+	for _, p := range l.Suspensions {
+		if p.Covers(d) {
+			return p, true
+		}
+	}
+	return Period{}, false
+}
+
+// VehicleEvent is an inspection of a vehicle, or an accident that compromised its safety.
+type VehicleEvent struct {
+	Date Date `yaml:"date" json:"date"`
+	// Kind is "inspection" or "accident".
+	Kind string `yaml:"kind" json:"kind"`
+	// Approved: for an inspection, the vehicle passed (released by the inspector, Art. 32 §3).
+	Approved bool   `yaml:"approved,omitempty" json:"approved,omitempty"`
+	Note     string `yaml:"note,omitempty" json:"note,omitempty"`
+}
+
+// Vehicle event kinds.
+const (
+	EventInspection = "inspection"
+	EventAccident   = "accident"
+)
+
+// UninspectedOn returns the event (a failed inspection, or an accident) that keeps the vehicle
+// from circulating on day d: the latest of them up to d with no approved inspection after it
+// (Art. 32 §3, Art. 33). Events of the same day are taken in file order.
+func (v *Vehicle) UninspectedOn(d Date) (VehicleEvent, bool) {
+	var pending *VehicleEvent
+	for i := range v.Events {
+		e := &v.Events[i]
+		if d.Before(e.Date) {
+			continue
+		}
+		switch {
+		case e.Kind == EventInspection && e.Approved:
+			if pending != nil && !e.Date.Before(pending.Date) {
+				pending = nil
+			}
+		default:
+			if pending == nil || !e.Date.Before(pending.Date) {
+				pending = e
+			}
+		}
+	}
+	if pending == nil {
+		return VehicleEvent{}, false
+	}
+	return *pending, true
 }
 
 // Vehicle is a registered vehicle (Art. 20 III).
@@ -66,9 +132,11 @@ type Vehicle struct {
 	MeterDistanceM float64 `yaml:"meter_distance_m,omitempty" json:"meter_distance_m,omitempty"`
 	// RequiredCNHCategory is the CNH category the vehicle requires of its driver (e.g. "D"); empty
 	// when not known, and then the category is not checked.
-	RequiredCNHCategory string     `yaml:"required_cnh_category,omitempty" json:"required_cnh_category,omitempty"`
-	Devices             []Device   `yaml:"devices,omitempty" json:"devices,omitempty"`
-	Documents           []Document `yaml:"documents,omitempty" json:"documents,omitempty"`
+	RequiredCNHCategory string   `yaml:"required_cnh_category,omitempty" json:"required_cnh_category,omitempty"`
+	Devices             []Device `yaml:"devices,omitempty" json:"devices,omitempty"`
+	// Events are the vehicle's inspections and accidents, in date order.
+	Events    []VehicleEvent `yaml:"events,omitempty" json:"events,omitempty"`
+	Documents []Document     `yaml:"documents,omitempty" json:"documents,omitempty"`
 	// KeyID names the vehicle's ed25519 key in signed batches ("kid"), and PublicKey is that
 	// key, 32 bytes in standard base64. Both or neither.
 	KeyID     string `yaml:"key_id,omitempty" json:"key_id,omitempty"`
@@ -247,6 +315,7 @@ func (l Licensee) clone() Licensee {
 
 func (v Vehicle) clone() Vehicle {
 	v.LicenseeHistory = slices.Clone(v.LicenseeHistory)
+	v.Events = slices.Clone(v.Events)
 	v.Devices = slices.Clone(v.Devices)
 	v.Documents = slices.Clone(v.Documents)
 	return v

@@ -43,7 +43,7 @@ func (driverCardRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if !judged {
 		return
 	}
-	stepDriver(e, v, r, RuleDriverUnregistered, cond, func(ep *Episode) { ep.Detail = detail })
+	stepInService(e, v, r, RuleDriverUnregistered, cond, func(ep *Episode) { ep.Detail = detail })
 }
 
 // driverStep judges a driver condition on a reading: in service with a fresh card. judged is
@@ -66,8 +66,8 @@ func driverStep(e *Engine, v *Vehicle, r *reading, bad func(card string) bool) (
 	return in && card != "" && bad(card), true
 }
 
-// stepDriver feeds a driver rule's detector.
-func stepDriver(e *Engine, v *Vehicle, r *reading, rule string, cond bool, fill func(*Episode)) {
+// stepInService feeds the detector of a rule whose condition holds while the vehicle is in service (the driver, suspension and inspection rules).
+func stepInService(e *Engine, v *Vehicle, r *reading, rule string, cond bool, fill func(*Episode)) {
 	p := e.profile.DocumentExpired
 	lat, lon, _ := v.position(r.T)
 	d := v.detector(rule)

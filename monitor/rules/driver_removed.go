@@ -22,5 +22,5 @@ func (driverRemovedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if !judged {
 		return
 	}
-	stepDriver(e, v, r, RuleDriverRemoved, cond, func(*Episode) {})
+	stepInService(e, v, r, RuleDriverRemoved, cond, func(*Episode) {})
 }

@@ -92,7 +92,7 @@ func New(p *profile.Profile, places *geofences.Set) *Engine {
 		places:  places,
 		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
 			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}, switchSuspectRule{}, driverCardRule{},
-			driverRemovedRule{}},
+			driverRemovedRule{}, suspendedRule{}, uninspectedRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}
@@ -137,6 +137,11 @@ type Registration struct {
 	// DriverByCard finds the registered driver of a tachograph card (registry.Store.DriverByCard);
 	// nil: the driver rules are not evaluated.
 	DriverByCard func(card string) (registry.Driver, bool)
+	// SuspendedOn returns the suspension of a licensee that covers a day (nil: not judged).
+	SuspendedOn func(licensee string, day registry.Date) (registry.Period, bool)
+	// UninspectedOn returns the failed inspection or accident that keeps the vehicle from
+	// circulating on a day (registry.Vehicle.UninspectedOn; nil: not judged).
+	UninspectedOn func(day registry.Date) (registry.VehicleEvent, bool)
 	// LicenseeOn is the vehicle's licensee on a day (registry.Vehicle.LicenseeOn); nil: Licensee
 	// on every day.
 	LicenseeOn func(day registry.Date) string
@@ -165,6 +170,7 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 		}
 		v.expired, v.docs = reg.Expired, docCache{}
 		v.driverByCard = reg.DriverByCard
+		v.suspendedOn, v.uninspectedOn = reg.SuspendedOn, reg.UninspectedOn
 	}
 	var res Result
 	c := v.Cursors[b.Epoch]

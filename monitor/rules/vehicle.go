@@ -47,6 +47,9 @@ type Vehicle struct {
 	docs    docCache
 	// driverByCard finds the registered driver of a card (Registration.DriverByCard).
 	driverByCard func(card string) (registry.Driver, bool)
+	// suspendedOn and uninspectedOn are Registration's.
+	suspendedOn   func(licensee string, day registry.Date) (registry.Period, bool)
+	uninspectedOn func(day registry.Date) (registry.VehicleEvent, bool)
 
 	Detectors map[string]*detector `json:"detectors"`
 	// Episodes holds the episodes a detector may still change: open ones, and those closed as
