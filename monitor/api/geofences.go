@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/trenzinho/trenzinho/monitor/rules"
 	"maps"
 	"net/http"
 	"slices"
@@ -57,6 +58,9 @@ type mapSettings struct {
 	// without a fine as what it is and charts the estimate the noise rule judged.
 	Rules map[string]ruleJSON `json:"rules,omitempty"`
 	Noise *noiseJSON          `json:"noise,omitempty"`
+	// RuleLabels is rules.Table: each rule's name, short label and colour, which the dashboard
+	// shows (always present).
+	RuleLabels []rules.RuleInfo `json:"rule_labels"`
 }
 
 type ruleJSON struct {
@@ -90,7 +94,7 @@ type suspensionJSON struct {
 
 // handleConfig serves GET /api/v1/config: the settings the dashboard reads once after login.
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
-	out := mapSettings{TileURL: s.mapCfg.TileURL, TimeZone: "America/Sao_Paulo"}
+	out := mapSettings{TileURL: s.mapCfg.TileURL, TimeZone: "America/Sao_Paulo", RuleLabels: rules.Table}
 	if p := s.mapCfg.Profile; p != nil {
 		if loc := p.Location(); loc != nil {
 			out.TimeZone = loc.String()

@@ -129,6 +129,8 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		}
 		fmt.Fprintf(&b, "Saída de dados do tacógrafo %s com o veículo em movimento (até %s km/h pelo GPS), de %s a %s (%s).",
 			what, Num(ep.Peak, 1), from, to, dur)
+	case rules.RuleServiceSwitchSuspect:
+		fmt.Fprintf(&b, "Chave de serviço desligada com o veículo %s, de %s a %s (%s).", cmp.Or(ep.Detail, "em comportamento de serviço"), from, to, dur)
 	case rules.RuleDriverUnregistered:
 		who := "cartão de condutor não cadastrado no órgão responsável pela licença"
 		if ep.Detail == rules.DriverOtherLicensee {
