@@ -139,6 +139,8 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		fmt.Fprintf(&b, "Veículo em serviço com %s no tacógrafo, de %s a %s (%s).", who, from, to, dur)
 	case rules.RuleDriverRemoved:
 		fmt.Fprintf(&b, "Veículo em serviço conduzido, pelo cartão do tacógrafo, por condutor cujo afastamento foi exigido pelo Poder Público, de %s a %s (%s).", from, to, dur)
+	case rules.RuleRotationConflict:
+		fmt.Fprintf(&b, "Veículo em serviço no itinerário \"%s\", atribuído pelo rodízio a outro licenciado naquele dia e horário, fora dos itinerários autorizados ao seu licenciado, de %s a %s (%s).", ep.Detail, from, to, dur)
 	case rules.RuleSuspendedCirculating:
 		fmt.Fprintf(&b, "Veículo em serviço durante a suspensão da atividade do licenciado (%s), de %s a %s (%s).", cmp.Or(ep.Detail, "suspensão cadastrada"), from, to, dur)
 	case rules.RuleUninspectedCirculating:

@@ -438,6 +438,10 @@ func (p *Profile) RuleFor(rule, detail string) (Rule, bool) {
 // at boarding and above the NBR limit is one act (one draft), whatever rules it breaks.
 const SoundConduct = "som"
 
+// RouteConduct is the default conduct group of route_deviation and rotation_conflict: running
+// on another licensee's itinerary on its rotation day is one act, off the vehicle's own.
+const RouteConduct = "itinerario"
+
 // soundRules are the rules that judge the vehicle's sound (rules.RuleSensitiveZoneSound, …).
 var soundRules = []string{"sensitive_zone_sound", "boarding_sound", "noise_limit"}
 
@@ -451,6 +455,9 @@ func (p *Profile) ConductOf(rule string) string {
 	}
 	if p.Conduct == nil && slices.Contains(soundRules, rule) {
 		return SoundConduct
+	}
+	if p.Conduct == nil && (rule == "route_deviation" || rule == "rotation_conflict") {
+		return RouteConduct
 	}
 	return rule
 }

@@ -92,7 +92,7 @@ func New(p *profile.Profile, places *geofences.Set) *Engine {
 		places:  places,
 		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
 			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}, switchSuspectRule{}, driverCardRule{},
-			driverRemovedRule{}, suspendedRule{}, uninspectedRule{}},
+			driverRemovedRule{}, suspendedRule{}, uninspectedRule{}, rotationRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}

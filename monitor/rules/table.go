@@ -43,6 +43,7 @@ var Table = []RuleInfo{
 	{RuleDriverUnregistered, "Condutor não cadastrado ou de outro licenciado", "Condutor", "#a0522d", ChartNone},
 	{RuleDriverRemoved, "Condutor com afastamento exigido", "Afastado", "#8b0000", ChartNone},
 	{RuleSuspendedCirculating, "Circulação durante a suspensão da atividade", "Suspenso", "#4b0082", ChartNone},
+	{RuleRotationConflict, "Itinerário de outro licenciado no dia do rodízio", "Rodízio", "#1e6f5c", ChartNone},
 	{RuleUninspectedCirculating, "Circulação sem inspeção após reprovação ou acidente", "Sem inspeção", "#556b2f", ChartNone},
 }
 
