@@ -188,7 +188,14 @@ func (s *Server) handleGeofences(w http.ResponseWriter, r *http.Request) {
 			switch f.Kind {
 			case geofences.KindSensitive:
 				props["verified"] = f.Verified()
-				props["open_now"] = f.OpeningHours.OpenAt(t, isHoliday)
+				if p != nil {
+					// As the rules judge it: unknown hours are not "open" (hours_known false),
+					// holidays close a site unless its hours name PH, school recess.
+					open, known := rules.SiteOpen(p, f, t)
+					props["open_now"], props["hours_known"] = open && known, known
+				} else {
+					props["open_now"] = f.OpeningHours.OpenAt(t, isHoliday)
+				}
 				if p != nil {
 					props["in_profile"] = slices.Contains(p.Sensitive.Categories, string(f.Category))
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/monitor/profile"
 )
 
 // sensitiveZoneRule flags sound emitted within the profile's radius (200 m) of hospitals and
@@ -151,14 +152,20 @@ func (e *Engine) openSensitiveSite(lat, lon, margin float64, t time.Time) (f *ge
 // hours name PH, or its category keeps its hours on holidays
 // (sensitive.holiday_open_categories, e.g. a hospital "24/7").
 func (e *Engine) siteOpen(f *geofences.Feature, local time.Time) (open, known bool) {
-	if f.Category == geofences.CategorySchool && e.profile.SchoolRecess(local) {
+	return SiteOpen(e.profile, f, local)
+}
+
+// SiteOpen is Engine.siteOpen for any caller (the dashboard's open_now): whether a sensitive
+// site is open at local time under the profile, and whether that is known.
+func SiteOpen(p *profile.Profile, f *geofences.Feature, local time.Time) (open, known bool) {
+	if f.Category == geofences.CategorySchool && p.SchoolRecess(local) {
 		return false, true
 	}
 	if f.OpeningHours == nil {
 		return true, false
 	}
-	isHoliday := func(day time.Time) bool { _, ok := e.profile.Holiday(day); return ok }
-	if isHoliday(local) && !slices.Contains(e.profile.Sensitive.HolidayOpen, string(f.Category)) &&
+	isHoliday := func(day time.Time) bool { _, ok := p.Holiday(day); return ok }
+	if isHoliday(local) && !slices.Contains(p.Sensitive.HolidayOpen, string(f.Category)) &&
 		!strings.Contains(f.OpeningHours.String(), "PH") {
 		return false, true
 	}
