@@ -1,6 +1,6 @@
 // Package geofences loads, validates and queries the geofences that the
 // trenzinho monitor judges vehicles against: sensitive sites, NBR 10151
-// noise zones, authorised itineraries, boarding points and garages.
+// noise zones, authorised itineraries, boarding points, garages and public roads.
 //
 // # Files
 //
@@ -12,7 +12,8 @@
 //	sensitive       Point, Polygon,            category (hospital, health, school, library,
 //	                MultiPolygon                 public_office, church), name, source (osm,
 //	                                             survey, sample, …); optional opening_hours
-//	                                             (missing: always open), verified_by and
+//	                                             (missing: unknown — the monitor then grounds
+//	                                             no auto on the site), verified_by and
 //	                                             verified_at (together; missing: unverified)
 //	nbr_zone        Polygon, MultiPolygon      area: an area type id of the legal profile
 //	itinerary       LineString,                licensee; optional corridor_m (default 50),
@@ -21,6 +22,8 @@
 //	                                             and valid_to (YYYY-MM-DD, inclusive)
 //	boarding_point  Point                      optional radius_m (default 30)
 //	garage          Polygon, MultiPolygon      licensee
+//	public_road     Polygon, MultiPolygon      (none): a public road (via pública), its
+//	                                             carriageway and kerbside parking
 //
 // Other properties (name, note, …) are kept in Feature.Properties. A value
 // that is not known is omitted, never written as "". Load, LoadFS, Read

@@ -26,11 +26,15 @@ const (
 	KindBoardingPoint Kind = "boarding_point"
 	// KindGarage is the garage of a licensee: Polygon or MultiPolygon.
 	KindGarage Kind = "garage"
+	// KindPublicRoad is a public road (via pública): a polygon of the carriageway and its
+	// kerbside parking. Parked there outside authorised hours is Art. 13's infraction; parked
+	// elsewhere outside the garage is at most an alert.
+	KindPublicRoad Kind = "public_road"
 )
 
 // Kinds lists the known kinds in a fixed order.
 func Kinds() []Kind {
-	return []Kind{KindSensitive, KindNBRZone, KindItinerary, KindBoardingPoint, KindGarage}
+	return []Kind{KindSensitive, KindNBRZone, KindItinerary, KindBoardingPoint, KindGarage, KindPublicRoad}
 }
 
 // A Category is the category of a sensitive site, its category property.

@@ -218,7 +218,7 @@ func allowedGeometries(k Kind) []string {
 	switch k {
 	case KindSensitive:
 		return []string{"Point", "Polygon", "MultiPolygon"}
-	case KindNBRZone, KindGarage:
+	case KindNBRZone, KindGarage, KindPublicRoad:
 		return []string{"Polygon", "MultiPolygon"}
 	case KindItinerary:
 		return []string{"LineString", "MultiLineString"}

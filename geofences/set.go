@@ -15,7 +15,7 @@ type Set struct {
 	features []*Feature // in load order
 	byID     map[string]*Feature
 
-	sensitive, zones, itineraries, boarding, garages layer
+	sensitive, zones, itineraries, boarding, garages, roads layer
 
 	byLicensee map[string][]*Feature // itineraries, sorted by id
 	garagesOf  map[string][]*Feature // garages, sorted by id
@@ -67,6 +67,7 @@ func newSet(features []*Feature) *Set {
 	s.itineraries = newLayer(byKind[KindItinerary])
 	s.boarding = newLayer(byKind[KindBoardingPoint])
 	s.garages = newLayer(byKind[KindGarage])
+	s.roads = newLayer(byKind[KindPublicRoad])
 	return s
 }
 
@@ -99,6 +100,8 @@ func (s *Set) OfKind(k Kind) []*Feature {
 		l = &s.boarding
 	case KindGarage:
 		l = &s.garages
+	case KindPublicRoad:
+		l = &s.roads
 	default:
 		return nil
 	}
@@ -276,6 +279,17 @@ func (s *Set) GarageAt(p orb.Point, licensee string) (*Feature, bool) {
 	var best *Feature
 	s.garages.eachContaining(p, func(f *Feature) {
 		if (licensee == "" || f.Licensee == licensee) && (best == nil || f.ID < best.ID) {
+			best = f
+		}
+	})
+	return best, best != nil
+}
+
+// PublicRoadAt returns the public_road geofence that contains p, the smallest id first.
+func (s *Set) PublicRoadAt(p orb.Point) (*Feature, bool) {
+	var best *Feature
+	s.roads.eachContaining(p, func(f *Feature) {
+		if best == nil || f.ID < best.ID {
 			best = f
 		}
 	})

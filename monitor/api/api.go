@@ -58,6 +58,8 @@ type AuditLog interface {
 type Episodes interface {
 	Episodes(ctx context.Context, f store.EpisodeFilter, limit int, cursor string) ([]rules.Episode, string, error)
 	Episode(ctx context.Context, id string) (*rules.Episode, error)
+	// RecordVerification records an agent's verification on an episode.
+	RecordVerification(ctx context.Context, id string, v *rules.Verification) (before, after *rules.Episode, err error)
 }
 
 // Fleet tells the live state of the vehicles.
@@ -240,6 +242,7 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/vehicles/activity", s.requireRole(store.RoleViewer, s.handleActivity))
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
 	a.Handle("GET /api/v1/episodes/{id}", s.requireRole(store.RoleViewer, s.handleEpisode))
+	a.Handle("POST /api/v1/episodes/{id}/verification", s.requireRole(store.RoleFiscal, s.handleVerification))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
 	a.Handle("GET /api/v1/geofences", s.requireRole(store.RoleViewer, s.handleGeofences))
 	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/trenzinho/trenzinho/monitor/rules"
 	"maps"
 	"net/http"
 	"slices"
@@ -64,6 +65,9 @@ type mapSettings struct {
 	// without a fine as what it is and charts the estimate the noise rule judged.
 	Rules map[string]ruleJSON `json:"rules,omitempty"`
 	Noise *noiseJSON          `json:"noise,omitempty"`
+	// RuleLabels is rules.Table: each rule's name, short label and colour, which the dashboard
+	// shows (always present).
+	RuleLabels []rules.RuleInfo `json:"rule_labels"`
 }
 
 type ruleJSON struct {
@@ -97,7 +101,7 @@ type suspensionJSON struct {
 
 // handleConfig serves GET /api/v1/config: the settings the dashboard reads once after login.
 func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
-	out := mapSettings{TileURL: s.mapCfg.TileURL, TimeZone: "America/Sao_Paulo"}
+	out := mapSettings{TileURL: s.mapCfg.TileURL, TimeZone: "America/Sao_Paulo", RuleLabels: rules.Table}
 	if p := s.mapCfg.Profile; p != nil {
 		if loc := p.Location(); loc != nil {
 			out.TimeZone = loc.String()
@@ -195,7 +199,14 @@ func (s *Server) handleGeofences(w http.ResponseWriter, r *http.Request) {
 			switch f.Kind {
 			case geofences.KindSensitive:
 				props["verified"] = f.Verified()
-				props["open_now"] = f.OpeningHours.OpenAt(t, isHoliday)
+				if p != nil {
+					// As the rules judge it: unknown hours are not "open" (hours_known false),
+					// holidays close a site unless its hours name PH, school recess.
+					open, known := rules.SiteOpen(p, f, t)
+					props["open_now"], props["hours_known"] = open && known, known
+				} else {
+					props["open_now"] = f.OpeningHours.OpenAt(t, isHoliday)
+				}
 				if p != nil {
 					props["in_profile"] = slices.Contains(p.Sensitive.Categories, string(f.Category))
 				}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"github.com/trenzinho/trenzinho/monitor/rules"
 	"net/http"
 	"strings"
 	"testing"
@@ -128,7 +129,8 @@ func TestGeofencesEmpty(t *testing.T) {
 		t.Errorf("geofences without a set: %d %s", code, b)
 	}
 	code, b, _ = f.do("GET", "/api/v1/config", nil, session{bearer: token})
-	if code != http.StatusOK || string(b) != `{"time_zone":"America/Sao_Paulo","registry":false,"cases":false}`+"\n" {
+	labels, _ := json.Marshal(rules.Table)
+	if code != http.StatusOK || string(b) != `{"time_zone":"America/Sao_Paulo","registry":false,"cases":false,"rule_labels":`+string(labels)+"}\n" {
 		t.Errorf("config without settings: %d %s", code, b)
 	}
 }

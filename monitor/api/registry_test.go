@@ -436,11 +436,17 @@ func TestRegistryPutPersistedAndLive(t *testing.T) {
 		eps[0].Document.Number != "VT-2025-099" {
 		t.Fatalf("document episodes after the edit: %+v", eps)
 	}
+	// The licensee changed today (the PUT records the transfer as of today): readings of
+	// earlier days stay the old licensee's (issue 13: the licensee at the time of the fact).
 	f.engine.Vehicles(func(v *rules.Vehicle) {
-		if v.ID == "PIU-002" && v.Licensee != "L2" {
-			t.Errorf("the engine has licensee %q, want L2", v.Licensee)
+		if v.ID == "PIU-002" && v.Licensee != "L1" {
+			t.Errorf("the engine has licensee %q for readings of %s, before the transfer; want L1", v.Licensee, noon.Format(time.DateOnly))
 		}
 	})
+	if i < 0 || again.Vehicles[i].LicenseeSince.IsZero() || len(again.Vehicles[i].LicenseeHistory) != 1 ||
+		again.Vehicles[i].LicenseeHistory[0].Licensee != "L1" {
+		t.Errorf("the file keeps no link history: %+v", again.Vehicles[i])
+	}
 
 	// A delete is written too, and audited.
 	if code, body, _ := f.do("DELETE", "/api/v1/registry/vehicles/PIU-003", nil, f.super); code != http.StatusNoContent {

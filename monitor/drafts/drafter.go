@@ -56,6 +56,10 @@ type Config struct {
 	Settle time.Duration
 	// Margin is the evidence window around the episodes (2 minutes).
 	Margin time.Duration
+	// VerificationWait is how long after its last change an episode that needs only the
+	// agent's verification holds the draft of its conduct (24 h default): the agent's
+	// verification recorded within it joins the same draft.
+	VerificationWait time.Duration
 	// VehicleKey finds a vehicle's registered key, to verify the signatures of the raw batches
 	// when a draft is made (Draft.EvidenceSigned); nil: the keys of Registry, if any.
 	VehicleKey batchsig.KeyLookup
@@ -77,6 +81,9 @@ func NewDrafter(cfg Config) *Drafter {
 	}
 	if cfg.Margin <= 0 {
 		cfg.Margin = 2 * time.Minute
+	}
+	if cfg.VerificationWait <= 0 {
+		cfg.VerificationWait = 24 * time.Hour
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -111,24 +118,37 @@ type Made struct {
 func (d *Drafter) Kinds() []Kind { return slices.Clone(d.kinds) }
 
 // Run drafts every group of episodes that is ready at now (receive clock) and returns the
-// drafts made. A group is the episodes of one vehicle that share a penalty and overlap in time
+// drafts made. A group is the episodes of one vehicle that are one conduct and overlap in time
 // (transitively); it is ready when all of them are closed and none changed within Settle.
+//
+// One draft per conduct, not per penalty (Lei 2.277/2018 Art. 41 §3: "Caso seja cometida mais
+// de uma infração, aplicar-se-á cumulativamente as penalidades previstas para cada uma delas"):
+// the same music near a school and above the NBR limit is one act, one draft (the profile's
+// conduct: groups; by default the sound rules); hours and an expired licence overlapping are
+// two conducts, two drafts, although Art. 47 fines both. Each expired document is its own
+// conduct.
 func (d *Drafter) Run(ctx context.Context, now time.Time) ([]Made, error) {
 	pending, err := d.cfg.Store.UndraftedEpisodes(ctx, d.kinds)
 	if err != nil {
 		return nil, err
 	}
-	// Only infractions come back: d.kinds holds no alert-only kind (NewDrafter).
+	// Only infractions come back: d.kinds holds no alert-only kind (NewDrafter). An episode
+	// that cannot ground an auto by itself never becomes a draft; one that needs only the
+	// agent's verification holds its conduct's draft for VerificationWait, so that the same act
+	// is not split into two drafts when the agent verifies it, and is then left out.
+	pending = slices.DeleteFunc(pending, func(p Pending) bool { return !p.Episode.GroundsAuto && p.Episode.Needs == "" })
 	var made []Made
-	for _, g := range groups(pending) {
+	for _, g := range groups(pending, d.conduct) {
 		ready := true
 		for _, p := range g {
-			if p.Episode.End == nil || now.Sub(p.UpdatedAt) < d.cfg.Settle {
+			if p.Episode.End == nil || now.Sub(p.UpdatedAt) < d.cfg.Settle ||
+				!p.Episode.Draftable() && now.Sub(p.UpdatedAt) < d.cfg.VerificationWait {
 				ready = false
 				break
 			}
 		}
-		if !ready {
+		g = slices.DeleteFunc(g, func(p Pending) bool { return !p.Episode.Draftable() })
+		if !ready || len(g) == 0 {
 			continue
 		}
 		m, err := d.make(ctx, g, now)
@@ -145,14 +165,27 @@ func (d *Drafter) Run(ctx context.Context, now time.Time) ([]Made, error) {
 
 var errSkip = errors.New("skip")
 
+// conduct is the conduct an episode is part of: its rule's conduct group (profile.ConductOf),
+// and for document_expired its item (kind and subject: each document is one omission).
+func (d *Drafter) conduct(ep *rules.Episode) string {
+	if ep.Rule == profile.DocumentExpiredRule {
+		c := profile.DocumentExpiredRule + "-" + ep.Detail
+		if x := ep.Document; x != nil {
+			c += "-" + string(x.Subject.Kind) + "-" + x.Subject.ID
+		}
+		return c
+	}
+	return d.cfg.Profile.ConductOf(ep.Rule)
+}
+
 // groups splits pending episodes into the groups that make one draft each: same vehicle, same
-// penalty, overlapping in time (an open episode overlaps everything after its start).
-func groups(pending []Pending) [][]Pending {
-	type key struct{ vehicle, penalty string }
+// conduct, overlapping in time (an open episode overlaps everything after its start).
+func groups(pending []Pending, conduct func(*rules.Episode) string) [][]Pending {
+	type key struct{ vehicle, conduct string }
 	by := map[key][]Pending{}
 	var keys []key
 	for _, p := range pending {
-		k := key{p.Episode.Vehicle, p.Episode.Penalty}
+		k := key{p.Episode.Vehicle, conduct(&p.Episode)}
 		if _, ok := by[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -198,7 +231,13 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 		eps = append(eps, *ep)
 	}
 	first := eps[0]
-	start, end := first.Start.Time, first.End.Time
+	// The draft's penalty is that of its heaviest fact (one conduct is fined once).
+	for _, ep := range eps[1:] {
+		if ruleOf(p, &ep).FineUFMP > ruleOf(p, &first).FineUFMP {
+			first = ep
+		}
+	}
+	start, end := eps[0].Start.Time, eps[0].End.Time
 	draft := Draft{
 		Vehicle: first.Vehicle, Penalty: first.Penalty, Unregistered: first.Unregistered,
 		Municipality: p.Municipality + "-" + p.State, FiscalOrgan: p.FiscalOrgan, Law: p.Law.Name,
@@ -219,7 +258,7 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 		draft.Facts = append(draft.Facts, fact(p, &ep))
 	}
 	draft.Start, draft.End = wire.NewTime(start), wire.NewTime(end)
-	draft.ID = DraftID(draft.Vehicle, draft.Penalty, start)
+	draft.ID = DraftID(draft.Vehicle, draft.Penalty, d.conduct(&eps[0]), start)
 	draft.Warnings = warnings(p, eps)
 
 	batches, err := d.cfg.Store.BatchesBetween(ctx, draft.Vehicle, start.Add(-d.cfg.Margin), end.Add(d.cfg.Margin))
@@ -256,10 +295,18 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 	return &Made{Draft: draft, Sealed: sealed}, nil
 }
 
-// DraftID is deterministic: the vehicle, the penalty and the start of the first fact.
-func DraftID(vehicle, penalty string, start time.Time) string {
+// DraftID is deterministic: the vehicle, the penalty, the conduct and the start of the first
+// fact (two conducts under one penalty that start together are two drafts).
+func DraftID(vehicle, penalty, conduct string, start time.Time) string {
 	slug := strings.NewReplacer(" ", "", ",", "-", ".", "").Replace(strings.ToLower(penalty))
-	return fmt.Sprintf("%s.%s.%s", vehicle, slug, start.UTC().Format("20060102T150405.000Z"))
+	c := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, conduct)
+	return fmt.Sprintf("%s.%s.%s.%s", vehicle, slug, c, start.UTC().Format("20060102T150405.000Z"))
 }
 
 // places returns the GeoJSON of the sites and zones the episodes name.

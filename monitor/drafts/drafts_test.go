@@ -19,10 +19,40 @@ import (
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// A school open on weekdays at (-20.8400, -40.7300).
+// A school open on weekdays at (-20.8400, -40.7300), in a mixed residential NBR zone.
 const town = `{"type":"FeatureCollection","features":[
 {"type":"Feature","geometry":{"type":"Point","coordinates":[-40.7300,-20.8400]},
- "properties":{"id":"school","kind":"sensitive","category":"school","name":"EMEF Teste","opening_hours":"Mo-Fr 07:00-18:00","source":"survey","verified_by":"fiscal","verified_at":"2026-10-01"}}]}`
+ "properties":{"id":"school","kind":"sensitive","category":"school","name":"EMEF Teste","opening_hours":"Mo-Fr 07:00-18:00","source":"survey","verified_by":"fiscal","verified_at":"2026-10-01"}},
+{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[-40.7400,-20.8500],[-40.7200,-20.8500],[-40.7200,-20.8300],[-40.7400,-20.8300],[-40.7400,-20.8500]]]},
+ "properties":{"id":"zone-res","kind":"nbr_zone","area":"mixed_residential","source":"survey"}}]}`
+
+// verify records the agent's verification on every episode that needs one of that kind, as
+// POST /api/v1/episodes/{id}/verification does.
+func (f *fixture) verify(t *testing.T, kind string) int {
+	t.Helper()
+	ctx := context.Background()
+	eps, _, err := f.db.Episodes(ctx, store.EpisodeFilter{}, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ep := range eps {
+		if ep.Needs != kind {
+			continue
+		}
+		v := &rules.Verification{Kind: kind, By: "joao", At: wire.NewTime(time.Now()), Note: "música alta audível da calçada"}
+		if kind == rules.VerifyNBR10151 {
+			v.Note = ""
+			v.Measurement = &rules.Measurement{Meter: "B&K 2250 nº 3012345", Class: 1, Calibration: "RBC 1234/2026",
+				Position: "calçada, 1,2 m de altura", LAeqDB: 67.3, ResidualDB: 49.8, LimitDB: 55, Date: ep.Start}
+		}
+		if _, _, err := f.db.RecordVerification(ctx, ep.ID, v); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
 
 type fixture struct {
 	db      *store.DB
@@ -93,8 +123,25 @@ func TestLoudMusicNearASchoolMakesOneDraftWithTwoFacts(t *testing.T) {
 	end := f.play(t, start, 120, 80)                   // 80 dB(A) at the meter: Art. 28 and, estimated 68.5 at the façade, Art. 27
 	f.play(t, end, 200, 50)                            // quiet: both episodes close, then 2 minutes of evidence
 
+	// Both episodes are alerts until the agent verifies: the music near the school (Art. 28
+	// and Art. 45, VII "executar músicas") and the NBR measurement (Art. 27).
+	made, err := f.drafter.Run(ctx, time.Now().Add(5*time.Minute))
+	if err != nil || len(made) != 0 {
+		t.Fatalf("drafted %d before the agent's verification: %v", len(made), err)
+	}
+	if n := f.verify(t, rules.VerifyMusic); n != 1 {
+		t.Fatalf("%d episodes needed the music confirmed", n)
+	}
+	// The music alone confirmed: the same act's NBR episode still waits for its measurement,
+	// and holds the draft (one conduct, one draft).
+	if made, err = f.drafter.Run(ctx, time.Now().Add(5*time.Minute)); err != nil || len(made) != 0 {
+		t.Fatalf("drafted %d with the measurement pending: %v", len(made), err)
+	}
+	if n := f.verify(t, rules.VerifyNBR10151); n != 1 {
+		t.Fatalf("%d episodes needed the measurement", n)
+	}
 	// Before the settle time (receive clock: when the episodes were stored) nothing is drafted.
-	made, err := f.drafter.Run(ctx, time.Now())
+	made, err = f.drafter.Run(ctx, time.Now())
 	if err != nil || len(made) != 0 {
 		t.Fatalf("drafted %d before settling: %v", len(made), err)
 	}
@@ -116,11 +163,12 @@ func TestLoudMusicNearASchoolMakesOneDraftWithTwoFacts(t *testing.T) {
 		t.Errorf("articles %v", d.Articles)
 	}
 	for _, fct := range d.Facts {
-		if fct.Rule == "noise_limit" && !strings.Contains(fct.Description, "ESTIMADO") {
-			t.Errorf("the noise fact does not say it is an estimate: %s", fct.Description)
+		if fct.Rule == "noise_limit" && (strings.Contains(fct.Description, "ESTIMADO") || !strings.Contains(fct.Description, "L_Aeq de 67,3 dB(A), nível de som residual de 49,8 dB(A)")) {
+			t.Errorf("the noise fact does not cite the agent's measurement: %s", fct.Description)
 		}
-		if fct.Rule == "sensitive_zone_sound" && !strings.Contains(fct.Description, "EMEF Teste") {
-			t.Errorf("the sensitive fact does not name the school: %s", fct.Description)
+		if fct.Rule == "sensitive_zone_sound" && (!strings.Contains(fct.Description, "no máximo 54 m de estabelecimento de ensino \"EMEF Teste\"") ||
+			!strings.Contains(fct.Description, "música ou outro som do sistema de som") || !strings.Contains(fct.Description, "música executada pelo sistema de som")) {
+			t.Errorf("the sensitive fact: %s", fct.Description)
 		}
 	}
 
@@ -129,7 +177,7 @@ func TestLoudMusicNearASchoolMakesOneDraftWithTwoFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Batches) < 24+20 || len(b.Places) != 1 || len(b.Episodes) != 2 || b.Profile.YAML == "" {
+	if len(b.Batches) < 24+20 || len(b.Places) != 1 || len(b.Episodes) != 2 || b.Profile.YAML == "" || b.Episodes[0].Verification == nil {
 		t.Errorf("bundle: %d batches, %d places, %d episodes", len(b.Batches), len(b.Places), len(b.Episodes))
 	}
 	for _, rb := range b.Batches {
@@ -198,4 +246,40 @@ func contains(s []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// Hours (Art. 29) and an expired licence (Art. 7) overlapping in time are two conducts: two
+// drafts, although Art. 47 fines both (Art. 41 §3).
+func TestDifferentConductsAreSeparateDrafts(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	start := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	ep := func(rule, detail string, from, to time.Duration) *rules.Episode {
+		s, e := wire.NewTime(start.Add(from)), wire.NewTime(start.Add(to))
+		closed := rules.ClosedCleared
+		x := &rules.Episode{ID: rules.EpisodeID("PIU-001", rule, s.Time) + detail, Vehicle: "PIU-001", Rule: rule,
+			Article: "Art. 29", Penalty: "Art. 47", Start: s, End: &e, Closed: &closed, DurationS: (to - from).Seconds(),
+			Unit: "min", GroundsAuto: true}
+		if detail != "" {
+			x.Detail, x.Article, x.Unit = detail, "Art. 7", "dias"
+		}
+		return x
+	}
+	for _, e := range []*rules.Episode{ep("hours", "", 0, 30*time.Minute), ep("document_expired", "licenca", 10*time.Minute, 40*time.Minute)} {
+		if err := f.db.UpsertEpisode(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	made, err := f.drafter.Run(ctx, time.Now().Add(5*time.Minute))
+	if err != nil || len(made) != 2 {
+		t.Fatalf("%d drafts, want 2: %v", len(made), err)
+	}
+	for _, m := range made {
+		if m.Draft.Penalty != "Art. 47" || len(m.Draft.Facts) != 1 || m.Draft.FineUFMP != 250 {
+			t.Errorf("draft %s: %s, %d facts, %v UFMP", m.Draft.ID, m.Draft.Penalty, len(m.Draft.Facts), m.Draft.FineUFMP)
+		}
+	}
+	if made[0].Draft.ID == made[1].Draft.ID {
+		t.Errorf("one id for two drafts: %s", made[0].Draft.ID)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -118,6 +119,8 @@ func TestDraftRecordsSignedEvidence(t *testing.T) {
 			start := time.Date(2026, 11, 27, 10, 0, 0, 0, profile.Piuma().Location())
 			end := playSigned(t, f, start, 120, 80, key)
 			playSigned(t, f, end, 200, 50, key)
+			f.verify(t, rules.VerifyMusic)
+			f.verify(t, rules.VerifyNBR10151)
 			d := drafts.NewDrafter(drafts.Config{Store: f.db, Profile: profile.Piuma(), ProfileYAML: profile.PiumaYAML(),
 				Key: f.key, Software: "test", Settle: time.Minute, VehicleKey: tc.keys, Registry: tc.reg})
 			made, err := d.Run(ctx, time.Now().Add(5*time.Minute))

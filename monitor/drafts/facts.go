@@ -1,6 +1,7 @@
 package drafts
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -77,18 +78,34 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 	case "hours":
 		fmt.Fprintf(&b, "Veículo em serviço fora do horário permitido (das %s às %s), %s min além do horário, após a tolerância de %s min para deslocamento à garagem, de %s a %s.",
 			p.ServiceHours.Start, p.ServiceHours.End, Num(ep.Peak, 0), Num(ep.Limit, 0), from, to)
-	case "sensitive_zone_sound":
-		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) a ", Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
+	case rules.RuleSensitiveZoneSound:
+		// Only what was observed: the distance in the accused's favour (distance + the margin
+		// for position error), and the opening hours only when they are on file.
+		fmt.Fprintf(&b, "Emissão sonora (música ou outro som do sistema de som) de %s dB(A) (L_Aeq em %s s, medido %s) a ", Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
 		if s := ep.Site; s != nil {
-			fmt.Fprintf(&b, "%s m de %s \"%s\"", Num(s.DistanceM, 1), categories[s.Category], s.Name)
+			fmt.Fprintf(&b, "no máximo %s m de %s \"%s\"", Num(max(s.MaxDistanceM, s.DistanceM), 0), categories[s.Category], s.Name)
+			if s.MarginM > 0 {
+				fmt.Fprintf(&b, " (distância medida de %s m acrescida de %s m de margem para o erro de posição do GPS)", Num(s.DistanceM, 1), Num(s.MarginM, 1))
+			}
+			if s.HoursKnown {
+				fmt.Fprintf(&b, ", em horário de funcionamento (%s)", s.OpeningHours)
+			}
 		} else {
 			b.WriteString("menos de " + Num(p.Sensitive.RadiusM, 0) + " m de local protegido")
 		}
-		fmt.Fprintf(&b, ", em horário de funcionamento, de %s a %s (%s).", from, to, dur)
-	case "boarding_sound":
-		fmt.Fprintf(&b, "Emissão sonora de %s dB(A) (L_Aeq em %s s, medido %s) com o veículo parado em operação de embarque e desembarque, de %s a %s (%s).",
-			Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src, from, to, dur)
-	case "noise_limit":
+		fmt.Fprintf(&b, ", de %s a %s (%s).", from, to, dur)
+	case rules.RuleBoardingSound:
+		fmt.Fprintf(&b, "Emissão sonora (música ou outro som do sistema de som) de %s dB(A) (L_Aeq em %s s, medido %s) com o veículo parado",
+			Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
+		if s := ep.Site; s != nil {
+			fmt.Fprintf(&b, " por %s s no ponto de embarque \"%s\"", Num(ep.StoppedS, 0), cmp.Or(s.Name, s.ID))
+		}
+		fmt.Fprintf(&b, ", de %s a %s (%s).", from, to, dur)
+	case rules.RuleNoiseLimit:
+		if v := ep.Verification; v != nil && v.Kind == rules.VerifyNBR10151 && v.Measurement != nil {
+			describeMeasurement(&b, p, v)
+			break
+		}
 		area := ""
 		if ep.Area != nil {
 			area = p.Noise.Areas[*ep.Area].Name
@@ -99,8 +116,12 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		fmt.Fprintf(&b, "Veículo em serviço fora do itinerário autorizado para o dia e horário, a até %s m do percurso autorizado mais próximo (corredor de %s m), de %s a %s (%s).",
 			Num(ep.Peak, 0), Num(ep.Limit, 0), from, to, dur)
 	case "parked_public_road":
-		fmt.Fprintf(&b, "Veículo estacionado em via pública fora da garagem e fora dos dias e horários autorizados, parado há %s min, desde %s.",
-			Num(ep.Peak, 0), from)
+		where := "fora da garagem do licenciado"
+		if s := ep.Site; s != nil && s.Kind == "public_road" {
+			where = fmt.Sprintf("em via pública (%s)", cmp.Or(s.Name, s.ID))
+		}
+		fmt.Fprintf(&b, "Veículo estacionado %s, fora dos dias e horários da prestação do serviço, parado por %s min, de %s a %s.",
+			where, Num(ep.Peak, 0), from, to)
 	case "telemetry_fault":
 		what := "sem sinal"
 		if ep.Detail == "contradicts_gps" {
@@ -108,6 +129,30 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		}
 		fmt.Fprintf(&b, "Saída de dados do tacógrafo %s com o veículo em movimento (até %s km/h pelo GPS), de %s a %s (%s).",
 			what, Num(ep.Peak, 1), from, to, dur)
+	case rules.RuleServiceSwitchSuspect:
+		fmt.Fprintf(&b, "Chave de serviço desligada com o veículo %s, de %s a %s (%s).", cmp.Or(ep.Detail, "em comportamento de serviço"), from, to, dur)
+	case rules.RuleDriverUnregistered:
+		who := "cartão de condutor não cadastrado no órgão responsável pela licença"
+		if ep.Detail == rules.DriverOtherLicensee {
+			who = "cartão de condutor cadastrado para outro licenciado"
+		}
+		fmt.Fprintf(&b, "Veículo em serviço com %s no tacógrafo, de %s a %s (%s).", who, from, to, dur)
+	case rules.RuleDriverRemoved:
+		fmt.Fprintf(&b, "Veículo em serviço conduzido, pelo cartão do tacógrafo, por condutor cujo afastamento foi exigido pelo Poder Público, de %s a %s (%s).", from, to, dur)
+	case rules.RuleRotationConflict:
+		fmt.Fprintf(&b, "Veículo em serviço no itinerário \"%s\", atribuído pelo rodízio a outro licenciado naquele dia e horário, fora dos itinerários autorizados ao seu licenciado, de %s a %s (%s).", ep.Detail, from, to, dur)
+	case rules.RuleSuspendedCirculating:
+		fmt.Fprintf(&b, "Veículo em serviço durante a suspensão da atividade do licenciado (%s), de %s a %s (%s).", cmp.Or(ep.Detail, "suspensão cadastrada"), from, to, dur)
+	case rules.RuleUninspectedCirculating:
+		kind, date, _ := strings.Cut(ep.Detail, " ")
+		what := "inspeção técnica reprovada"
+		if kind == "accident" {
+			what = "acidente que comprometeu a segurança do veículo"
+		}
+		if d, err := time.Parse(time.DateOnly, date); err == nil {
+			what += " em " + d.Format("02/01/2006")
+		}
+		fmt.Fprintf(&b, "Veículo em serviço após %s, sem nova inspeção aprovada, de %s a %s (%s).", what, from, to, dur)
 	case profile.DocumentExpiredRule:
 		describeDocument(&b, ep, from, to, dur)
 	default:
@@ -116,7 +161,22 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 	if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
 		b.WriteString(" Os dados do veículo foram interrompidos antes do fim do episódio.")
 	}
+	if v := ep.Verification; v != nil && v.Kind == rules.VerifyMusic {
+		fmt.Fprintf(&b, " Verificação do agente %s em %s: música executada pelo sistema de som, audível (%s).",
+			v.By, LocalTime(p, v.At.Time), v.Note)
+	}
 	return b.String()
+}
+
+// describeMeasurement states the agent's NBR 10151 measurement an Art. 27 auto rests on.
+func describeMeasurement(b *strings.Builder, p *profile.Profile, v *rules.Verification) {
+	m := v.Measurement
+	fmt.Fprintf(b, "Medição conforme a %s realizada pelo agente %s em %s: L_Aeq de %s dB(A), nível de som residual de %s dB(A), limite de %s dB(A); medidor %s (classe %d), calibração %s; posição de medição: %s.",
+		p.Noise.Standard, v.By, LocalTime(p, m.Date.Time), Num(m.LAeqDB, 1), Num(m.ResidualDB, 1), Num(m.LimitDB, 0),
+		m.Meter, m.Class, m.Calibration, m.Position)
+	if v.Note != "" {
+		fmt.Fprintf(b, " Observação do agente: %s.", strings.TrimRight(v.Note, "."))
+	}
 }
 
 func period(p *profile.Profile, ep *rules.Episode) string {
@@ -144,7 +204,7 @@ func warnings(p *profile.Profile, eps []rules.Episode) []string {
 		if ep.Unregistered {
 			add("Veículo não cadastrado: titular, condutor e equipamentos não identificados pelo cadastro.")
 		}
-		if ep.Estimate {
+		if ep.Estimate && (ep.Verification == nil || ep.Verification.Kind != rules.VerifyNBR10151) {
 			add("Valor de nível sonoro é estimativa no receptor, não medição conforme a norma.")
 		}
 		if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
@@ -186,6 +246,7 @@ func describeDocument(b *strings.Builder, ep *rules.Episode, from, to, dur strin
 	if x.Problem == registry.ProblemCategory {
 		fmt.Fprintf(b, "Veículo em serviço conduzido pelo %s com CNH de categoria incompatível com o veículo (%s), de %s a %s (%s).",
 			x.Subject.Label(), x.Detail, from, to, dur)
+		b.WriteString(" Salvo justificativa formal aprovada.")
 		return
 	}
 	fmt.Fprintf(b, "Veículo em serviço com documento vencido: %s", x.Document.Label())
@@ -201,6 +262,8 @@ func describeDocument(b *strings.Builder, ep *rules.Episode, from, to, dur strin
 		fmt.Fprintf(b, " (vencido havia %d %s)", days, unit)
 	}
 	fmt.Fprintf(b, "; em serviço de %s a %s (%s).", from, to, dur)
+	// Art. 45, IV: "… nos prazos e datas estabelecidos, salvo justificativa formal aprovada".
+	b.WriteString(" Salvo justificativa formal aprovada.")
 }
 
 // upperFirst capitalises the first letter of s.

@@ -28,10 +28,17 @@ func (d *Drafter) register(draft *Draft, eps []rules.Episode, batches []RawBatch
 			w = append(w, "O veículo não consta mais do cadastro no momento da minuta: titular, condutor e equipamentos não identificados pelo cadastro.")
 		}
 	}
+	// The licensee of the time of the fact, not today's: a vehicle transferred since is drafted
+	// against the licensee it had then.
+	licensee := vehicle.LicenseeOn(registry.DateOf(draft.Start.In(p.Location())))
+	if known && licensee == "" {
+		known = false
+		w = append(w, "Nenhum licenciado vinculado ao veículo no cadastro na data dos fatos: titular não identificado.")
+	}
 	if known {
-		draft.Licensee = vehicle.Licensee
-		r := &Registered{Licensee: vehicle.Licensee, Plate: vehicle.Plate, ManufactureYear: vehicle.ManufactureYear}
-		if l, ok := reg.Licensee(vehicle.Licensee); ok {
+		draft.Licensee = licensee
+		r := &Registered{Licensee: licensee, Plate: vehicle.Plate, ManufactureYear: vehicle.ManufactureYear}
+		if l, ok := reg.Licensee(licensee); ok {
 			r.RazaoSocial, r.CNPJ, r.Address = l.RazaoSocial, l.CNPJ, l.Address
 		}
 		for _, dev := range vehicle.Devices {

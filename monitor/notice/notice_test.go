@@ -38,11 +38,6 @@ type fixture struct {
 	seq     uint64
 }
 
-// The same school as a point, as OpenStreetMap often has it, unverified.
-const townPoint = `{"type":"FeatureCollection","features":[
-{"type":"Feature","geometry":{"type":"Point","coordinates":[-40.7300,-20.8400]},
- "properties":{"id":"school","kind":"sensitive","category":"school","name":"EMEF São João","opening_hours":"Mo-Fr 07:00-18:00","source":"osm"}}]}`
-
 func newFixture(t *testing.T, geo ...string) *fixture {
 	t.Helper()
 	g := town
@@ -59,7 +54,7 @@ func newFixture(t *testing.T, geo ...string) *fixture {
 	}
 	t.Cleanup(func() { db.Close() })
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	p := profile.Piuma()
+	p := testProfile()
 	return &fixture{db: db, engine: rules.New(p, places), key: key, p: p,
 		drafter: drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Places: places, Key: key, Software: "1.4.0-test", Settle: time.Minute})}
 }
@@ -128,6 +123,7 @@ func repeat(v float64, n int) []float64 {
 
 func (f *fixture) draft(t *testing.T) drafts.Made {
 	t.Helper()
+	verifyAll(t, f.db)
 	made, err := f.drafter.Run(context.Background(), time.Now().Add(5*time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -393,12 +389,13 @@ func TestIssuedNoticeWithPenalty(t *testing.T) {
 }
 
 func TestDismissedAndTampered(t *testing.T) {
-	m, f := loudDraft(t, townPoint)
+	// An unverified site never grounds a draft any more: the dismissed draft is
+	// the verified school's.
+	m, f := loudDraft(t)
 	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	text := render(t, notice.Input{Sealed: m.Sealed, Profile: f.p,
 		Case: notice.Case{Status: drafts.StatusDismissed, DecidedAt: &at, Reason: "Escola em recesso: horário de funcionamento desatualizado."}}, "notice-dismissed")
-	mustContain(t, text, "MINUTA ARQUIVADA", "Escola em recesso", "NÃO VERIFICADOS por agente (fonte: OpenStreetMap)",
-		"não foram verificados por agente")
+	mustContain(t, text, "MINUTA ARQUIVADA", "Escola em recesso")
 
 	bad := m.Sealed
 	bad.Bundle = bytes.Replace(bad.Bundle, []byte(`"fine_ufmp":300`), []byte(`"fine_ufmp":30`), 1)
@@ -459,4 +456,37 @@ func TestIssuedNoticeStatesTheCalculusPenalty(t *testing.T) {
 		Penalty: &notice.Penalty{Article: "Art. 41, I", Warning: true, FineBRL: "0.00", UnitDate: at}}, "notice-warning")
 	mustContain(t, text, "AUTO DE INFRAÇÃO Nº AI-2026/0007 — NOTIFICAÇÃO PRELIMINAR", "notificação preliminar, sem multa", "Medida (Art. 41, I)")
 	mustNotContain(t, text, "0 UFMP", "R$ 0,00", "Multa (")
+}
+
+// testProfile is Piúma's with a default NBR area for the test towns, which have no nbr_zone.
+func testProfile() *profile.Profile {
+	p := profile.Piuma()
+	p.Noise.DefaultArea = "mixed_residential"
+	p.Noise.DefaultAreaReason = "cidade de teste sem zoneamento"
+	return p
+}
+
+// verifyAll records, as an agent would (POST /api/v1/episodes/{id}/verification), the
+// verification every stored episode needs: the music confirmed, an NBR 10151 measurement.
+func verifyAll(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	eps, _, err := db.Episodes(ctx, store.EpisodeFilter{}, 500, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range eps {
+		if ep.Needs == "" || ep.Verification != nil {
+			continue
+		}
+		v := &rules.Verification{Kind: ep.Needs, By: "fiscal Conceição", At: ep.Start, Note: "música alta audível da calçada"}
+		if ep.Needs == rules.VerifyNBR10151 {
+			v.Note = ""
+			v.Measurement = &rules.Measurement{Meter: "B&K 2250 nº 3012345", Class: 1, Calibration: "RBC 1234/2026",
+				Position: "calçada, 1,2 m de altura", LAeqDB: 67.3, ResidualDB: 49.8, LimitDB: 55, Date: ep.Start}
+		}
+		if _, _, err := db.RecordVerification(ctx, ep.ID, v); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -59,7 +59,7 @@ func newRegistered(t *testing.T) *registered {
 	}
 	t.Cleanup(func() { db.Close() })
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	p := profile.Piuma()
+	p := testProfile()
 	f := &registered{db: db, engine: rules.New(p, nil), p: p,
 		drafter: drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Key: key,
 			Software: "1.4.0-test", Settle: time.Minute, Registry: reg})}
@@ -106,6 +106,7 @@ func (f *registered) play(t *testing.T, vehicle, card string, start time.Time, s
 
 func (f *registered) draft(t *testing.T) drafts.Made {
 	t.Helper()
+	verifyAll(t, f.db)
 	made, err := f.drafter.Run(context.Background(), time.Now().Add(10*time.Minute))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-pdf/fpdf"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/rules"
 )
 
 // cp1252 returns a function that turns UTF-8 text into the cp1252 bytes of fpdf's core fonts.
@@ -177,7 +178,7 @@ var (
 func openingHours(s string) string {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return "não informado (considerado sempre aberto)"
+		return "não cadastrado (o horário de funcionamento não é presumido)"
 	}
 	s = strings.ReplaceAll(s, "24/7", "todos os dias, 24 horas")
 	s = ohDayRE.ReplaceAllStringFunc(s, func(d string) string { return ohDays[d] })
@@ -206,21 +207,10 @@ var categories = map[string]string{
 	"library": "biblioteca", "public_office": "repartição pública", "church": "igreja",
 }
 
-var ruleNames = map[string]string{
-	"speed":                "Excesso de velocidade",
-	"hours":                "Funcionamento fora do horário permitido",
-	"sensitive_zone_sound": "Emissão sonora próxima a local protegido",
-	"boarding_sound":       "Emissão sonora no embarque e desembarque",
-	"noise_limit":          "Nível sonoro acima do limite da norma",
-	"route_deviation":      "Circulação fora do itinerário autorizado",
-	"parked_public_road":   "Veículo estacionado em via pública",
-	"telemetry_fault":      "Falha da saída de dados do tacógrafo",
-	"document_expired":     "Documento vencido",
-}
-
+// ruleName is the rule's name in rules.Table, the one table of the rules' ids.
 func ruleName(id string) string {
-	if n, ok := ruleNames[id]; ok {
-		return n
+	if info, ok := rules.Info(id); ok {
+		return info.Name
 	}
 	return "Regra " + id
 }

@@ -22,7 +22,7 @@ func TestPortugueseFormats(t *testing.T) {
 		"Mo-Fr 07:00-18:00; PH off": "seg. a sex. 07:00-18:00; feriados fechado",
 		"Sa,Su 08:00-12:00":         "sáb.,dom. 08:00-12:00",
 		"24/7":                      "todos os dias, 24 horas",
-		"":                          "não informado (considerado sempre aberto)",
+		"":                          "não cadastrado (o horário de funcionamento não é presumido)",
 	} {
 		if got := openingHours(in); got != want {
 			t.Errorf("openingHours(%q) = %q, want %q", in, got, want)

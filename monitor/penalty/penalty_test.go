@@ -305,7 +305,7 @@ func TestAssessErrors(t *testing.T) {
 	}{
 		{name: "different penalties", o: func(o *Offence) { o.Rules = []string{"speed", "hours"} }, want: "different penalties"},
 		{name: "unknown rule", o: func(o *Offence) { o.Rules = []string{"flying"} }, want: `"flying"`},
-		{name: "not an infraction", o: func(o *Offence) { o.Rules = []string{"parked_public_road"} }, want: "rules.parked_public_road.infraction"},
+		{name: "not an infraction", o: func(o *Offence) { o.Rules = []string{"telemetry_fault"} }, want: "rules.telemetry_fault.infraction"},
 		{name: "no rule", o: func(o *Offence) { o.Rules = nil }, want: "without a rule"},
 		{name: "no date", o: func(o *Offence) { o.Date = time.Time{} }, want: "without a date"},
 		{name: "issued before the fact", o: func(o *Offence) { o.Issue = at("2026-12-09") }, want: "before the offence"},

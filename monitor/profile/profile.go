@@ -73,10 +73,17 @@ type Profile struct {
 	// cited under (docs/rules.md, document_expired); optional: without documents the rule is not
 	// evaluated.
 	DocumentExpired DocumentExpired `yaml:"document_expired"`
-	Recidivism      Recidivism      `yaml:"recidivism"`
-	Suspension      Suspension      `yaml:"suspension"`
-	Cassacao        Cassacao        `yaml:"cassacao"`
-	Defence         Defence         `yaml:"defence"`
+	// Calendars are the school recess periods (optional).
+	Calendars Calendars `yaml:"calendars"`
+	// Conduct groups the rules that are one conduct: overlapping episodes of one vehicle
+	// under rules of one group become one draft (the same act); different conducts are
+	// separate drafts even under the same penalty (Art. 41 §3). Optional; by default the sound
+	// rules form one group and every other rule is its own (DefaultConduct).
+	Conduct    map[string][]string `yaml:"conduct"`
+	Recidivism Recidivism          `yaml:"recidivism"`
+	Suspension Suspension          `yaml:"suspension"`
+	Cassacao   Cassacao            `yaml:"cassacao"`
+	Defence    Defence             `yaml:"defence"`
 	// Notification are the Art. 54 settings.
 	Notification Notification `yaml:"notification"`
 	// Payment is the period to pay a fine once the decision on the defence is notified.
@@ -196,6 +203,22 @@ type InService struct {
 	AtBoardingPoint bool `yaml:"at_boarding_point"`
 	// ServiceInputOverrides: the bridge's service switch, when present, decides.
 	ServiceInputOverrides bool `yaml:"service_input_overrides"`
+	// SwitchSuspect says when a vehicle whose service switch is off behaves as in service
+	// (rule service_switch_suspect). The switch is the licensee's own device: it is not the
+	// last word.
+	SwitchSuspect SwitchSuspect `yaml:"switch_suspect"`
+}
+
+// SwitchSuspect are the parameters of the service_switch_suspect alert.
+type SwitchSuspect struct {
+	// WindowS: a stop at a boarding point within this long before counts as "stopping at
+	// boarding points" (default 900 s).
+	WindowS float64 `yaml:"window_s"`
+	// ConfirmS: the behaviour must last this long (default 120 s).
+	ConfirmS float64 `yaml:"confirm_s"`
+	// IsService: such behaviour is service — the rules that ask whether the vehicle is in
+	// service (speed, hours, route, documents) judge it as in service despite the switch.
+	IsService bool `yaml:"is_service"`
 }
 
 // Sensitive are the sensitive-zone rule's parameters (Art. 28).
@@ -206,6 +229,61 @@ type Sensitive struct {
 	EmissionWindow float64  `yaml:"emission_window_s"`
 	ConfirmS       float64  `yaml:"confirm_s"`
 	ClearS         float64  `yaml:"clear_s"`
+	// PositionMargin is the position error allowed for in the accused's favour: a site is
+	// within the radius only when distance + margin ≤ radius.
+	PositionMargin PositionMargin `yaml:"position_margin"`
+	// HolidayOpen are the categories whose opening hours apply on holidays as on any other day
+	// (a hospital "24/7"); every other site is closed on a holiday unless its hours name PH.
+	HolidayOpen []string `yaml:"holiday_open_categories"`
+	// UnconfirmedSoundPenalty is the penalty cited for sound the agent has not confirmed as
+	// music; "" (the default): none — the episode is an alert until the agent confirms the
+	// music (verification music_audible), and is then fined as the rule maps it (Art. 45, VII).
+	UnconfirmedSoundPenalty string `yaml:"unconfirmed_sound_penalty"`
+}
+
+// PositionMargin is the margin for GPS position error: FixedM when > 0, else PerHDOPM × the
+// fix's HDOP (the profile's evidence.max_hdop when the fix has none).
+type PositionMargin struct {
+	PerHDOPM float64 `yaml:"per_hdop_m"`
+	FixedM   float64 `yaml:"fixed_m"`
+}
+
+// MarginM returns the margin for a fix of the given HDOP (nil: unknown).
+func (p *Profile) MarginM(hdop *float64) float64 {
+	m := p.Sensitive.PositionMargin
+	if m.FixedM > 0 {
+		return m.FixedM
+	}
+	h := p.Evidence.MaxHDOP
+	if hdop != nil && *hdop > 0 {
+		h = *hdop
+	}
+	return m.PerHDOPM * h
+}
+
+// Calendars are date ranges that change what the rules presume.
+type Calendars struct {
+	// SchoolRecess are the school recess periods: school sites are closed on these days.
+	SchoolRecess []DateRange `yaml:"school_recess"`
+}
+
+// DateRange is a range of calendar days, both inclusive ("YYYY-MM-DD").
+type DateRange struct {
+	From string `yaml:"from"`
+	To   string `yaml:"to"`
+	Name string `yaml:"name"`
+}
+
+// SchoolRecess reports whether the calendar day of local (in the profile's zone) is in a
+// school recess period.
+func (p *Profile) SchoolRecess(local time.Time) bool {
+	day := local.In(p.loc).Format(time.DateOnly)
+	for _, r := range p.Calendars.SchoolRecess {
+		if r.From <= day && day <= r.To {
+			return true
+		}
+	}
+	return false
 }
 
 // Boarding are the boarding-sound rule's parameters.
@@ -216,18 +294,22 @@ type Boarding struct {
 
 // Noise are the NBR 10151 noise-limit parameters.
 type Noise struct {
-	Standard        string          `yaml:"standard"`
-	WindowS         float64         `yaml:"window_s"`
-	R1M             float64         `yaml:"r1_m"`
-	R2M             float64         `yaml:"r2_m"`
-	ToleranceDB     float64         `yaml:"meter_tolerance_db"`
-	ConfirmS        float64         `yaml:"confirm_s"`
-	ClearS          float64         `yaml:"clear_s"`
-	DefaultArea     string          `yaml:"default_area"`
-	DayStart        string          `yaml:"day_start"`
-	NightStart      string          `yaml:"night_start"`
-	RestDayNightEnd string          `yaml:"rest_day_night_end"`
-	Areas           map[string]Area `yaml:"areas"`
+	Standard    string  `yaml:"standard"`
+	WindowS     float64 `yaml:"window_s"`
+	R1M         float64 `yaml:"r1_m"`
+	R2M         float64 `yaml:"r2_m"`
+	ToleranceDB float64 `yaml:"meter_tolerance_db"`
+	ConfirmS    float64 `yaml:"confirm_s"`
+	ClearS      float64 `yaml:"clear_s"`
+	// DefaultArea is the area type applied outside every NBR zone (optional): without it,
+	// noise_limit is not evaluated there. DefaultAreaReason must then say why that area is the
+	// right one for the unzoned places.
+	DefaultArea       string          `yaml:"default_area"`
+	DefaultAreaReason string          `yaml:"default_area_reason"`
+	DayStart          string          `yaml:"day_start"`
+	NightStart        string          `yaml:"night_start"`
+	RestDayNightEnd   string          `yaml:"rest_day_night_end"`
+	Areas             map[string]Area `yaml:"areas"`
 	// Fines is the law's fine table by dB above the limit, when it has one (optional; Piúma
 	// fines noise_limit by rules.noise_limit.fine instead).
 	Fines []NoiseFine `yaml:"fines"`
@@ -338,10 +420,22 @@ type DocumentExpired struct {
 	// episode opens; ClearS how long out of service (or with the document renewed) closes it.
 	ConfirmS float64 `yaml:"confirm_s"`
 	ClearS   float64 `yaml:"clear_s"`
+	// CNHGraceDays is how many days after its expiry a CNH still lets its holder drive (CTB
+	// Art. 162, V: driving with a CNH expired for more than 30 days): within it, an expired
+	// CNH is shown but grounds no auto. Default 30; a negative value is an error.
+	CNHGraceDays *int `yaml:"cnh_grace_days"`
 	// Documents maps a document kind of the registry (licenca, csv, inspecao,
 	// afericao_tacografo, cnh, atestado_medico, verificacao_dispositivo) to its article,
 	// penalty, text and fine. A kind not listed is not judged.
 	Documents map[string]Rule `yaml:"documents"`
+}
+
+// CNHGrace is document_expired.cnh_grace_days, 30 when not set (CTB Art. 162, V).
+func (d *DocumentExpired) CNHGrace() int {
+	if d.CNHGraceDays == nil {
+		return 30
+	}
+	return *d.CNHGraceDays
 }
 
 // DocumentKinds are the document kinds document_expired.documents may map (the registry's).
@@ -361,6 +455,34 @@ func (p *Profile) RuleFor(rule, detail string) (Rule, bool) {
 	}
 	r, ok := p.Rules[rule]
 	return r, ok
+}
+
+// SoundConduct is the default conduct group of the sound rules: the same music near a school,
+// at boarding and above the NBR limit is one act (one draft), whatever rules it breaks.
+const SoundConduct = "som"
+
+// RouteConduct is the default conduct group of route_deviation and rotation_conflict: running
+// on another licensee's itinerary on its rotation day is one act, off the vehicle's own.
+const RouteConduct = "itinerario"
+
+// soundRules are the rules that judge the vehicle's sound (rules.RuleSensitiveZoneSound, …).
+var soundRules = []string{"sensitive_zone_sound", "boarding_sound", "noise_limit"}
+
+// ConductOf returns the conduct group of a rule: the conduct: group that lists it, else — with
+// no conduct: key — SoundConduct for the sound rules, else the rule itself.
+func (p *Profile) ConductOf(rule string) string {
+	for _, name := range slices.Sorted(maps.Keys(p.Conduct)) {
+		if slices.Contains(p.Conduct[name], rule) {
+			return name
+		}
+	}
+	if p.Conduct == nil && slices.Contains(soundRules, rule) {
+		return SoundConduct
+	}
+	if p.Conduct == nil && (rule == "route_deviation" || rule == "rotation_conflict") {
+		return RouteConduct
+	}
+	return rule
 }
 
 // Recidivism are the Art. 48 settings.
@@ -588,8 +710,48 @@ func (p *Profile) validate() error {
 		pos("noise.areas."+id+".day", a.Day)
 		pos("noise.areas."+id+".night", a.Night)
 	}
-	if _, ok := p.Noise.Areas[p.Noise.DefaultArea]; !ok {
-		bad("noise.default_area", "%q is not one of noise.areas", p.Noise.DefaultArea)
+	if p.Noise.DefaultArea != "" {
+		if _, ok := p.Noise.Areas[p.Noise.DefaultArea]; !ok {
+			bad("noise.default_area", "%q is not one of noise.areas", p.Noise.DefaultArea)
+		}
+		req("noise.default_area_reason", p.Noise.DefaultAreaReason)
+	}
+	nonneg("sensitive.position_margin.per_hdop_m", p.Sensitive.PositionMargin.PerHDOPM)
+	nonneg("sensitive.position_margin.fixed_m", p.Sensitive.PositionMargin.FixedM)
+	for i, c := range p.Sensitive.HolidayOpen {
+		if !slices.Contains([]string{"hospital", "health", "school", "library", "public_office", "church"}, c) {
+			bad(fmt.Sprintf("sensitive.holiday_open_categories[%d]", i), "unknown category %q", c)
+		}
+	}
+	for i, r := range p.Calendars.SchoolRecess {
+		key := fmt.Sprintf("calendars.school_recess[%d]", i)
+		from, ok1 := date(key+".from", r.From)
+		to, ok2 := date(key+".to", r.To)
+		if !ok1 || !ok2 {
+			bad(key, "from and to are required (YYYY-MM-DD)")
+		} else if to.Before(from) {
+			bad(key+".to", "%s is before from %s", r.To, r.From)
+		}
+	}
+	nonneg("in_service.switch_suspect.window_s", p.InService.SwitchSuspect.WindowS)
+	nonneg("in_service.switch_suspect.confirm_s", p.InService.SwitchSuspect.ConfirmS)
+	if p.InService.SwitchSuspect.WindowS == 0 {
+		p.InService.SwitchSuspect.WindowS = 900
+	}
+	if p.InService.SwitchSuspect.ConfirmS == 0 {
+		p.InService.SwitchSuspect.ConfirmS = 120
+	}
+	if g := p.DocumentExpired.CNHGraceDays; g != nil {
+		nonneg("document_expired.cnh_grace_days", float64(*g))
+	}
+	seen := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(p.Conduct)) {
+		for _, r := range p.Conduct[name] {
+			if other, dup := seen[r]; dup {
+				bad("conduct."+name, "rule %q is also in conduct.%s", r, other)
+			}
+			seen[r] = name
+		}
 	}
 	lastTo, lastKey := -1.0, ""
 	for i, f := range p.Noise.Fines {

@@ -25,7 +25,11 @@ func TestValidationNamesTheKey(t *testing.T) {
 	cases := []struct{ from, to, key string }{
 		{"limit_kmh: 30", "limit_kmh: -1", "speed.limit_kmh"},
 		{`start: "09:00"`, `start: "9h"`, "service_hours.start"},
-		{"default_area: mixed_residential", "default_area: beach", "noise.default_area"},
+		{"  window_s: 60\n", "  window_s: 60\n  default_area: beach\n", "noise.default_area"},
+		{"  window_s: 60\n", "  window_s: 60\n  default_area: mixed_leisure\n", "noise.default_area_reason"},
+		{"per_hdop_m: 5", "per_hdop_m: -5", "sensitive.position_margin.per_hdop_m"},
+		{"  school_recess: []", "  school_recess: [{from: \"2026-12-20\", to: \"2026-12-01\"}]", "calendars.school_recess[0].to"},
+		{"cnh_grace_days: 30", "cnh_grace_days: -1", "document_expired.cnh_grace_days"},
 		{"basis: confirmed", "basis: maybe", "recidivism.basis"},
 		{"timezone: America/Sao_Paulo", "timezone: Mars/Olympus", "timezone"},
 		{"    article: Art. 23\n", "    article: \"\"\n", "rules.speed.article"},

@@ -44,6 +44,72 @@ type Licensee struct {
 	CNPJ        string     `yaml:"cnpj" json:"cnpj"`
 	Address     string     `yaml:"address,omitempty" json:"address,omitempty"`
 	Documents   []Document `yaml:"documents,omitempty" json:"documents,omitempty"`
+	// Suspensions are the periods the licensee's activity was suspended by an applied penalty
+	// or notice (Art. 42, Art. 52), days inclusive.
+	Suspensions []Period `yaml:"suspensions,omitempty" json:"suspensions,omitempty"`
+}
+
+// Period is a range of days, both inclusive, with the act that set it.
+type Period struct {
+	From      Date   `yaml:"from" json:"from"`
+	To        Date   `yaml:"to" json:"to"`
+	Reference string `yaml:"reference,omitempty" json:"reference,omitempty"` // e.g. the notice or case number
+}
+
+// Covers reports whether day d lies in the period.
+func (p Period) Covers(d Date) bool { return !d.Before(p.From) && !p.To.Before(d) }
+
+// SuspendedOn returns the licensee's suspension that covers day d.
+func (l *Licensee) SuspendedOn(d Date) (Period, bool) {
+	for _, p := range l.Suspensions {
+		if p.Covers(d) {
+			return p, true
+		}
+	}
+	return Period{}, false
+}
+
+// VehicleEvent is an inspection of a vehicle, or an accident that compromised its safety.
+type VehicleEvent struct {
+	Date Date `yaml:"date" json:"date"`
+	// Kind is "inspection" or "accident".
+	Kind string `yaml:"kind" json:"kind"`
+	// Approved: for an inspection, the vehicle passed (released by the inspector, Art. 32 §3).
+	Approved bool   `yaml:"approved,omitempty" json:"approved,omitempty"`
+	Note     string `yaml:"note,omitempty" json:"note,omitempty"`
+}
+
+// Vehicle event kinds.
+const (
+	EventInspection = "inspection"
+	EventAccident   = "accident"
+)
+
+// UninspectedOn returns the event (a failed inspection, or an accident) that keeps the vehicle
+// from circulating on day d: the latest of them up to d with no approved inspection after it
+// (Art. 32 §3, Art. 33). Events of the same day are taken in file order.
+func (v *Vehicle) UninspectedOn(d Date) (VehicleEvent, bool) {
+	var pending *VehicleEvent
+	for i := range v.Events {
+		e := &v.Events[i]
+		if d.Before(e.Date) {
+			continue
+		}
+		switch {
+		case e.Kind == EventInspection && e.Approved:
+			if pending != nil && !e.Date.Before(pending.Date) {
+				pending = nil
+			}
+		default:
+			if pending == nil || !e.Date.Before(pending.Date) {
+				pending = e
+			}
+		}
+	}
+	if pending == nil {
+		return VehicleEvent{}, false
+	}
+	return *pending, true
 }
 
 // Vehicle is a registered vehicle (Art. 20 III).
@@ -51,8 +117,14 @@ type Vehicle struct {
 	// ID is the vehicle's name on the wire (MQTT topic and "vehicle"): [A-Za-z0-9_-]{1,32}.
 	ID string `yaml:"id" json:"id"`
 	// Plate is ABC1234 or, Mercosul, ABC1D23.
-	Plate    string `yaml:"plate" json:"plate"`
-	Licensee string `yaml:"licensee" json:"licensee"`
+	Plate string `yaml:"plate" json:"plate"`
+	// Licensee is the vehicle's licensee since LicenseeSince (zero: since the beginning — a
+	// registry written before the link had dates keeps its links valid from the beginning).
+	Licensee      string `yaml:"licensee" json:"licensee"`
+	LicenseeSince Date   `yaml:"licensee_since,omitempty" json:"licensee_since,omitzero"`
+	// LicenseeHistory are the vehicle's earlier licensees, oldest first: a reading is judged
+	// and drafted against the licensee of its own day (LicenseeOn).
+	LicenseeHistory []LicenseeLink `yaml:"licensee_history,omitempty" json:"licensee_history,omitempty"`
 	// ManufactureYear is the year of manufacture (Art. 21 sole para.); 0 when not known.
 	ManufactureYear int `yaml:"manufacture_year,omitempty" json:"manufacture_year,omitempty"`
 	// MeterDistanceM is r₁, the distance in metres from the sound-level meter to the
@@ -60,9 +132,11 @@ type Vehicle struct {
 	MeterDistanceM float64 `yaml:"meter_distance_m,omitempty" json:"meter_distance_m,omitempty"`
 	// RequiredCNHCategory is the CNH category the vehicle requires of its driver (e.g. "D"); empty
 	// when not known, and then the category is not checked.
-	RequiredCNHCategory string     `yaml:"required_cnh_category,omitempty" json:"required_cnh_category,omitempty"`
-	Devices             []Device   `yaml:"devices,omitempty" json:"devices,omitempty"`
-	Documents           []Document `yaml:"documents,omitempty" json:"documents,omitempty"`
+	RequiredCNHCategory string   `yaml:"required_cnh_category,omitempty" json:"required_cnh_category,omitempty"`
+	Devices             []Device `yaml:"devices,omitempty" json:"devices,omitempty"`
+	// Events are the vehicle's inspections and accidents, in date order.
+	Events    []VehicleEvent `yaml:"events,omitempty" json:"events,omitempty"`
+	Documents []Document     `yaml:"documents,omitempty" json:"documents,omitempty"`
 	// KeyID names the vehicle's ed25519 key in signed batches ("kid"), and PublicKey is that
 	// key, 32 bytes in standard base64. Both or neither.
 	KeyID     string `yaml:"key_id,omitempty" json:"key_id,omitempty"`
@@ -158,6 +232,9 @@ type Driver struct {
 	// TachographCard is the driver card number as printed on the card (see CardsMatch).
 	TachographCard string `yaml:"tachograph_card,omitempty" json:"tachograph_card,omitempty"`
 	Licensee       string `yaml:"licensee" json:"licensee"`
+	// RemovalOrderedOn is the day the public authority required the driver's removal
+	// (afastamento, Lei 2.277/2018 Art. 45, III); zero when none.
+	RemovalOrderedOn Date `yaml:"removal_ordered_on,omitempty" json:"removal_ordered_on,omitzero"`
 }
 
 // MedicalCertificate holds the dates of a medical certificate.
@@ -237,7 +314,50 @@ func (l Licensee) clone() Licensee {
 }
 
 func (v Vehicle) clone() Vehicle {
+	v.LicenseeHistory = slices.Clone(v.LicenseeHistory)
+	v.Events = slices.Clone(v.Events)
 	v.Devices = slices.Clone(v.Devices)
 	v.Documents = slices.Clone(v.Documents)
+	return v
+}
+
+// LicenseeLink is a past link of a vehicle to a licensee: from ValidFrom (zero: the beginning)
+// to ValidTo, both days inclusive.
+type LicenseeLink struct {
+	Licensee  string `yaml:"licensee" json:"licensee"`
+	ValidFrom Date   `yaml:"valid_from,omitempty" json:"valid_from,omitzero"`
+	ValidTo   Date   `yaml:"valid_to" json:"valid_to"`
+}
+
+// LicenseeOn returns the vehicle's licensee on day d: the current one from LicenseeSince on,
+// else the past link that covers d; "" when none does (the reading is then "veículo não
+// cadastrado" for that day).
+func (v *Vehicle) LicenseeOn(d Date) string {
+	if v.LicenseeSince.IsZero() || !d.Before(v.LicenseeSince) {
+		return v.Licensee
+	}
+	for _, l := range v.LicenseeHistory {
+		if (l.ValidFrom.IsZero() || !d.Before(l.ValidFrom)) && !l.ValidTo.Before(d) {
+			return l.Licensee
+		}
+	}
+	return ""
+}
+
+// transferred keeps the link history when a vehicle's licensee changes from old's to v's on
+// day on: old's link ends the day before, v's starts on. An edit that gives its own history or
+// date (an import, a correction) is taken as given.
+func transferred(old, v Vehicle, on Date) Vehicle {
+	if v.LicenseeHistory == nil {
+		v.LicenseeHistory = old.LicenseeHistory
+	}
+	if old.Licensee == v.Licensee || !v.LicenseeSince.IsZero() && v.LicenseeSince != old.LicenseeSince {
+		if v.LicenseeSince.IsZero() {
+			v.LicenseeSince = old.LicenseeSince
+		}
+		return v
+	}
+	v.LicenseeHistory = append(slices.Clone(v.LicenseeHistory), LicenseeLink{Licensee: old.Licensee, ValidFrom: old.LicenseeSince, ValidTo: on.AddDays(-1)})
+	v.LicenseeSince = on
 	return v
 }

@@ -270,7 +270,7 @@ func (s *Store) PutVehicleKeepingKey(v Vehicle) (created bool, err error) {
 			r.Vehicles = append(r.Vehicles, v)
 		} else {
 			v.KeyID, v.PublicKey = r.Vehicles[i].KeyID, r.Vehicles[i].PublicKey
-			r.Vehicles[i] = v
+			r.Vehicles[i] = transferred(r.Vehicles[i], v, DateOf(time.Now().In(registryZone)))
 		}
 		return nil
 	})
@@ -284,7 +284,7 @@ func (s *Store) PutVehicle(v Vehicle) (created bool, err error) {
 		if created = i < 0; created {
 			r.Vehicles = append(r.Vehicles, v.clone())
 		} else {
-			r.Vehicles[i] = v.clone()
+			r.Vehicles[i] = transferred(r.Vehicles[i], v.clone(), DateOf(time.Now().In(registryZone)))
 		}
 		return nil
 	})
@@ -422,4 +422,38 @@ func (s *Store) update(fn func(r *Registry) error) error {
 	}
 	s.cur.Store(newSnapshot(r))
 	return nil
+}
+
+// registryZone is the zone of the day a licensee change through PutVehicle takes effect: the
+// municipality's (the registry has no profile; Piúma's zone is Brazil's official time).
+var registryZone = func() *time.Location {
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		return time.FixedZone("BRT", -3*3600)
+	}
+	return loc
+}()
+
+// TransferVehicle changes a vehicle's licensee from day on: the old link ends the day before.
+// Readings of earlier days stay the old licensee's.
+func (s *Store) TransferVehicle(id, licensee string, on Date) error {
+	return s.update(func(r *Registry) error {
+		i := slices.IndexFunc(r.Vehicles, func(x Vehicle) bool { return x.ID == id })
+		if i < 0 {
+			return fmt.Errorf("registry: vehicle %q: %w", id, ErrNotFound)
+		}
+		v := r.Vehicles[i].clone()
+		if !v.LicenseeSince.IsZero() && on.Before(v.LicenseeSince.AddDays(1)) {
+			return fmt.Errorf("registry: vehicle %q: transfer on %s is not after the current link's start %s", id, on, v.LicenseeSince)
+		}
+		v.Licensee, v.LicenseeSince = licensee, Date{}
+		v.LicenseeHistory = nil
+		old := r.Vehicles[i]
+		v = transferred(old, v, on)
+		if v.LicenseeHistory == nil {
+			v.LicenseeHistory = old.LicenseeHistory
+		}
+		r.Vehicles[i] = v
+		return nil
+	})
 }

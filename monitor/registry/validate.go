@@ -92,6 +92,12 @@ func (r *Registry) Validate() error {
 			licensees[l.ID] = true
 		}
 		v.text(rec, "razao_social", l.RazaoSocial, true)
+		for j, p := range l.Suspensions {
+			if p.From.IsZero() || p.To.IsZero() || p.To.Before(p.From) {
+				v.add(rec, fmt.Sprintf("suspensions[%d]", j), "from e to obrigatórios, to não anterior a from")
+			}
+			v.text(rec, fmt.Sprintf("suspensions[%d].reference", j), p.Reference, false)
+		}
 		v.text(rec, "address", l.Address, false)
 		if l.CNPJ == "" {
 			v.add(rec, "cnpj", "obrigatório")
@@ -137,6 +143,39 @@ func (r *Registry) Validate() error {
 			}
 		}
 		v.reference(rec, ve.Licensee, licensees)
+		prevTo := Date{}
+		for j, l := range ve.LicenseeHistory {
+			field := fmt.Sprintf("licensee_history[%d]", j)
+			v.reference(rec, l.Licensee, licensees)
+			switch {
+			case l.ValidTo.IsZero():
+				v.add(rec, field+".valid_to", "obrigatório")
+			case !l.ValidFrom.IsZero() && l.ValidTo.Before(l.ValidFrom):
+				v.add(rec, field+".valid_to", "%s anterior a valid_from %s", l.ValidTo, l.ValidFrom)
+			case !prevTo.IsZero() && (l.ValidFrom.IsZero() || !prevTo.Before(l.ValidFrom)):
+				v.add(rec, field+".valid_from", "vínculos sobrepostos: o anterior vai até %s", prevTo)
+			case !ve.LicenseeSince.IsZero() && !l.ValidTo.Before(ve.LicenseeSince):
+				v.add(rec, field+".valid_to", "%s não é anterior a licensee_since %s", l.ValidTo, ve.LicenseeSince)
+			}
+			prevTo = l.ValidTo
+		}
+		for j, e := range ve.Events {
+			field := fmt.Sprintf("events[%d]", j)
+			switch {
+			case e.Date.IsZero():
+				v.add(rec, field+".date", "obrigatório")
+			case e.Kind != EventInspection && e.Kind != EventAccident:
+				v.add(rec, field+".kind", "use %s ou %s", EventInspection, EventAccident)
+			case e.Kind == EventAccident && e.Approved:
+				v.add(rec, field+".approved", "só para inspeção")
+			case j > 0 && e.Date.Before(ve.Events[j-1].Date):
+				v.add(rec, field+".date", "fora de ordem")
+			}
+			v.text(rec, field+".note", e.Note, false)
+		}
+		if len(ve.LicenseeHistory) > 0 && ve.LicenseeSince.IsZero() {
+			v.add(rec, "licensee_since", "obrigatório quando há licensee_history")
+		}
 		if y := ve.ManufactureYear; y != 0 && (y < 1900 || y > time.Now().Year()+1) {
 			v.add(rec, "manufacture_year", "ano %d fora do intervalo 1900–%d", y, time.Now().Year()+1)
 		}

@@ -2,20 +2,29 @@ package rules
 
 import (
 	"time"
+
+	"github.com/paulmach/orb"
 )
 
 // boardingRule flags sound emitted during boarding and alighting (Lei 2.277/2018 Art. 28, final
-// part; fined by Art. 45, VII): the vehicle emits (as in sensitive_zone_sound) while stopped
-// (below boarding.stopped_kmh) at a boarding point, or stopped anywhere for boarding.dwell_s
-// (60 s) or more — a stop that long is taken as boarding wherever it happens. Confirmation and
-// clearing as sensitive_zone_sound. Without a speed or a full emission window, the reading is
-// not judged; without geofences only the dwell criterion applies.
+// part, "quando em operação de embarque e desembarque de passageiros"; fined by Art. 45, VII):
+// the vehicle emits (as in sensitive_zone_sound) while stopped (below boarding.stopped_kmh)
+// inside a demarcated boarding point — Art. 36 §4 puts boarding "nos pontos demarcados", and a
+// stop anywhere else (a traffic light, a jam) is no observed boarding, however long. The
+// episode names the boarding point (Episode.Site) and how long the vehicle had stood there
+// (Episode.StoppedS), which is what the auto states; never a motive not observed. Confirmation
+// and clearing as sensitive_zone_sound. Sound not confirmed as music by the agent is an alert
+// until confirmed (sensitive.unconfirmed_sound_penalty). Without geofences, a speed, a position
+// or a full emission window, the reading is not judged.
 type boardingRule struct{}
 
-func (boardingRule) id() string { return "boarding_sound" }
+func (boardingRule) id() string { return RuleBoardingSound }
+
+// RuleBoardingSound is the id of the rule.
+const RuleBoardingSound = "boarding_sound"
 
 func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
-	if r.Sound == nil || r.Sound.LAeqDB == nil {
+	if r.Sound == nil || r.Sound.LAeqDB == nil || e.places == nil {
 		return
 	}
 	if _, _, ok := v.SpeedAt(r.T); !ok {
@@ -26,17 +35,47 @@ func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
 		return
 	}
 	p := e.profile
-	stopped := !v.StoppedSince.IsZero()
-	boarding := stopped && (e.atBoardingPoint(v, r.T) || r.T.Sub(v.StoppedSince) >= seconds(p.Boarding.DwellS))
 	lat, lon, havePos := v.position(r.T)
-	if !havePos && v.LastGPS != nil {
-		lat, lon = v.LastGPS.Lat, v.LastGPS.Lon // stopped: the last position still holds
+	if !havePos && v.Fix != nil && !v.StoppedSince.IsZero() {
+		lat, lon, havePos = v.Fix.Lat, v.Fix.Lon, true // stopped: the last position still holds
 	}
-	d := v.detector("boarding_sound")
-	d.step(v, "boarding_sound", params{
+	stopped := !v.StoppedSince.IsZero()
+	var point *Site
+	if stopped && havePos {
+		if h, at := e.places.BoardingPointAt(orb.Point{lon, lat}); at {
+			point = siteOf(h.Feature, h.DistanceM)
+		}
+	}
+	d := v.detector(RuleBoardingSound)
+	d.step(v, RuleBoardingSound, params{
 		Confirm: seconds(p.Sensitive.ConfirmS), Clear: seconds(p.Sensitive.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
-	}, sample{T: r.T, Cond: emits && boarding, Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, havePos)},
+	}, sample{T: r.T, Cond: emits && point != nil, Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, havePos)},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "boarding_sound", start, "dB(A)", p.Sensitive.EmissionDB, 0, soundSource)
+			ep := e.newEpisode(v, RuleBoardingSound, start, "dB(A)", p.Sensitive.EmissionDB, 0, soundSource)
+			ep.Site = point
+			e.groundSound(ep)
+			return ep
 		})
+	if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && point != nil {
+		if ep.Site == nil || ep.Site.ID == point.ID {
+			ep.Site = point
+			ep.StoppedS = max(ep.StoppedS, r.T.Sub(v.StoppedSince).Seconds())
+		}
+	}
 }
+
+// groundSound applies the profile's policy for sound not confirmed as music by the agent
+// (Art. 45, VII fines "executar músicas … com altura do som acima do permitido"; a meter cannot
+// tell music from an engine or passengers): by default the episode is an alert that the agent's
+// confirmation (VerifyMusic) turns into a draft; a profile that names a penalty for unconfirmed
+// sound cites it instead.
+func (e *Engine) groundSound(ep *Episode) {
+	if pen := e.profile.Sensitive.UnconfirmedSoundPenalty; pen != "" {
+		ep.Penalty = pen
+		return
+	}
+	ep.needs(VerifyMusic, noteMusic)
+}
+
+// noteMusic is the grounds note of sound the agent has not confirmed as music.
+const noteMusic = "som não confirmado como música pelo agente (Art. 45, VII: \"executar músicas\"); registrar a verificação"

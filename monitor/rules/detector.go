@@ -83,7 +83,7 @@ func (d *detector) step(v *Vehicle, rule string, p params, s sample, newEpisode 
 	}
 	d.LastSample = s.T
 	ep := v.episode(d.EpisodeID)
-	if ep != nil && ep.End != nil && *ep.Closed == ClosedInterrupted {
+	if ep != nil && ep.End != nil && (*ep.Closed == ClosedInterrupted || *ep.Closed == ClosedOutOfService && s.Cond) {
 		// The data resumed within maxGap of the last sample after the receive-clock gap
 		// timeout closed the episode: it goes on, as it would have live.
 		ep.End, ep.Closed = nil, nil

@@ -3,6 +3,7 @@ package rules
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -20,10 +21,15 @@ import (
 // (validity, or a category that does not cover the vehicle's) and medical certificate. What is
 // expired is registry.Store.ExpiredFor's answer, judged on the calendar day of each reading.
 //
-// Each expired item has its own detector: in service (Engine.InService) for
-// document_expired.confirm_s opens an episode, out of service (or the item renewed in the
-// registry) for document_expired.clear_s closes it, so there is one episode per item per
-// continuous in-service period. The episode cites the article, penalty and fine the profile
+// Each expired item has its own detector and one episode, from the first in-service reading
+// after expiry (held for document_expired.confirm_s) until the item is renewed in the registry:
+// not submitting the vehicle to inspection (Art. 45, IV) is one omission, not one per trip. When
+// the vehicle leaves service the episode pauses (closed as out_of_service, so that it can be
+// drafted) and the next in-service reading reopens it — later service periods are addenda of its
+// draft, never new drafts. A renewal closes it as cleared (after document_expired.clear_s when in
+// service). A CNH expired for at most document_expired.cnh_grace_days (30: CTB Art. 162, V makes
+// driving an infraction with the CNH "vencida há mais de trinta dias") is judged apart, as an
+// alert that grounds no auto; after the grace its own episode grounds one. The episode cites the article, penalty and fine the profile
 // maps the item's kind to (document_expired.documents); a kind the profile does not map is not
 // judged, and so is a vehicle the registry does not know. The value is the number of days
 // since the item's last valid day; the episode carries the item (Episode.Document).
@@ -32,7 +38,9 @@ type documentRule struct{}
 func (documentRule) id() string { return profile.DocumentExpiredRule }
 
 const (
-	docMaxGap       = 5 * time.Minute
+	// docMaxGap: an omission lasts until the document is renewed; only a month's silence
+	// breaks the run (a vehicle out of use).
+	docMaxGap       = 30 * 24 * time.Hour
 	docEvidenceStep = 30 * time.Second
 	// cardFresh is how long a driver card the tachograph reported counts as the card in the
 	// tachograph: some tachographs send the card only in some frames (Stoneridge's DIN1).
@@ -67,7 +75,7 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 		return
 	}
 	var items []registry.Expiry
-	if in && v.expired != nil {
+	if v.expired != nil {
 		items = v.expiredAt(e, r.T)
 	}
 	lat, lon, _ := v.position(r.T)
@@ -81,6 +89,10 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 			continue
 		}
 		slug := docSlug(&item)
+		grace := item.Document == registry.DocCNH && item.Problem != registry.ProblemCategory && -item.DaysLeft <= p.CNHGrace()
+		if grace {
+			slug += "-prazo"
+		}
 		key := docDetectorPrefix + slug
 		current = append(current, key)
 		days := 0.0
@@ -88,6 +100,25 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 			days = float64(-item.DaysLeft)
 		}
 		d := v.detector(key)
+		if !in {
+			// Out of service: the episode pauses; a run not yet confirmed is forgotten.
+			if ep := v.episode(d.EpisodeID); ep != nil {
+				if ep.End == nil {
+					// Out of service for the clearing time: paused from the first reading
+					// out of service (a short stop does not pause it).
+					if d.ClearStart.IsZero() {
+						d.ClearStart = r.T
+					}
+					if r.T.Sub(d.ClearStart) >= prm.Clear {
+						d.close(v, ep, d.ClearStart, ClosedOutOfService, nil)
+						d.ClearStart = time.Time{}
+					}
+				}
+			} else {
+				d.step(v, key, prm, sample{T: r.T, Lat: lat, Lon: lon}, nil)
+			}
+			continue
+		}
 		var ev evidence
 		if d.LastEvidence.IsZero() || r.T.Sub(d.LastEvidence) >= docEvidenceStep || d.EpisodeID == "" && len(d.Pending) == 0 {
 			ev = readingEvidence(r, kindOf(r), days, "dias")
@@ -110,6 +141,12 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 				ep := e.newEpisode(v, profile.DocumentExpiredRule, start, "dias", 0, 0, source)
 				ep.ID = EpisodeID(v.ID, profile.DocumentExpiredRule, start) + "." + slug
 				ep.Article, ep.Penalty = m.Article, m.Penalty
+				if !m.Infraction {
+					ep.noGround(noteAlertOnly)
+				}
+				if grace {
+					ep.noGround(fmt.Sprintf("CNH vencida há %d dias, dentro do prazo de %d dias (CTB, Art. 162, V)", -item.DaysLeft, p.CNHGrace()))
+				}
 				ep.Detail = string(item.Document)
 				doc := item
 				ep.Document = &doc
@@ -129,6 +166,14 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 	slices.Sort(stale)
 	for _, key := range stale {
 		d := v.Detectors[key]
+		if ep := v.episode(d.EpisodeID); ep != nil && ep.End != nil && *ep.Closed != ClosedCleared {
+			// Renewed while the episode was paused: it ends where it paused.
+			reason := ClosedCleared
+			ep.Closed = &reason
+			v.changed(ep, nil, EventUpdate)
+			delete(v.Detectors, key)
+			continue
+		}
 		d.step(v, key, prm, sample{T: r.T, Lat: lat, Lon: lon}, nil)
 		if d.EpisodeID == "" && d.RunStart.IsZero() {
 			delete(v.Detectors, key) // nothing left to remember

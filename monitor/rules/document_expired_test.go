@@ -108,8 +108,8 @@ func TestDocumentExpiredInService(t *testing.T) {
 	if !insp.Start.Equal(noon) {
 		t.Errorf("start %v, want the first reading in service %v", insp.Start, noon)
 	}
-	if insp.End == nil || insp.Closed == nil || *insp.Closed != ClosedCleared || !insp.End.Equal(noon.Add(180*time.Second)) {
-		t.Errorf("end %v (%v), want cleared at the first stopped reading %v", insp.End, insp.Closed, noon.Add(180*time.Second))
+	if insp.End == nil || insp.Closed == nil || *insp.Closed != ClosedOutOfService || !insp.End.Equal(noon.Add(180*time.Second)) {
+		t.Errorf("end %v (%v), want paused at the first stopped reading %v", insp.End, insp.Closed, noon.Add(180*time.Second))
 	}
 	if r.evidence[insp.ID] < 5 || r.evidence[insp.ID] > 10 {
 		t.Errorf("%d evidence readings for 3 min in service, want one every 30 s", r.evidence[insp.ID])
@@ -192,30 +192,72 @@ func TestDocumentExpiredOnlyInServiceAndOnlyExpired(t *testing.T) {
 	})
 }
 
-// One episode per document per continuous in-service period: a stop shorter than the clearing
-// time keeps it, a longer one ends it and the next trip opens another.
-func TestDocumentExpiredPerServicePeriod(t *testing.T) {
+// One episode per document until it is renewed: an inspection expired for three service days
+// is one omission (Art. 45, IV), one episode — paused out of service, reopened by the next
+// in-service reading — and one draft, later days being addenda.
+func TestDocumentExpiredOneEpisodeUntilRenewed(t *testing.T) {
 	r := docRun(t, docRegistry(t))
 	tr := newTrip(noon)
 	tr.vehicle = "PIU-003"
-	r.apply(t, tr.batches(concat(repeat(20, 120), repeat(0, 120), repeat(20, 120))...), time.Second) // a 2-min stop
-	r.apply(t, tr.batches(repeat(0, 400)...), time.Second)                                           // parked
-	r.apply(t, tr.batches(repeat(20, 120)...), time.Second)                                          // next trip
-	var insp []Episode
-	for _, ep := range docEpisodes(r) {
-		if ep.Detail == "inspecao" {
-			insp = append(insp, ep)
+	var ids []string
+	for day := range 3 {
+		tr.t = noon.Add(time.Duration(day) * 24 * time.Hour)
+		r.apply(t, tr.batches(concat(repeat(20, 120), repeat(0, 120), repeat(20, 120))...), time.Second) // a 2-min stop
+		r.apply(t, tr.batches(repeat(0, 400)...), time.Second)                                           // parked
+		var insp []Episode
+		for _, ep := range docEpisodes(r) {
+			if ep.Detail == "inspecao" {
+				insp = append(insp, ep)
+			}
+		}
+		if len(insp) != 1 || insp[0].End == nil || *insp[0].Closed != ClosedOutOfService || !insp[0].Start.Equal(noon) {
+			t.Fatalf("day %d: inspection episodes %+v, want one, from the first day, paused", day+1, insp)
+		}
+		ids = append(ids, insp[0].ID)
+		if want := noon.Add(time.Duration(day)*24*time.Hour + 360*time.Second); !insp[0].End.Equal(want) {
+			t.Errorf("day %d: paused at %v, want %v", day+1, insp[0].End, want)
 		}
 	}
-	if len(insp) != 2 {
-		t.Fatalf("%d inspection episodes, want 2 (one per trip): %+v", len(insp), insp)
+	if ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Errorf("episode ids %v", ids)
 	}
-	slices.SortFunc(insp, func(a, b Episode) int { return a.Start.Compare(b.Start.Time) })
-	if !insp[0].Start.Equal(noon) || insp[0].End == nil || !insp[0].End.Equal(noon.Add(360*time.Second)) {
-		t.Errorf("first trip %v – %v, want %v – %v", insp[0].Start, insp[0].End, noon, noon.Add(360*time.Second))
+	reopened := 0
+	for _, ev := range r.events {
+		if ev.Kind == EventReopen && ev.Episode.Detail == "inspecao" {
+			reopened++
+		}
 	}
-	if !insp[1].Start.Equal(noon.Add(760*time.Second)) || insp[1].End != nil {
-		t.Errorf("second trip from %v (end %v), want from %v, open", insp[1].Start, insp[1].End, noon.Add(760*time.Second))
+	if reopened != 2 {
+		t.Errorf("%d reopenings over three days, want 2", reopened)
+	}
+}
+
+// A CNH expired 10 days is an alert (CTB Art. 162, V: 30 days of grace); 31 days, an episode
+// that grounds an auto.
+func TestDocumentExpiredCNHGrace(t *testing.T) {
+	for _, c := range []struct {
+		day    time.Time
+		ground bool
+	}{
+		{time.Date(2026, 11, 11, 15, 0, 0, 0, time.UTC), false}, // D3's CNH ran out on 2026-11-01
+		{time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC), true},
+	} {
+		r := docRun(t, docRegistry(t))
+		tr := newTrip(c.day)
+		tr.vehicle = "PIU-002"
+		r.apply(t, withCard(tr.batches(repeat(20, 180)...), "0000000077B303"), time.Second)
+		var cnh []Episode
+		for _, ep := range docEpisodes(r) {
+			if ep.Detail == "cnh" {
+				cnh = append(cnh, ep)
+			}
+		}
+		if len(cnh) != 1 || cnh[0].GroundsAuto != c.ground || cnh[0].Draftable() != c.ground {
+			t.Fatalf("%s: CNH episodes %+v, want one grounding an auto: %v", c.day.Format(time.DateOnly), cnh, c.ground)
+		}
+		if !c.ground && !strings.Contains(cnh[0].GroundsNote, "Art. 162") {
+			t.Errorf("note %q", cnh[0].GroundsNote)
+		}
 	}
 }
 

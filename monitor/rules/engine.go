@@ -91,7 +91,8 @@ func New(p *profile.Profile, places *geofences.Set) *Engine {
 		profile: p,
 		places:  places,
 		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
-			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}},
+			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}, switchSuspectRule{}, driverCardRule{},
+			driverRemovedRule{}, suspendedRule{}, uninspectedRule{}, rotationRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}
@@ -133,6 +134,17 @@ func (e *Engine) attach(v *Vehicle) {
 // Registration is what the registry says of a vehicle that the rules use.
 type Registration struct {
 	Licensee string
+	// DriverByCard finds the registered driver of a tachograph card (registry.Store.DriverByCard);
+	// nil: the driver rules are not evaluated.
+	DriverByCard func(card string) (registry.Driver, bool)
+	// SuspendedOn returns the suspension of a licensee that covers a day (nil: not judged).
+	SuspendedOn func(licensee string, day registry.Date) (registry.Period, bool)
+	// UninspectedOn returns the failed inspection or accident that keeps the vehicle from
+	// circulating on a day (registry.Vehicle.UninspectedOn; nil: not judged).
+	UninspectedOn func(day registry.Date) (registry.VehicleEvent, bool)
+	// LicenseeOn is the vehicle's licensee on a day (registry.Vehicle.LicenseeOn); nil: Licensee
+	// on every day.
+	LicenseeOn func(day registry.Date) string
 	// MeterDistanceM is r₁, the meter's distance to the loudspeaker (0: the profile's).
 	MeterDistanceM float64
 	// Expired lists what the vehicle lacks when in service at an instant, with the driver card
@@ -151,7 +163,14 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 	if e.registered != nil {
 		reg, _ := e.registered(b.Vehicle)
 		v.Licensee, v.R1M = reg.Licensee, reg.MeterDistanceM
+		if reg.LicenseeOn != nil {
+			// The licensee of the batch's own day: a late batch from before a transfer is the
+			// old licensee's.
+			v.Licensee = reg.LicenseeOn(registry.DateOf(batchStart(b).In(e.profile.Location())))
+		}
 		v.expired, v.docs = reg.Expired, docCache{}
+		v.driverByCard = reg.DriverByCard
+		v.suspendedOn, v.uninspectedOn = reg.SuspendedOn, reg.UninspectedOn
 	}
 	var res Result
 	c := v.Cursors[b.Epoch]
@@ -271,7 +290,7 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 			return false
 		}
 		g := r.GPS
-		f := &Fix{T: r.T, Lat: g.Lat, Lon: g.Lon, SpeedKmh: g.SpeedKmh, Course: g.CourseDeg}
+		f := &Fix{T: r.T, Lat: g.Lat, Lon: g.Lon, SpeedKmh: g.SpeedKmh, Course: g.CourseDeg, HDOP: g.HDOP}
 		v.LastGPS = f
 		if !evidence {
 			v.NotEvidence++
@@ -411,7 +430,7 @@ func (e *Engine) Tick(now time.Time) {
 // newEpisode starts an episode of a rule with the profile's legal mapping.
 func (e *Engine) newEpisode(v *Vehicle, rule string, start time.Time, unit string, limit, tolerance float64, source string) *Episode {
 	m := e.profile.Rules[rule]
-	return &Episode{
+	ep := &Episode{
 		ID:           EpisodeID(v.ID, rule, start),
 		Vehicle:      v.ID,
 		Rule:         rule,
@@ -424,8 +443,16 @@ func (e *Engine) newEpisode(v *Vehicle, rule string, start time.Time, unit strin
 		Source:       source,
 		Epoch:        v.Epoch,
 		Unregistered: v.Licensee == "",
+		GroundsAuto:  true,
 	}
+	if !m.Infraction && rule != profile.DocumentExpiredRule {
+		ep.noGround(noteAlertOnly)
+	}
+	return ep
 }
+
+// noteAlertOnly is the grounds note of a rule the profile does not treat as an infraction.
+const noteAlertOnly = "alerta: o perfil legal não trata esta regra como infração"
 
 // EpisodeID is deterministic, so that a replay or a restart finds the same episode.
 func EpisodeID(vehicle, rule string, start time.Time) string {
@@ -490,6 +517,11 @@ func (v *Vehicle) OpenEpisodeIDs() []string {
 func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
 	p := e.profile.InService
 	if v.ServiceOn != nil && p.ServiceInputOverrides {
+		if !*v.ServiceOn && p.SwitchSuspect.IsService {
+			if _, suspect := e.behavesInService(v, t); suspect {
+				return true, true
+			}
+		}
 		return *v.ServiceOn, true
 	}
 	kmh, _, ok := v.SpeedAt(t)
@@ -524,4 +556,27 @@ func (e *Engine) atBoardingPoint(v *Vehicle, t time.Time) bool {
 	}
 	_, at := e.places.BoardingPointAt(orb.Point{lon, lat})
 	return at
+}
+
+// batchStart is the time of a batch's first reading (its send time when it has none).
+func batchStart(b *wire.Batch) time.Time {
+	t := b.SentAt.Time
+	earlier := func(x wire.Time) {
+		if !x.IsZero() && (t.IsZero() || x.Before(t)) {
+			t = x.Time
+		}
+	}
+	if len(b.Tacho) > 0 {
+		earlier(b.Tacho[0].T)
+	}
+	if len(b.GPS) > 0 {
+		earlier(b.GPS[0].T)
+	}
+	if len(b.Sound) > 0 {
+		earlier(b.Sound[0].T)
+	}
+	if len(b.Service) > 0 {
+		earlier(b.Service[0].T)
+	}
+	return t
 }

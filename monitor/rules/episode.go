@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strings"
+
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -41,11 +43,102 @@ type Episode struct {
 	// Document is, for document_expired, the expired item of the registry as it stood when the
 	// episode opened: which document, of which record, its number and its last valid day.
 	Document *registry.Expiry `json:"document,omitempty"`
+	// StoppedS is, for boarding_sound, how long the vehicle had stood at the boarding point
+	// (Site) by the end of the episode, in seconds.
+	StoppedS float64 `json:"stopped_s,omitempty"`
 	// R1M is, for noise_limit, the meter-to-loudspeaker distance r₁ the estimate used (the
 	// registry's, else the profile's), in metres.
 	R1M float64 `json:"r1_m,omitempty"`
+	// GroundsAuto says whether the episode, as the monitor observed it, can ground an auto de
+	// infração: every fact the auto would state was observed by an instrument the law accepts,
+	// and nothing the law presumes in the accused's favour was presumed against them. Always
+	// present in the JSON. An episode that cannot is an alert for the inspector: shown, usable
+	// in a manual notice after the agent's own verification, never a draft by itself.
+	GroundsAuto bool `json:"grounds_auto"`
+	// GroundsNote says, in Portuguese, why the episode cannot ground an auto (when GroundsAuto
+	// is false); several reasons are joined by "; ".
+	GroundsNote string `json:"grounds_note,omitempty"`
+	// Needs is the agent's verification (VerifyMusic, VerifyNBR10151) that, recorded on the
+	// episode, supplies its only missing ground: with it, the episode becomes a draft. "" when
+	// no verification can (the episode grounds an auto already, or lacks something else).
+	Needs string `json:"needs_verification,omitempty"`
+	// Verification is the agent's verification recorded on the episode (POST
+	// /api/v1/episodes/{id}/verification), nil when none. The engine never sets it; the store
+	// keeps it across the engine's updates.
+	Verification *Verification `json:"verification,omitempty"`
 	// Readings are the evidence; only in the single-episode view.
 	Readings []Evidence `json:"readings,omitempty"`
+}
+
+// Verification kinds: what an agent verified in person about an episode.
+const (
+	// VerifyMusic: the agent heard the sound system playing music at the place and time of the
+	// episode (Art. 45, VII fines "executar músicas … com altura do som acima do permitido";
+	// a sound level meter cannot tell music from an engine or passengers).
+	VerifyMusic = "music_audible"
+	// VerifyNBR10151: the agent measured the sound level by ABNT NBR 10151 (the form in
+	// Measurement); the auto then cites that measurement, not the monitor's estimate.
+	VerifyNBR10151 = "nbr10151_measurement"
+)
+
+// Verification is an agent's verification of an episode.
+type Verification struct {
+	Kind string `json:"kind"` // VerifyMusic or VerifyNBR10151
+	// By is the agent (the signed-in user) and At when it was recorded (receive clock).
+	By string    `json:"by"`
+	At wire.Time `json:"at"`
+	// Note is the agent's own account, pt-BR (required for VerifyMusic: what was heard, where).
+	Note string `json:"note,omitempty"`
+	// Measurement is the NBR 10151 measurement form (VerifyNBR10151 only).
+	Measurement *Measurement `json:"measurement,omitempty"`
+}
+
+// Measurement is an agent's sound measurement by ABNT NBR 10151: the form the auto cites.
+type Measurement struct {
+	Meter       string    `json:"meter"`       // make, model and serial of the sound level meter
+	Class       int       `json:"class"`       // IEC 61672 class: 1 or 2
+	Calibration string    `json:"calibration"` // calibration certificate (number, laboratory, date)
+	Position    string    `json:"position"`    // where the microphone stood (address, height, distance)
+	LAeqDB      float64   `json:"laeq_db"`     // the measured L_Aeq, dB(A)
+	ResidualDB  float64   `json:"residual_db"` // the residual sound level, dB(A)
+	LimitDB     float64   `json:"limit_db"`    // the NBR 10151 limit of the place and period, dB(A)
+	Date        wire.Time `json:"date"`        // when it was measured
+}
+
+// Draftable reports whether the episode can become a draft by itself: it grounds an auto, or
+// the only ground it lacked is a verification of the kind it needs and that verification is
+// recorded.
+func (e *Episode) Draftable() bool {
+	return e.GroundsAuto || (e.Needs != "" && e.Verification != nil && e.Verification.Kind == e.Needs)
+}
+
+// noGround records that the episode cannot ground an auto, and why (pt-BR). No verification
+// then makes it one.
+func (e *Episode) noGround(note string) {
+	e.GroundsAuto, e.Needs = false, ""
+	e.addNote(note)
+}
+
+// needs records that the episode lacks the agent's verification of a kind: when that is all
+// it lacks, recording the verification makes it a draft.
+func (e *Episode) needs(kind, note string) {
+	if e.GroundsAuto {
+		e.Needs = kind
+	}
+	e.GroundsAuto = false
+	e.addNote(note)
+}
+
+// grounded resets the episode to grounding an auto, before its rule judges it again.
+func (e *Episode) grounded() { e.GroundsAuto, e.GroundsNote, e.Needs = true, "", "" }
+
+func (e *Episode) addNote(note string) {
+	switch {
+	case e.GroundsNote == "":
+		e.GroundsNote = note
+	case !strings.Contains(e.GroundsNote, note):
+		e.GroundsNote += "; " + note
+	}
 }
 
 // Open reports whether the episode has not closed yet.
@@ -61,6 +154,12 @@ type Site struct {
 	Verified     bool    `json:"verified"`
 	Source       string  `json:"source,omitempty"`
 	OpeningHours string  `json:"opening_hours,omitempty"`
+	// MarginM is the position margin allowed in the accused's favour, and MaxDistanceM the
+	// distance + margin the auto states ("no máximo X m"); for sensitive_zone_sound.
+	MarginM      float64 `json:"margin_m,omitempty"`
+	MaxDistanceM float64 `json:"max_distance_m,omitempty"`
+	// HoursKnown: the site's opening hours are on file (sensitive_zone_sound).
+	HoursKnown bool `json:"hours_known,omitempty"`
 }
 
 // Evidence is one reading that proves an episode, tagged with the batch it came in.
@@ -79,4 +178,7 @@ type Evidence struct {
 const (
 	ClosedCleared     = "cleared"     // the condition ended
 	ClosedInterrupted = "interrupted" // the vehicle's data stopped for the gap timeout
+	// ClosedOutOfService: document_expired's episode pauses when the vehicle leaves service;
+	// it reopens at the next in-service reading, until the document is renewed.
+	ClosedOutOfService = "out_of_service"
 )

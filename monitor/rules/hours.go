@@ -15,7 +15,10 @@ import (
 // whether the vehicle is in service: without a speed or a service switch it is not evaluated.
 type hoursRule struct{}
 
-func (hoursRule) id() string { return "hours" }
+func (hoursRule) id() string { return RuleHours }
+
+// RuleHours is the id of the rule.
+const RuleHours = "hours"
 
 const (
 	hoursMaxGap       = 5 * time.Minute
@@ -35,7 +38,7 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 	outside := MinutesOutside(e.profile, r.T)
 	cond := in && outside > p.GraceM
 	lat, lon, _ := v.position(r.T)
-	d := v.detector("hours")
+	d := v.detector(RuleHours)
 	var ev evidence
 	if cond && (d.LastTrue.IsZero() || r.T.Sub(d.LastTrue) >= hoursEvidenceStep || d.EpisodeID == "" && len(d.Pending) == 0) {
 		ev = readingEvidence(r, kindOf(r), outside, "min")
@@ -43,14 +46,14 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 			ev = ev.at(lat, lon)
 		}
 	}
-	d.step(v, "hours", params{
+	d.step(v, RuleHours, params{
 		Confirm:    seconds(p.ConfirmS),
 		Clear:      hoursClear,
 		MaxGap:     hoursMaxGap,
 		MaxPending: 256,
 	}, sample{T: r.T, Cond: cond, Value: outside, Lat: lat, Lon: lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "hours", start, "min", p.GraceM, 0, "clock")
+			return e.newEpisode(v, RuleHours, start, "min", p.GraceM, 0, "clock")
 		})
 }
 

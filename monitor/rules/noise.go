@@ -20,9 +20,18 @@ import (
 // night from noise.night_start to noise.day_start, extended to noise.rest_day_night_end on a
 // Sunday or holiday morning. The condition is L₂ > limit + noise.meter_tolerance_db and must
 // hold for noise.confirm_s. The value is an estimate and the episode says so.
+//
+// The estimate is an indício, not an NBR 10151 measurement (no residual-sound correction, no
+// measurement position): the episode never grounds an auto by itself (grounds_auto false). The
+// agent's NBR 10151 measurement recorded on the episode (VerifyNBR10151) is its missing ground;
+// the draft then cites that measurement. Outside every NBR zone the area type is unknown and
+// the rule is not evaluated, unless the profile names noise.default_area (with its reason).
 type noiseRule struct{}
 
-func (noiseRule) id() string { return "noise_limit" }
+func (noiseRule) id() string { return RuleNoiseLimit }
+
+// RuleNoiseLimit is the id of the rule.
+const RuleNoiseLimit = "noise_limit"
 
 func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if r.Sound == nil || r.Sound.LAeqDB == nil {
@@ -50,16 +59,20 @@ func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 			}
 		}
 	}
+	if area == "" {
+		return // no zone, no default: the limit of the place is unknown
+	}
 	limit := AreaLimit(e.profile, area, r.T)
-	d := v.detector("noise_limit")
-	d.step(v, "noise_limit", params{
+	d := v.detector(RuleNoiseLimit)
+	d.step(v, RuleNoiseLimit, params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
 	}, sample{T: r.T, Cond: l2 > limit+p.ToleranceDB, Value: l2, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, true)},
 		func(start time.Time) *Episode {
-			ep := e.newEpisode(v, "noise_limit", start, "dB(A)", limit, p.ToleranceDB, soundSource)
+			ep := e.newEpisode(v, RuleNoiseLimit, start, "dB(A)", limit, p.ToleranceDB, soundSource)
 			ep.Area = ptr(area)
 			ep.Estimate = true
 			ep.R1M = r1
+			ep.needs(VerifyNBR10151, noteEstimate)
 			return ep
 		})
 }
@@ -93,3 +106,6 @@ func Night(p *profile.Profile, t time.Time) bool {
 	}
 	return m >= nightStart && m < dayStart
 }
+
+// noteEstimate is the grounds note of noise_limit.
+const noteEstimate = "indício: nível estimado no receptor, não medição conforme a NBR 10151; registrar a medição do agente"

@@ -9,7 +9,13 @@ import (
 // parkedRule flags a vehicle left parked on a public road: stationary for parked.min_minutes
 // (30 min) outside its licensee's garage, outside the days and hours its licensee is authorised
 // to serve (its itineraries; Art. 29's service hours when it has none). Lei 2.277/2018 Art. 13,
-// sole paragraph: the consequence is a recommendation of cassação to the agent, never automatic.
+// sole paragraph ("Constitui infração administrativa punível com a cassação da licença, manter
+// o veículo utilizado para prestação do serviço estacionado em via pública, fora dos dias e
+// horários da prestação do serviço"): cassação is a recommendation to the agent, never
+// automatic; the profile may fine it under Art. 47 ("As demais infrações não listadas nos artigos
+// 45 e 46 …"). "Outside the garage" is not "via pública": the episode grounds an auto only where
+// a public_road geofence says the place is a public road (it names it as its site); elsewhere it
+// is an alert.
 //
 // The Pi loses power when the engine stops, so a parked vehicle is usually silent: the rule is
 // judged on its readings and, once it has sent nothing for the gap timeout, from its last fix,
@@ -17,7 +23,10 @@ import (
 // geofences, a licensee (the registry) or a garage of the licensee.
 type parkedRule struct{}
 
-func (parkedRule) id() string { return "parked_public_road" }
+func (parkedRule) id() string { return RuleParkedPublicRoad }
+
+// RuleParkedPublicRoad is the id of the rule.
+const RuleParkedPublicRoad = "parked_public_road"
 
 func (parkedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if r.Tacho == nil && (r.GPS == nil || !r.Evidence) {
@@ -48,14 +57,20 @@ func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
 	if r != nil && r.GPS != nil {
 		ev = readingEvidence(r, "gps", minutes, "min").at(r.GPS.Lat, r.GPS.Lon)
 	}
-	d := v.detector("parked_public_road")
+	d := v.detector(RuleParkedPublicRoad)
 	if ev.ok && d.EpisodeID != "" && d.LastTrue.After(t.Add(-time.Minute)) {
 		ev = evidence{} // one reading a minute is evidence enough of standing still
 	}
-	d.step(v, "parked_public_road", params{Confirm: 0, Clear: time.Minute, MaxGap: parkedMaxGap, MaxPending: 16},
+	d.step(v, RuleParkedPublicRoad, params{Confirm: 0, Clear: time.Minute, MaxGap: parkedMaxGap, MaxPending: 16},
 		sample{T: t, Cond: cond, Value: minutes, Lat: v.Fix.Lat, Lon: v.Fix.Lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "parked_public_road", start, "min", p.MinMinutes, 0, "gps")
+			ep := e.newEpisode(v, RuleParkedPublicRoad, start, "min", p.MinMinutes, 0, "gps")
+			if road, ok := e.places.PublicRoadAt(pt); ok {
+				ep.Site = siteOf(road, 0)
+			} else {
+				ep.noGround(noteNotPublicRoad)
+			}
+			return ep
 		})
 }
 
@@ -75,3 +90,6 @@ func (e *Engine) authorised(v *Vehicle, t time.Time) bool {
 	}
 	return false
 }
+
+// noteNotPublicRoad is the grounds note of a vehicle parked where no public_road geofence is.
+const noteNotPublicRoad = "local não identificado como via pública (sem geofence public_road): estacionado fora da garagem"

@@ -114,10 +114,11 @@ func TestSensitiveZoneSound(t *testing.T) {
 		db   float64
 		want int
 	}{
-		{"199 m from a school's point, open", school, -20.8400, -40.7300, 199, "2026-11-27 10:00:00", 75, 1},
-		{"201 m from a school's point", school, -20.8400, -40.7300, 201, "2026-11-27 10:00:00", 75, 0},
-		{"199 m from a hospital's edge", hospital, -20.8390, -40.7095, 199, "2026-11-29 03:00:00", 75, 1},
-		{"201 m from a hospital's edge", hospital, -20.8390, -40.7095, 201, "2026-11-29 03:00:00", 75, 0},
+		// HDOP 0.8: a margin of 4 m in the accused's favour.
+		{"196 m from a school's point, open", school, -20.8400, -40.7300, 196, "2026-11-27 10:00:00", 75, 1},
+		{"197 m from a school's point", school, -20.8400, -40.7300, 197, "2026-11-27 10:00:00", 75, 0},
+		{"196 m from a hospital's edge", hospital, -20.8390, -40.7095, 196, "2026-11-29 03:00:00", 75, 1},
+		{"197 m from a hospital's edge", hospital, -20.8390, -40.7095, 197, "2026-11-29 03:00:00", 75, 0},
 		{"a school closed on Sunday", school, -20.8400, -40.7300, 50, "2026-11-29 10:00:00", 75, 0},
 		{"a school closed on a holiday", school, -20.8400, -40.7300, 50, "2026-11-20 10:00:00", 75, 0},
 		{"below the emission threshold", school, -20.8400, -40.7300, 50, "2026-11-27 10:00:00", 69.9, 0},
@@ -135,7 +136,7 @@ func TestSensitiveZoneSound(t *testing.T) {
 			}
 			if c.want == 1 {
 				ep := eps[0]
-				if ep.Site == nil || ep.Site.ID != c.site.ID || math.Abs(ep.Site.DistanceM-c.dist) > 0.01 {
+				if ep.Site == nil || ep.Site.ID != c.site.ID || math.Abs(ep.Site.DistanceM-c.dist) > 0.01 || math.Abs(ep.Site.MaxDistanceM-c.dist-4) > 0.01 {
 					t.Errorf("site %+v", ep.Site)
 				}
 				if ep.Article != "Art. 28" || ep.Penalty != "Art. 45, VII" || ep.Site.Verified != (c.site.ID == "school") {
@@ -180,6 +181,8 @@ func TestReceptorLevel(t *testing.T) {
 }
 
 func TestNoiseLimit(t *testing.T) {
+	// The town's places lie outside every NBR zone but the leisure one: these cases run with a
+	// default area, which Piúma's profile does not name (TestNoiseLimitNoDefaultArea).
 	// At the meter, the level that puts the receptor exactly at limit + tolerance in a
 	// mixed_residential area by day (55 + 1): 56 + 20·log10(7.5/2).
 	edge := 56 + 20*math.Log10(7.5/2)
@@ -203,6 +206,7 @@ func TestNoiseLimit(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newPlacesRun(t, "")
+			r.e.profile.Noise.DefaultArea = "mixed_residential"
 			tr := newTrip(localTime(t, c.when))
 			tr.lat, tr.lon = c.lat, c.lon
 			r.apply(t, standing(tr, 150, 10, c.db), time.Second)
@@ -234,7 +238,8 @@ func TestBoardingSound(t *testing.T) {
 	}{
 		{"stopped at a boarding point", -20.8000, -40.5000, 30, 1},
 		{"stopped elsewhere for 30 s", -20.9000, -40.9000, 30, 0},
-		{"stopped elsewhere for 90 s", -20.9000, -40.9000, 90, 1},
+		// A long stop is no observed boarding (Art. 36 §4: "nos pontos demarcados").
+		{"stopped elsewhere for 120 s", -20.9000, -40.9000, 120, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

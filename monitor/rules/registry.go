@@ -17,7 +17,17 @@ func FromRegistry(s *registry.Store) func(vehicle string) (Registration, bool) {
 			return Registration{}, false
 		}
 		return Registration{
-			Licensee:       v.Licensee,
+			Licensee:     v.Licensee,
+			LicenseeOn:   v.LicenseeOn,
+			DriverByCard: s.DriverByCard,
+			SuspendedOn: func(licensee string, day registry.Date) (registry.Period, bool) {
+				l, ok := s.Licensee(licensee)
+				if !ok {
+					return registry.Period{}, false
+				}
+				return l.SuspendedOn(day)
+			},
+			UninspectedOn:  v.UninspectedOn,
 			MeterDistanceM: v.MeterDistanceM,
 			Expired:        func(card string, at time.Time) []registry.Expiry { return s.ExpiredFor(id, card, at) },
 		}, true

@@ -17,7 +17,10 @@ import (
 // Not evaluated without geofences, a licensee (the registry) or any itinerary of the licensee.
 type routeRule struct{}
 
-func (routeRule) id() string { return "route_deviation" }
+func (routeRule) id() string { return RuleRouteDeviation }
+
+// RuleRouteDeviation is the id of the rule.
+const RuleRouteDeviation = "route_deviation"
 
 const routeMaxGap = time.Minute
 
@@ -62,11 +65,11 @@ func (routeRule) observe(e *Engine, v *Vehicle, r *reading) {
 	}
 	p := e.profile.Route
 	ev := readingEvidence(r, "gps", nearest, "m").at(r.GPS.Lat, r.GPS.Lon)
-	d := v.detector("route_deviation")
-	d.step(v, "route_deviation", params{
+	d := v.detector(RuleRouteDeviation)
+	d.step(v, RuleRouteDeviation, params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: routeMaxGap, MaxPending: 2048,
 	}, sample{T: r.T, Cond: in && !inside, Value: nearest, Lat: r.GPS.Lat, Lon: r.GPS.Lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "route_deviation", start, "m", corridor, 0, "gps")
+			return e.newEpisode(v, RuleRouteDeviation, start, "m", corridor, 0, "gps")
 		})
 }

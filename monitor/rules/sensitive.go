@@ -2,11 +2,13 @@ package rules
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/paulmach/orb"
 
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/monitor/profile"
 )
 
 // sensitiveZoneRule flags sound emitted within the profile's radius (200 m) of hospitals and
@@ -16,13 +18,24 @@ import (
 // On each sound reading: the vehicle emits when the L_Aeq over sensitive.emission_window_s (5 s)
 // at the meter is at or above sensitive.emission_threshold_db (70 dB(A)); Art. 28 forbids the
 // emission itself, so no receptor estimate is needed. The site is the nearest one of the
-// profile's categories within the radius — measured to a polygon's edge — that is open at that
-// local time (its opening_hours, with the profile's holidays; none means always open). The
-// condition must hold for sensitive.confirm_s and clears after sensitive.clear_s. Without
-// geofences, a position or a full emission window, the reading is not judged.
+// profile's categories — measured to a polygon's edge — that lies within the radius in the
+// accused's favour (distance + margin ≤ radius, the margin sensitive.position_margin for the
+// fix's HDOP) and is open at that local time (Engine.siteOpen). The condition must hold for
+// sensitive.confirm_s and clears after sensitive.clear_s. Without geofences, a position or a
+// full emission window, the reading is not judged.
+//
+// What the law presumes in the accused's favour never grounds an auto: a site whose opening
+// hours are not on file is judged and shown, but the episode cannot ground an auto
+// ("em horário de funcionamento" was not observed); nor can a site no agent verified
+// (verified_by/verified_at), or sample data; and sound is an alert until the agent confirms it
+// as music (groundSound). Among the sites in range, the episode names the one that grounds
+// the most: a verified site with known hours before an unverified or unknown one.
 type sensitiveZoneRule struct{}
 
-func (sensitiveZoneRule) id() string { return "sensitive_zone_sound" }
+func (sensitiveZoneRule) id() string { return RuleSensitiveZoneSound }
+
+// RuleSensitiveZoneSound is the id of the rule.
+const RuleSensitiveZoneSound = "sensitive_zone_sound"
 
 // soundMaxGap is the longest silence of the meter that does not break a sound run.
 const soundMaxGap = 10 * time.Second
@@ -40,40 +53,123 @@ func (sensitiveZoneRule) observe(e *Engine, v *Vehicle, r *reading) {
 		return
 	}
 	p := e.profile.Sensitive
-	site, dist, found := e.openSensitiveSite(lat, lon, r.T)
+	margin := e.profile.MarginM(v.hdop(r.T))
+	site, dist, hoursKnown, found := e.openSensitiveSite(lat, lon, margin, r.T)
 	cond := emits && found
-	d := v.detector("sensitive_zone_sound")
-	d.step(v, "sensitive_zone_sound", params{
+	d := v.detector(RuleSensitiveZoneSound)
+	d.step(v, RuleSensitiveZoneSound, params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
 	}, sample{T: r.T, Cond: cond, Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, true)},
 		func(start time.Time) *Episode {
-			ep := e.newEpisode(v, "sensitive_zone_sound", start, "dB(A)", p.EmissionDB, 0, soundSource)
-			ep.Site = siteOf(site, dist)
+			ep := e.newEpisode(v, RuleSensitiveZoneSound, start, "dB(A)", p.EmissionDB, 0, soundSource)
+			e.nameSite(ep, site, dist, margin, hoursKnown)
 			return ep
 		})
-	// While open, the episode names the nearest open site the vehicle passed.
-	if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && cond && (ep.Site == nil || dist < ep.Site.DistanceM) {
-		ep.Site = siteOf(site, dist)
+	// While open, the episode names the site that grounds the most, then the nearest.
+	if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && cond && ep.Site != nil {
+		better := siteRank(site, hoursKnown) < siteRank2(ep.Site) ||
+			siteRank(site, hoursKnown) == siteRank2(ep.Site) && dist+margin < ep.Site.MaxDistanceM
+		if better {
+			e.nameSite(ep, site, dist, margin, hoursKnown)
+		}
 	}
 }
 
-// openSensitiveSite returns the nearest site of the profile's categories within its radius that
-// is open at t.
-func (e *Engine) openSensitiveSite(lat, lon float64, t time.Time) (*geofences.Feature, float64, bool) {
-	p := e.profile.Sensitive
-	local := t.In(e.profile.Location())
-	isHoliday := func(day time.Time) bool { _, ok := e.profile.Holiday(day); return ok }
-	e.hits = e.places.AppendSensitiveWithin(e.hits[:0], orb.Point{lon, lat}, p.RadiusM)
-	for _, h := range e.hits {
-		if !slices.Contains(p.Categories, string(h.Feature.Category)) {
-			continue
-		}
-		if h.Feature.OpeningHours != nil && !h.Feature.OpeningHours.OpenAt(local, isHoliday) {
-			continue
-		}
-		return h.Feature, h.DistanceM, true
+// Grounds notes of sensitive_zone_sound.
+const (
+	noteHoursUnknown = "horário de funcionamento do local não cadastrado"
+	noteUnverified   = "local protegido não verificado por agente (verified_by/verified_at)"
+	noteSample       = "local protegido de dados de exemplo"
+)
+
+// nameSite makes the site the one the episode names, and the episode's grounds follow it.
+func (e *Engine) nameSite(ep *Episode, f *geofences.Feature, dist, margin float64, hoursKnown bool) {
+	ep.Site = siteOf(f, dist)
+	ep.Site.MarginM = margin
+	ep.Site.MaxDistanceM = dist + margin
+	ep.Site.HoursKnown = hoursKnown
+	ep.grounded()
+	if !e.profile.Rules[RuleSensitiveZoneSound].Infraction {
+		ep.noGround(noteAlertOnly)
 	}
-	return nil, 0, false
+	switch {
+	case f.Source == "sample":
+		ep.noGround(noteSample)
+	case !f.Verified():
+		ep.noGround(noteUnverified)
+	}
+	if !hoursKnown {
+		ep.noGround(noteHoursUnknown)
+	}
+	e.groundSound(ep)
+}
+
+// siteRank orders candidate sites: 0 verified with known hours, 1 otherwise.
+func siteRank(f *geofences.Feature, hoursKnown bool) int {
+	if f != nil && f.Verified() && f.Source != "sample" && hoursKnown {
+		return 0
+	}
+	return 1
+}
+
+func siteRank2(s *Site) int {
+	if s.Verified && s.Source != "sample" && s.HoursKnown {
+		return 0
+	}
+	return 1
+}
+
+// openSensitiveSite returns the site of the profile's categories within its radius, in the
+// accused's favour (distance + margin ≤ radius), that is open — or whose hours are unknown —
+// at t: the best-grounded one (verified, hours known), then the nearest.
+func (e *Engine) openSensitiveSite(lat, lon, margin float64, t time.Time) (f *geofences.Feature, dist float64, hoursKnown, found bool) {
+	p := e.profile.Sensitive
+	if margin >= p.RadiusM {
+		return nil, 0, false, false
+	}
+	local := t.In(e.profile.Location())
+	e.hits = e.places.AppendSensitiveWithin(e.hits[:0], orb.Point{lon, lat}, p.RadiusM-margin)
+	best := 2
+	for _, h := range e.hits {
+		if !slices.Contains(p.Categories, string(h.Feature.Category)) || h.DistanceM+margin > p.RadiusM {
+			continue
+		}
+		open, known := e.siteOpen(h.Feature, local)
+		if !open {
+			continue
+		}
+		if r := siteRank(h.Feature, known); r < best {
+			f, dist, hoursKnown, found, best = h.Feature, h.DistanceM, known, true, r
+		}
+	}
+	return f, dist, hoursKnown, found
+}
+
+// siteOpen reports whether a sensitive site is open at local time (Art. 28, "em horário de
+// funcionamento"), and whether that is known: a school is closed on the profile's school recess
+// days (calendars.school_recess); a site with no opening hours on file is taken as open but not
+// known to be (the episode then cannot ground an auto); on a holiday a site is closed unless its
+// hours name PH, or its category keeps its hours on holidays
+// (sensitive.holiday_open_categories, e.g. a hospital "24/7").
+func (e *Engine) siteOpen(f *geofences.Feature, local time.Time) (open, known bool) {
+	return SiteOpen(e.profile, f, local)
+}
+
+// SiteOpen is Engine.siteOpen for any caller (the dashboard's open_now): whether a sensitive
+// site is open at local time under the profile, and whether that is known.
+func SiteOpen(p *profile.Profile, f *geofences.Feature, local time.Time) (open, known bool) {
+	if f.Category == geofences.CategorySchool && p.SchoolRecess(local) {
+		return false, true
+	}
+	if f.OpeningHours == nil {
+		return true, false
+	}
+	isHoliday := func(day time.Time) bool { _, ok := p.Holiday(day); return ok }
+	if isHoliday(local) && !slices.Contains(p.Sensitive.HolidayOpen, string(f.Category)) &&
+		!strings.Contains(f.OpeningHours.String(), "PH") {
+		return false, true
+	}
+	return f.OpeningHours.OpenAt(local, isHoliday), true
 }
 
 func siteOf(f *geofences.Feature, dist float64) *Site {

@@ -6,6 +6,12 @@ import (
 
 // speedRule flags speed above the limit in service (Lei 2.277/2018 Art. 23; fined by Art. 46, X).
 //
+// Art. 23 binds the vehicle "quando em serviço": out of service (Engine.InService false, or
+// unknown) a speed is not judged at all — speeding out of service is the traffic authority's,
+// under the CTB, not this law's. A vehicle whose service switch is off but that behaves as in
+// service raises service_switch_suspect instead (switch_suspect.go). Only the tachograph's
+// speed grounds an auto: a GPS-only episode is an alert (grounds_auto false).
+//
 // The tachograph is the legal instrument (Art. 22 III, 23): while its output is fresh, its speed
 // is judged and GPS speed is not. Without a tachograph, GPS speed is judged, but only samples that
 // passed the evidence checks (Engine.gpsEvidence): a fix that is not estimated, an HDOP within
@@ -14,7 +20,10 @@ import (
 // and the episode closes after clear_s at or below it.
 type speedRule struct{}
 
-func (speedRule) id() string { return "speed" }
+func (speedRule) id() string { return RuleSpeed }
+
+// RuleSpeed is the id of the rule.
+const RuleSpeed = "speed"
 
 // speedMaxGap is the longest silence of the speed source that does not break a run.
 const speedMaxGap = 5 * time.Second
@@ -34,6 +43,10 @@ func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	default:
 		return
 	}
+	in, known := e.InService(v, r.T)
+	if !known {
+		return
+	}
 	threshold := p.LimitKmh + p.ToleranceKmh
 	lat, lon, _ := v.position(r.T)
 	ev := readingEvidence(r, source, kmh, "km/h")
@@ -42,16 +55,25 @@ func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	} else if lat != 0 || lon != 0 {
 		ev = ev.at(lat, lon)
 	}
-	d := v.detector("speed")
-	d.step(v, "speed", params{
+	d := v.detector(RuleSpeed)
+	d.step(v, RuleSpeed, params{
 		Confirm:    seconds(p.ConfirmS),
 		Clear:      seconds(p.ClearS),
 		MaxGap:     speedMaxGap,
 		MaxPending: 4096,
-	}, sample{T: r.T, Cond: kmh > threshold, Value: kmh, Lat: lat, Lon: lon, Evidence: ev},
+	}, sample{T: r.T, Cond: in && kmh > threshold, Value: kmh, Lat: lat, Lon: lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, "speed", start, "km/h", p.LimitKmh, p.ToleranceKmh, source)
+			ep := e.newEpisode(v, RuleSpeed, start, "km/h", p.LimitKmh, p.ToleranceKmh, source)
+			if source != "tacho" {
+				// Art. 23 names the tachograph; a GPS receiver is no INMETRO-verified speed
+				// meter.
+				ep.noGround(noteGPSSpeed)
+			}
+			return ep
 		})
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// noteGPSSpeed is the grounds note of a speed measured by the GPS alone.
+const noteGPSSpeed = "velocidade medida apenas pelo GPS, sem leitura do tacógrafo (instrumento aferido pelo INMETRO)"

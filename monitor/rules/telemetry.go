@@ -16,7 +16,10 @@ import (
 // episode. The value is the GPS speed, the limit gps_min_kmh.
 type telemetryRule struct{}
 
-func (telemetryRule) id() string { return "telemetry_fault" }
+func (telemetryRule) id() string { return RuleTelemetryFault }
+
+// RuleTelemetryFault is the id of the rule.
+const RuleTelemetryFault = "telemetry_fault"
 
 func (telemetryRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if r.GPS == nil || !r.Quality || r.GPS.SpeedKmh == nil {
@@ -42,12 +45,12 @@ func (telemetryRule) observe(e *Engine, v *Vehicle, r *reading) {
 	}
 	cond := gps >= p.GPSMinKmh && detail != ""
 	ev := readingEvidence(r, "gps", gps, "km/h").at(r.GPS.Lat, r.GPS.Lon)
-	d := v.detector("telemetry_fault")
-	d.step(v, "telemetry_fault", params{
+	d := v.detector(RuleTelemetryFault)
+	d.step(v, RuleTelemetryFault, params{
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ConfirmS), MaxGap: speedMaxGap, MaxPending: 1024,
 	}, sample{T: r.T, Cond: cond, Value: gps, Lat: r.GPS.Lat, Lon: r.GPS.Lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			ep := e.newEpisode(v, "telemetry_fault", start, "km/h", p.GPSMinKmh, 0, "gps")
+			ep := e.newEpisode(v, RuleTelemetryFault, start, "km/h", p.GPSMinKmh, 0, "gps")
 			ep.Detail = detail
 			return ep
 		})

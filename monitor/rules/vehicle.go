@@ -32,6 +32,9 @@ type Vehicle struct {
 	Sounds []SoundSample `json:"sounds,omitempty"`
 	// StoppedSince is when the vehicle last came to a stop (zero while moving or unknown).
 	StoppedSince time.Time `json:"stopped_since,omitzero"`
+	// BoardingStopAt is the last time the vehicle stood at a demarcated boarding point (device
+	// time), for service_switch_suspect.
+	BoardingStopAt time.Time `json:"boarding_stop_at,omitzero"`
 	// R1M is the distance from the meter to the loudspeaker (registry; 0: the profile's).
 	R1M float64 `json:"r1_m,omitempty"`
 	// Card is the last driver card the tachograph reported, as reported, and CardT when
@@ -42,6 +45,11 @@ type Vehicle struct {
 	// (Registration.Expired, set on every batch); nil: not registered. docs caches its answer.
 	expired func(card string, at time.Time) []registry.Expiry
 	docs    docCache
+	// driverByCard finds the registered driver of a card (Registration.DriverByCard).
+	driverByCard func(card string) (registry.Driver, bool)
+	// suspendedOn and uninspectedOn are Registration's.
+	suspendedOn   func(licensee string, day registry.Date) (registry.Period, bool)
+	uninspectedOn func(day registry.Date) (registry.VehicleEvent, bool)
 
 	Detectors map[string]*detector `json:"detectors"`
 	// Episodes holds the episodes a detector may still change: open ones, and those closed as
@@ -112,6 +120,8 @@ type Fix struct {
 	Lon      float64   `json:"lon"`
 	SpeedKmh *float64  `json:"speed_kmh,omitempty"`
 	Course   *float64  `json:"course,omitempty"`
+	// HDOP is the fix's horizontal dilution of precision (nil: not reported).
+	HDOP *float64 `json:"hdop,omitempty"`
 }
 
 // SoundSample is one sound reading kept for the rolling windows.
@@ -155,6 +165,14 @@ func absDur(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// hdop returns the HDOP of the position at t (nil: unknown).
+func (v *Vehicle) hdop(t time.Time) *float64 {
+	if v.Fix != nil && absDur(t.Sub(v.Fix.T)) <= gpsFresh {
+		return v.Fix.HDOP
+	}
+	return nil
 }
 
 // position returns the last accepted position if it is fresh at t.

@@ -73,7 +73,12 @@ INSERT INTO episodes (id, vehicle, rule, start_at, end_at, open, doc, updated_at
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
 	vehicle = excluded.vehicle, rule = excluded.rule, start_at = excluded.start_at,
-	end_at = excluded.end_at, open = excluded.open, doc = excluded.doc,
+	end_at = excluded.end_at, open = excluded.open,
+	-- The agent's verification is the store's, not the engine's: it survives the engine's
+	-- updates of the episode.
+	doc = CASE WHEN json_type(episodes.doc, '$.verification') = 'object'
+		THEN json_set(excluded.doc, '$.verification', json_extract(episodes.doc, '$.verification'))
+		ELSE excluded.doc END,
 	updated_at = excluded.updated_at`,
 			e.ID, e.Vehicle, e.Rule, millis(e.Start.Time), end, e.Open(), doc, millis(db.now()))
 		if err != nil || len(newEvidence) == 0 {
@@ -236,4 +241,31 @@ func decodeEpisodeCursor(cursor string) (start int64, id string, err error) {
 		return 0, "", ErrBadCursor
 	}
 	return start, id, nil
+}
+
+// RecordVerification records an agent's verification on episode id (replacing an earlier one)
+// and returns the episode as it stood before and after. It does not touch the episode's
+// updated_at: a verification does not make the drafter wait for more data. ErrNotFound when
+// there is no such episode.
+func (db *DB) RecordVerification(ctx context.Context, id string, v *rules.Verification) (before, after *rules.Episode, err error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: verification of episode %q: %w", id, err)
+	}
+	before, err = db.Episode(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := db.db.ExecContext(ctx, `UPDATE episodes SET doc = json_set(doc, '$.verification', json(?)) WHERE id = ?`, string(b), id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: verification of episode %q: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, nil, fmt.Errorf("store: episode %q: %w", id, ErrNotFound)
+	}
+	after, err = db.Episode(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return before, after, nil
 }

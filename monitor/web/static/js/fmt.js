@@ -136,6 +136,16 @@ export const RULES_SHORT = {
   telemetry_fault: "Telemetria", document_expired: "Documento", clock_fault: "Relógio", telemetry_conflict: "Conflito",
 };
 export const ruleName = (r) => RULES[r] || r;
+// setRuleLabels fills RULES, RULES_SHORT and RULE_COLORS from the monitor's one table of the
+// rules (GET /api/v1/config rule_labels, rules.Table): the entries above are only the fallback
+// of a monitor that does not send it.
+export function setRuleLabels(labels) {
+  for (const r of labels || []) {
+    if (r.name) RULES[r.id] = r.name;
+    if (r.short) RULES_SHORT[r.id] = r.short;
+    if (r.color) RULE_COLORS[r.id] = r.color;
+  }
+}
 export const RULE_COLORS = {
   speed: "#d64545", hours: "#7d5ba6", sensitive_zone_sound: "#e07a10", boarding_sound: "#c9a227",
   noise_limit: "#d35d90", route_deviation: "#2f7ed8", parked_public_road: "#5d6d7e", telemetry_fault: "#17a2b8",
