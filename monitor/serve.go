@@ -236,7 +236,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
 		Map:            api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore:  regStore,
-		Cases:          &api.CasesConfig{Store: db, Profile: prof, Registry: regStore},
+		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore,
+			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
 	})
 	if err := j.Restore(ctx); err != nil {
@@ -331,4 +332,28 @@ func monitorMQTTOptions(c serveConfig, log *slog.Logger, handler mqtt.MessageHan
 		o.SetTLSConfig(tlsCfg)
 	}
 	return o
+}
+
+// groundsMissing says which episodes of a draft do not ground an auto as the store holds them
+// now (grounds_auto false and no agent's verification that supplies the missing ground): the
+// drafter makes no draft of them, so this is the last check before an auto is issued.
+func groundsMissing(db *store.DB) func(ctx context.Context, d *drafts.Draft) []string {
+	return func(ctx context.Context, d *drafts.Draft) []string {
+		var missing []string
+		for _, f := range d.Facts {
+			ep, err := db.Episode(ctx, f.EpisodeID)
+			if err != nil {
+				missing = append(missing, fmt.Sprintf("episódio %s não encontrado", f.EpisodeID))
+				continue
+			}
+			if !ep.Draftable() {
+				note := ep.GroundsNote
+				if note == "" {
+					note = "não fundamenta auto de infração"
+				}
+				missing = append(missing, fmt.Sprintf("episódio %s (%s): %s", ep.ID, ep.Rule, note))
+			}
+		}
+		return missing
+	}
 }
