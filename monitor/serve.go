@@ -234,8 +234,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})
 		},
 		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
-		Map:            api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
-		RegistryStore:  regStore,
+		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
+		RegistryStore: regStore,
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore,
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
