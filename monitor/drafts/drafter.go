@@ -38,6 +38,9 @@ type Store interface {
 	UndraftedEpisodes(ctx context.Context, kinds []Kind) ([]Pending, error)
 	Episode(ctx context.Context, id string) (*rules.Episode, error)
 	BatchesBetween(ctx context.Context, vehicle string, from, to time.Time) ([]RawBatch, error)
+	// VehicleEpisodes returns the vehicle's episodes of the given rules that overlap
+	// [from, to] or are still open, oldest first (readings not needed).
+	VehicleEpisodes(ctx context.Context, vehicle string, ruleIDs []string, from, to time.Time) ([]rules.Episode, error)
 	ChainHead(ctx context.Context) (seq int64, hash string, err error)
 	InsertDraft(ctx context.Context, s Sealed, d *Draft) error
 }
@@ -266,9 +269,17 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 		return nil, err
 	}
 	draft.EvidenceSigned = EvidenceSignatures(batches, d.cfg.VehicleKey)
+	// The vehicle's telemetry faults of the evidence window, and those still open (a conflicting
+	// replay of a batch of the period arrives later, timed by the receive clock): the data the
+	// draft rests on was disputed, which the agent must weigh before issuing.
+	faults, err := d.cfg.Store.VehicleEpisodes(ctx, draft.Vehicle, FaultRules, start.Add(-d.cfg.Margin), end.Add(d.cfg.Margin))
+	if err != nil {
+		return nil, err
+	}
+	draft.Warnings = append(draft.Warnings, faultWarnings(p, faults)...)
 	d.register(&draft, eps, batches)
 	bundle := Bundle{
-		Format: BundleFormat, Draft: draft, Episodes: eps, Batches: batches,
+		Format: BundleFormat, Draft: draft, Episodes: eps, Faults: faults, Batches: batches,
 		Places:  d.places(eps),
 		Profile: ProfileRecord{ID: p.ID, Version: p.Version, YAML: string(d.cfg.ProfileYAML)},
 	}

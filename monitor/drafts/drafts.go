@@ -143,16 +143,23 @@ type Fact struct {
 }
 
 // Bundle is the evidence frozen into a draft when it is made: the draft as made, the episodes
-// with their readings, the raw batch payloads of the episodes ± 2 minutes verbatim (with their
-// signatures), the geometry of the sites and zones used, the legal profile, and the software.
-// Its bytes are hashed as stored: the hash is over exactly the bytes a verifier reads.
+// with their readings, the vehicle's telemetry faults of the period, the raw batch payloads of
+// the episodes ± 2 minutes verbatim (with their signatures), the geometry of the sites and
+// zones used, the legal profile, and the software. Its bytes are hashed as stored: the hash is
+// over exactly the bytes a verifier reads.
 type Bundle struct {
-	Format   int               `json:"format"`
-	Draft    Draft             `json:"draft"`
-	Episodes []rules.Episode   `json:"episodes"`
-	Batches  []RawBatch        `json:"batches"`
-	Places   []json.RawMessage `json:"places,omitempty"` // GeoJSON features
-	Profile  ProfileRecord     `json:"profile"`
+	Format   int             `json:"format"`
+	Draft    Draft           `json:"draft"`
+	Episodes []rules.Episode `json:"episodes"`
+	// Faults are the vehicle's telemetry fault episodes (FaultRules: clock_fault,
+	// telemetry_conflict) that overlap the episodes ± 2 minutes or were open when the draft was
+	// made, as they stood then. They are no fact of the draft (Draft.EpisodeIDs never names
+	// them) but evidence against its data; the draft's warnings state them. Absent when none,
+	// so that a bundle without faults is laid out as before.
+	Faults  []rules.Episode   `json:"faults,omitempty"`
+	Batches []RawBatch        `json:"batches"`
+	Places  []json.RawMessage `json:"places,omitempty"` // GeoJSON features
+	Profile ProfileRecord     `json:"profile"`
 }
 
 // BundleFormat is the version of the bundle layout.

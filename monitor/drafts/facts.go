@@ -227,6 +227,36 @@ func warnings(p *profile.Profile, eps []rules.Episode) []string {
 	return w
 }
 
+// FaultRules are the rules whose episodes say that a vehicle's data is disputed: a draft of the
+// vehicle over their period carries them (Bundle.Faults) and warns of them.
+var FaultRules = []string{rules.ClockFaultRule, rules.TelemetryConflictRule}
+
+// faultWarnings state the vehicle's telemetry faults of a draft's period for the review. Fault
+// episodes are timed by the receive clock (the device's clock may be what is at fault).
+func faultWarnings(p *profile.Profile, faults []rules.Episode) []string {
+	var w []string
+	for _, ep := range faults {
+		when := "desde " + LocalTime(p, ep.Start.Time) + ", em andamento"
+		if ep.End != nil {
+			when = "de " + LocalTime(p, ep.Start.Time) + " a " + LocalTime(p, ep.End.Time)
+		}
+		switch ep.Rule {
+		case rules.TelemetryConflictRule:
+			n := int(ep.Peak)
+			lots := "1 lote"
+			if n != 1 {
+				lots = fmt.Sprintf("%d lotes", n)
+			}
+			w = append(w, fmt.Sprintf("Durante o período, o equipamento do veículo enviou dados conflitantes (mesmo número de sequência com conteúdo diferente: %s, recebidos %s; episódio %s) — verificar antes de autuar.",
+				lots, when, ep.ID))
+		case rules.ClockFaultRule:
+			w = append(w, fmt.Sprintf("Durante o período, o relógio do equipamento do veículo esteve adiantado em relação ao horário de recepção (até %s s, %s; episódio %s): os horários registrados pelo equipamento podem não ser confiáveis — verificar antes de autuar.",
+				Num(ep.Peak, 0), when, ep.ID))
+		}
+	}
+	return w
+}
+
 // ruleOf is the legal mapping of an episode: rules.<rule>, or for document_expired the
 // mapping of its document kind (profile.RuleFor).
 func ruleOf(p *profile.Profile, ep *rules.Episode) profile.Rule {

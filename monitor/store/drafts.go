@@ -101,6 +101,29 @@ ORDER BY received_at, epoch, seq`, vehicle, millis(from), millis(to))
 	return out, rows.Err()
 }
 
+// VehicleEpisodes returns the vehicle's episodes of the given rules that overlap [from, to] or
+// are still open, oldest first, without their readings: the drafter freezes the vehicle's
+// telemetry faults of a draft's period into its bundle (drafts.FaultRules).
+func (db *DB) VehicleEpisodes(ctx context.Context, vehicle string, ruleIDs []string, from, to time.Time) ([]rules.Episode, error) {
+	if len(ruleIDs) == 0 {
+		return nil, nil
+	}
+	args := []any{vehicle}
+	for _, r := range ruleIDs {
+		args = append(args, r)
+	}
+	args = append(args, millis(to), millis(from))
+	q := `SELECT start_at, doc FROM episodes
+WHERE vehicle = ? AND rule IN (?` + strings.Repeat(", ?", len(ruleIDs)-1) + `)
+AND (open = 1 OR (start_at <= ? AND end_at >= ?))
+ORDER BY start_at, id`
+	eps, _, err := db.queryEpisodes(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: episodes of %s: %w", vehicle, err)
+	}
+	return eps, nil
+}
+
 // PruneBatches deletes logged batches received before t; drafts keep their own copies.
 func (db *DB) PruneBatches(ctx context.Context, before time.Time) (int64, error) {
 	res, err := db.db.ExecContext(ctx, `DELETE FROM batch_log WHERE received_at < ?`, millis(before))
