@@ -62,6 +62,7 @@ check: vet staticcheck
 
 test: deps tools
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "not gofmt'ed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 	$(MAKE) vet staticcheck unit
 	$(MAKE) fuzz FUZZTIME=3s
 

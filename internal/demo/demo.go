@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -192,7 +193,45 @@ func writeGeofences(dir string) error {
 			return fmt.Errorf("demo geofences: %w", err)
 		}
 	}
+	// Outside every nbr_zone noise_limit is not evaluated (the Piúma profile names no default
+	// area: the area type of an unzoned place is unknown). The sample's zones do not reach the
+	// Pronto Atendimento, so the demonstration draws one around it, 230 m across its centre: the
+	// detour's loud pass is inside it, every lawful trip (257 m away at the nearest) outside.
+	zone, err := hospitalZone()
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "demo-zones.geojson"), zone, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("demo geofences: %w", err)
+	}
 	return nil
+}
+
+// hospitalZone is the demonstration's NBR 10151 zone around the sample's Pronto Atendimento
+// Municipal (strict_residential: the area type of hospitals), an octagon of radius 230 m.
+func hospitalZone() ([]byte, error) {
+	const lon, lat, r = -40.7367515, -20.8371698, 230.0
+	mPerDegLat := 110540.0
+	mPerDegLon := 111320.0 * math.Cos(lat*math.Pi/180)
+	var ring [][2]float64
+	for i := 0; i <= 8; i++ {
+		a := float64(i%8) * math.Pi / 4
+		ring = append(ring, [2]float64{
+			math.Round((lon+r*math.Cos(a)/mPerDegLon)*1e6) / 1e6,
+			math.Round((lat+r*math.Sin(a)/mPerDegLat)*1e6) / 1e6,
+		})
+	}
+	fc := map[string]any{"type": "FeatureCollection", "features": []any{map[string]any{
+		"type": "Feature",
+		"properties": map[string]any{
+			"id": "z-demo-pronto-atendimento", "kind": "nbr_zone", "area": "strict_residential",
+			"name":   "Entorno do Pronto Atendimento (demonstração)",
+			"note":   "zona de demonstração do make run: fictícia, não usar em autos de infração",
+			"source": "sample",
+		},
+		"geometry": map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}},
+	}}}
+	return json.Marshal(fc)
 }
 
 func anyHour(b []byte) ([]byte, error) {

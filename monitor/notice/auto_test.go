@@ -58,7 +58,11 @@ func TestIssuedAutoQuotesTheLawExactly(t *testing.T) {
 	type cite struct{ rule, article, penalty string }
 	var all []cite
 	for _, id := range slices.Sorted(maps.Keys(p.Rules)) {
-		all = append(all, cite{id, p.Rules[id].Article, p.Rules[id].Penalty})
+		if r := p.Rules[id]; r.Infraction || r.Penalty != "—" {
+			// An alert-only rule (infraction: false, no penalty: service_switch_suspect) never
+			// becomes an auto: there is nothing to quote.
+			all = append(all, cite{id, r.Article, r.Penalty})
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.DocumentExpired.Documents)) {
 		if r := p.DocumentExpired.Documents[k]; r.Article != "—" {
