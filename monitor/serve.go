@@ -342,8 +342,12 @@ func groundsMissing(db *store.DB) func(ctx context.Context, d *drafts.Draft) []s
 		var missing []string
 		for _, f := range d.Facts {
 			ep, err := db.Episode(ctx, f.EpisodeID)
-			if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
 				missing = append(missing, fmt.Sprintf("episódio %s não encontrado", f.EpisodeID))
+				continue
+			}
+			if err != nil {
+				missing = append(missing, fmt.Sprintf("episódio %s: não foi possível lê-lo (%v)", f.EpisodeID, err))
 				continue
 			}
 			if !ep.Draftable() {
