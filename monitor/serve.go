@@ -224,13 +224,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 				c.DecidedAt = &t
 			}
 			// The penalty calculus made when the draft was issued (its case): fine in R$, recidivism.
-			pen, err := notice.IssuedPenalty(context.Background(), db, d.Sealed.ID, prof.Location())
+			pen, agent, err := notice.Issued(context.Background(), db, d.Sealed.ID, prof.Location())
 			if err != nil {
 				return err
 			}
-			if c.Agent, err = notice.IssuedAgent(context.Background(), db, d.Sealed.ID); err != nil {
-				return err
-			}
+			c.Agent = agent
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})
 		},
 		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,

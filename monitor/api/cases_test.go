@@ -91,13 +91,11 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
 				t := d.DecidedAt.Time
 				cs.DecidedAt = &t
 			}
-			pen, err := notice.IssuedPenalty(context.Background(), db, d.Sealed.ID, p.Location())
+			pen, agent, err := notice.Issued(context.Background(), db, d.Sealed.ID, p.Location())
 			if err != nil {
 				return err
 			}
-			if cs.Agent, err = notice.IssuedAgent(context.Background(), db, d.Sealed.ID); err != nil {
-				return err
-			}
+			cs.Agent = agent
 			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: p, Case: cs, Addenda: len(d.Addenda), Penalty: pen})
 		}
 	})

@@ -16,43 +16,30 @@ type CaseSource interface {
 	CaseByDraft(ctx context.Context, draftID string) (*store.Case, error)
 }
 
-// IssuedPenalty is the penalty of a draft as the calculus made when it was issued states it (its
-// case's assessment), for Input.Penalty; nil when the draft has no case (not issued) or its case
-// no calculus (issued before the calculus was recorded).
-func IssuedPenalty(ctx context.Context, src CaseSource, draftID string, loc *time.Location) (*Penalty, error) {
+// Issued is what a draft's case recorded when it was issued, as the notice prints it: the
+// penalty calculus (Input.Penalty) and the agent who issued it (Case.Agent). Both are nil when
+// the draft has no case (not issued); each is nil when the case does not record it (issued
+// before the calculus or the agent's identification was kept). The case is read once.
+func Issued(ctx context.Context, src CaseSource, draftID string, loc *time.Location) (*Penalty, *Agent, error) {
 	if src == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	c, err := src.CaseByDraft(ctx, draftID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("notice: %w", err)
+		return nil, nil, fmt.Errorf("notice: %w", err)
 	}
-	if c.Assessment == nil {
-		return nil, nil
+	var pen *Penalty
+	if c.Assessment != nil {
+		pen = PenaltyOf(c.Assessment, c.Licensee, c.Issued, loc)
 	}
-	return PenaltyOf(c.Assessment, c.Licensee, c.Issued, loc), nil
-}
-
-// IssuedAgent is the identification of the agent who issued a draft, as recorded in its case
-// at the issue; nil when the draft has no case or the case does not record it.
-func IssuedAgent(ctx context.Context, src CaseSource, draftID string) (*Agent, error) {
-	if src == nil {
-		return nil, nil
+	var agent *Agent
+	if a := c.IssuerAgent; a != nil {
+		agent = &Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
 	}
-	c, err := src.CaseByDraft(ctx, draftID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("notice: %w", err)
-	}
-	if c.IssuerAgent == nil {
-		return nil, nil
-	}
-	return &Agent{FullName: c.IssuerAgent.FullName, Matricula: c.IssuerAgent.Matricula, Cargo: c.IssuerAgent.Cargo}, nil
+	return pen, agent, nil
 }
 
 // PenaltyOf states a penalty calculus (penalty.Result) as the notice prints it: the fine in the
