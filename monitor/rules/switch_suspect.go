@@ -36,7 +36,7 @@ func (switchSuspectRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if !ok {
 		return
 	}
-	detail, suspect := e.behavesInService(v, r.T)
+	seen, suspect := e.behavesInService(v, r.T)
 	cond := !*v.ServiceOn && suspect
 	p := e.profile.InService.SwitchSuspect
 	var ev evidence
@@ -49,7 +49,7 @@ func (switchSuspectRule) observe(e *Engine, v *Vehicle, r *reading) {
 	}, sample{T: r.T, Cond: cond, Lat: lat, Lon: lon, Evidence: ev},
 		func(start time.Time) *Episode {
 			ep := e.newEpisode(v, RuleServiceSwitchSuspect, start, "", 0, 0, "gps")
-			ep.Detail = detail
+			ep.Detail = seen.detail(e.profile.Location())
 			ep.noGround(noteSwitchSuspect)
 			return ep
 		})
@@ -58,15 +58,37 @@ func (switchSuspectRule) observe(e *Engine, v *Vehicle, r *reading) {
 // noteSwitchSuspect is the grounds note of service_switch_suspect.
 const noteSwitchSuspect = "alerta: chave de serviço desligada com comportamento de serviço; requer verificação do agente"
 
+// serviceBehaviour is what made a vehicle behave as in service: a stop at a boarding point
+// within the window (boardedAt, zero if none) or its sound system on (level at the meter).
+type serviceBehaviour struct {
+	boardedAt time.Time
+	emits     bool
+	level     float64
+}
+
+// detail states the behaviour as evidence in Portuguese; built only when an episode opens, not
+// for every reading.
+func (b serviceBehaviour) detail(loc *time.Location) string {
+	detail := "no itinerário autorizado em seu horário"
+	if !b.boardedAt.IsZero() {
+		detail += "; parado em ponto de embarque às " + b.boardedAt.In(loc).Format("15:04:05")
+	}
+	if b.emits {
+		detail += fmt.Sprintf("; som ligado (%.0f dB(A) no decibelímetro)", b.level)
+	}
+	return detail
+}
+
 // behavesInService reports whether the vehicle behaves as in service at t whatever its switch
-// says, and the evidence in Portuguese ("itinerário X ativo; parada em ponto de embarque …").
-func (e *Engine) behavesInService(v *Vehicle, t time.Time) (string, bool) {
+// says (on an authorised itinerary in its hours, and stopped at a boarding point or with sound
+// on), and what it did.
+func (e *Engine) behavesInService(v *Vehicle, t time.Time) (serviceBehaviour, bool) {
 	if e.places == nil || v.Licensee == "" {
-		return "", false
+		return serviceBehaviour{}, false
 	}
 	lat, lon, ok := v.position(t)
 	if !ok {
-		return "", false
+		return serviceBehaviour{}, false
 	}
 	if !v.StoppedSince.IsZero() && e.atBoardingPoint(v, t) {
 		v.BoardingStopAt = t
@@ -83,20 +105,17 @@ func (e *Engine) behavesInService(v *Vehicle, t time.Time) (string, bool) {
 		}
 	}
 	if !in {
-		return "", false
+		return serviceBehaviour{}, false
 	}
 	p := e.profile.InService.SwitchSuspect
 	boarded := !v.BoardingStopAt.IsZero() && t.Sub(v.BoardingStopAt) <= seconds(p.WindowS)
 	level, emits, _ := e.emitting(v, t)
 	if !boarded && !emits {
-		return "", false
+		return serviceBehaviour{}, false
 	}
-	detail := "no itinerário autorizado em seu horário"
+	b := serviceBehaviour{emits: emits, level: level}
 	if boarded {
-		detail += fmt.Sprintf("; parado em ponto de embarque às %s", v.BoardingStopAt.In(e.profile.Location()).Format("15:04:05"))
+		b.boardedAt = v.BoardingStopAt
 	}
-	if emits {
-		detail += fmt.Sprintf("; som ligado (%.0f dB(A) no decibelímetro)", level)
-	}
-	return detail, true
+	return b, true
 }
