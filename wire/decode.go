@@ -104,7 +104,7 @@ func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) 
 // The returned error is always an *Error, with the reason of the first failed check, in this
 // order: size, topic, UTF-8, JSON (one object; types; numbers that fit a float64; time
 // syntax), signature layout, then the fields (v, vehicle, epoch, seq, clock, reading count,
-// sent_at, each gps, tacho, sound and service reading in order, kid and sig), and last the
+// sent_at, each gps, tacho, sound, service and door reading in order, kid and sig), and last the
 // payload vehicle against the topic. It does not verify the signature: see Verify.
 func (l Limits) Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) {
 	if len(payload) > MaxPayloadBytes {
@@ -146,6 +146,7 @@ type batchIn struct {
 	Batch
 	GPS     []gpsIn     `json:"gps"`
 	Service []serviceIn `json:"service"`
+	Door    []doorIn    `json:"door"`
 }
 
 type gpsIn struct {
@@ -157,6 +158,11 @@ type gpsIn struct {
 type serviceIn struct {
 	Service
 	On *bool `json:"on"`
+}
+
+type doorIn struct {
+	Door
+	Open *bool `json:"open"`
 }
 
 // presentFloat is a JSON number that remembers whether it was present (null counts as absent).
@@ -185,7 +191,8 @@ func (f *presentFloat) UnmarshalJSON(b []byte) error {
 
 // unmarshalBatch reads exactly one JSON object. Absent lat/lon are returned as NaN (JSON cannot
 // carry NaN, and validate rejects it); onMissing is the index of the first service change
-// without "on", or -1. Empty arrays are returned as nil, so that absent and empty decode alike.
+// without "on", or -1, and a door change without "open" is reported by its index plus the
+// service changes' count (validate checks service before door). Empty arrays are returned as nil, so that absent and empty decode alike.
 func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
 	if p := bytes.TrimLeft(payload, " \t\r\n"); len(p) == 0 || p[0] != '{' {
 		return nil, -1, reject(ReasonBadJSON, "payload is not a JSON object")
@@ -195,7 +202,7 @@ func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
 		return nil, -1, jsonError(err)
 	}
 	b := in.Batch
-	b.GPS, b.Service = nil, nil
+	b.GPS, b.Service, b.Door = nil, nil, nil
 	if len(in.GPS) > 0 {
 		b.GPS = make([]GPS, len(in.GPS))
 		for i := range in.GPS {
@@ -221,6 +228,19 @@ func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
 				}
 			} else {
 				b.Service[i].On = *s.On
+			}
+		}
+	}
+	if len(in.Door) > 0 {
+		b.Door = make([]Door, len(in.Door))
+		for i, d := range in.Door {
+			b.Door[i] = d.Door
+			if d.Open == nil {
+				if onMissing < 0 {
+					onMissing = len(in.Service) + i
+				}
+			} else {
+				b.Door[i].Open = *d.Open
 			}
 		}
 	}
@@ -259,7 +279,7 @@ func jsonPath(field string) string {
 	out := parts[:0]
 	for _, p := range parts {
 		switch p {
-		case "Batch", "GPS", "Service":
+		case "Batch", "GPS", "Service", "Door":
 		default:
 			out = append(out, p)
 		}
@@ -292,7 +312,8 @@ func jsonKind(t reflect.Type) string {
 }
 
 // validate checks the decoded batch; onMissing is the index of the first service change whose
-// "on" was absent, or -1.
+// "on" was absent, or len(b.Service) plus the index of the first door change whose "open" was
+// absent, or -1.
 func (b *Batch) validate(l Limits, receivedAt time.Time, onMissing int) *Error {
 	if b.V != Version {
 		return reject(ReasonBadVersion, "v=%d, want %d", b.V, Version)
@@ -361,6 +382,14 @@ func (b *Batch) validate(l Limits, receivedAt time.Time, onMissing int) *Error {
 		}
 		if i == onMissing {
 			return reject(ReasonBadValue, "service[%d].on missing", i)
+		}
+	}
+	for i, d := range b.Door {
+		if err := check("door", i, d.T); err != nil {
+			return err
+		}
+		if len(b.Service)+i == onMissing {
+			return reject(ReasonBadValue, "door[%d].open missing", i)
 		}
 	}
 	if len(b.Kid) > MaxKidLen {

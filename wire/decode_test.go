@@ -236,6 +236,7 @@ func rejections() []rejection {
 
 		// too_many_readings
 		{name: "601 readings", payload: readings(MaxReadings + 1), reason: ReasonTooManyReadings},
+		{name: "600 readings with door changes", payload: with(`,"service":[` + strings.Repeat(`{`+t0+`,"on":true},`, MaxReadings-1) + `{` + t0 + `,"on":false}],"door":[{` + t0 + `,"open":true}]`), reason: ReasonTooManyReadings},
 		{name: "601 service changes", payload: with(`,"service":[` + strings.Repeat(`{`+t0+`,"on":true},`, MaxReadings) + `{` + t0 + `,"on":false}]`), reason: ReasonTooManyReadings},
 
 		// bad_time
@@ -262,6 +263,10 @@ func rejections() []rejection {
 		{name: "tacho t missing", payload: with(`,"tacho":[{"speed_kmh":1}]`), reason: ReasonBadTime},
 		{name: "sound t missing", payload: with(`,"sound":[{"laeq_db":60}]`), reason: ReasonBadTime},
 		{name: "service t missing", payload: with(`,"service":[{"on":true}]`), reason: ReasonBadTime},
+		{name: "door t missing", payload: with(`,"door":[{"open":true}]`), reason: ReasonBadTime},
+		{name: "door in 9999", payload: with(`,"door":[{"t":"9999-12-31T23:59:59.999Z","open":true}]`), reason: ReasonBadTime},
+		{name: "door 31 days old", payload: with(`,"door":[{"t":"2026-10-29T15:00:00Z","open":true}]`), reason: ReasonPastTime},
+		{name: "door open is a string", payload: with(`,"door":[{` + t0 + `,"open":"yes"}]`), reason: ReasonBadJSON},
 		{name: "null reading", payload: with(`,"tacho":[null]`), reason: ReasonBadTime},
 
 		{name: "year 1970 (zeroed RTC)", payload: sub(example, `2026-11-29T15:00:05Z`, `1970-01-01T00:00:00Z`), reason: ReasonBadTime, detail: "outside 2000–2100"},
@@ -338,6 +343,10 @@ func rejections() []rejection {
 		{name: "dur 3601", payload: soundWith(`"laeq_db":60,"dur_s":3601`), reason: ReasonBadValue},
 		{name: "service on missing", payload: with(`,"service":[{` + t0 + `,"on":true},{` + t0 + `}]`), reason: ReasonBadValue, detail: "service[1].on"},
 		{name: "service on null", payload: with(`,"service":[{` + t0 + `,"on":null}]`), reason: ReasonBadValue},
+		{name: "door open missing", payload: with(`,"door":[{` + t0 + `,"open":true},{` + t0 + `}]`), reason: ReasonBadValue, detail: "door[1].open"},
+		{name: "door open null", payload: with(`,"door":[{` + t0 + `,"open":null}]`), reason: ReasonBadValue, detail: "door[0].open"},
+		{name: "service on missing before door's", payload: with(`,"service":[{` + t0 + `}],"door":[{` + t0 + `}]`), reason: ReasonBadValue, detail: "service[0].on"},
+		{name: "door open missing after a valid service", payload: with(`,"service":[{` + t0 + `,"on":true}],"door":[{` + t0 + `,"open":false},{` + t0 + `}]`), reason: ReasonBadValue, detail: "door[1].open"},
 
 		// bad_signature
 		{name: "sig not last", payload: sub(unsigned, `{"v":1`, `{"v":1`+sigMember), reason: ReasonBadSignature},
@@ -522,12 +531,12 @@ func acceptances() []acceptance {
 				t.Errorf("readings %+v", b)
 			}
 		}},
-		{name: "empty arrays decode as absent", payload: with(`,"gps":[],"tacho":[],"sound":[],"service":[]`), check: func(t *testing.T, b *Batch) {
-			if b.GPS != nil || b.Tacho != nil || b.Sound != nil || b.Service != nil {
+		{name: "empty arrays decode as absent", payload: with(`,"gps":[],"tacho":[],"sound":[],"service":[],"door":[]`), check: func(t *testing.T, b *Batch) {
+			if b.GPS != nil || b.Tacho != nil || b.Sound != nil || b.Service != nil || b.Door != nil {
 				t.Errorf("empty arrays not nil: %+v", b)
 			}
 		}},
-		{name: "null arrays", payload: with(`,"gps":null,"tacho":null,"sound":null,"service":null`)},
+		{name: "null arrays", payload: with(`,"gps":null,"tacho":null,"sound":null,"service":null,"door":null`)},
 		{name: "whitespace around", payload: " \n\t" + sub(example, `"v":1,`, "\"v\" : 1 ,\r\n") + "\n "},
 		{name: "600 readings", payload: readings(MaxReadings), check: func(t *testing.T, b *Batch) {
 			if b.Readings() != MaxReadings {
@@ -578,6 +587,11 @@ func acceptances() []acceptance {
 		{name: "service changes", payload: with(`,"service":[{` + t0 + `,"on":true},{"t":"2026-11-29T15:00:01Z","on":false}]`), check: func(t *testing.T, b *Batch) {
 			if len(b.Service) != 2 || !b.Service[0].On || b.Service[1].On {
 				t.Errorf("service %+v", b.Service)
+			}
+		}},
+		{name: "door changes", payload: with(`,"door":[{` + t0 + `,"open":true},{"t":"2026-11-29T15:00:01Z","open":false}]`), check: func(t *testing.T, b *Batch) {
+			if len(b.Door) != 2 || !b.Door[0].Open || b.Door[1].Open || b.Readings() != 2 {
+				t.Errorf("door %+v", b.Door)
 			}
 		}},
 		{name: "unknown fields are ignored", topic: testTopic, payload: sub(sub(sub(example,

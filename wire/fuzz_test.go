@@ -61,7 +61,8 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		if b.GPS != nil && len(b.GPS) == 0 || b.Tacho != nil && len(b.Tacho) == 0 ||
-			b.Sound != nil && len(b.Sound) == 0 || b.Service != nil && len(b.Service) == 0 {
+			b.Sound != nil && len(b.Sound) == 0 || b.Service != nil && len(b.Service) == 0 ||
+			b.Door != nil && len(b.Door) == 0 {
 			t.Fatalf("empty, non-nil array: %+v", b)
 		}
 		if topic != "" {

@@ -35,12 +35,13 @@ func fullBatch() *Batch {
 			{T: at(-4999), LAeqDB: ptr(0.30000000000000004)},
 		},
 		Service: []Service{{T: at(-3000), On: true}, {T: at(-2999), On: false}},
+		Door:    []Door{{T: at(-2500), Open: true}, {T: at(-2440), Open: false}},
 		Kid:     "PIU-001-2026",
 	}
 }
 
 // minimalBatch has only the required fields and one reading of each kind with only "t"
-// (and lat/lon, and on, which are required).
+// (and lat/lon, on and open, which are required).
 func minimalBatch() *Batch {
 	t := NewTime(recv.Add(-time.Second))
 	return &Batch{
@@ -49,6 +50,7 @@ func minimalBatch() *Batch {
 		Tacho:   []Tacho{{T: t}},
 		Sound:   []Sound{{T: t}},
 		Service: []Service{{T: t}},
+		Door:    []Door{{T: t}},
 	}
 }
 
