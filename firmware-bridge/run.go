@@ -91,6 +91,8 @@ func cmdRun(ctx context.Context, args []string) error {
 		logLevel  string
 		service   string
 		activeLow bool
+		door      string
+		doorLow   bool
 	)
 	b.BindMQTT(&cfg.MQTT)
 	b.String(&cfg.Vehicle, "TRENZINHO_VEHICLE", "", "vehicle id ([A-Za-z0-9_-]{1,32}), required")
@@ -104,6 +106,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	b.String(&metrics, "TRENZINHO_METRICS_LISTEN", "", "Prometheus metrics address (empty: off)")
 	b.String(&service, "TRENZINHO_SERVICE_INPUT", "", "value file of the driver's service switch, e.g. /sys/class/gpio/gpio17/value (empty: not wired)")
 	b.Bool(&activeLow, "TRENZINHO_SERVICE_ACTIVE_LOW", false, "the service switch reads 0 when on")
+	b.String(&door, "TRENZINHO_DOOR_INPUT", "", "value file of the passenger door's contact, e.g. /sys/class/gpio/gpio27/value (empty: not wired)")
+	b.Bool(&doorLow, "TRENZINHO_DOOR_ACTIVE_LOW", false, "the door contact reads 0 when the door is open")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	if err := b.Parse(args); err != nil {
 		return flagErr(err)
@@ -119,6 +123,9 @@ func cmdRun(ctx context.Context, args []string) error {
 	}
 	if service != "" {
 		cfg.Service = &bridge.ServiceInput{Path: service, ActiveLow: activeLow}
+	}
+	if door != "" {
+		cfg.Door = &bridge.DoorInput{Path: door, ActiveLow: doorLow}
 	}
 	if keyFile != "" {
 		if cfg.Key, err = readKey(keyFile); err != nil {

@@ -38,6 +38,8 @@ type Config struct {
 	SLM   *Device
 	// Service is the driver's service switch, when wired (nil: none).
 	Service *ServiceInput
+	// Door is the passenger door's contact, when wired (nil: none).
+	Door *DoorInput
 
 	// BatchInterval is how often a batch is closed (5 s by default); a batch is closed sooner
 	// when it reaches MaxReadings.
@@ -181,6 +183,13 @@ func (b *Bridge) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			pollService(devCtx, b.log, in, &b.clock, b.readings, &b.devs, b.onDeviceChange)
+		}()
+	}
+	if in := b.cfg.Door; in != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pollDoor(devCtx, b.log, in, &b.clock, b.readings, &b.devs, b.onDeviceChange)
 		}()
 	}
 
@@ -329,6 +338,8 @@ func (b *Bridge) add(cur *wire.Batch, r reading) {
 		cur.Sound = append(cur.Sound, *r.Sound)
 	case r.Service != nil:
 		cur.Service = append(cur.Service, *r.Service)
+	case r.Door != nil:
+		cur.Door = append(cur.Door, *r.Door)
 	}
 }
 

@@ -36,6 +36,7 @@ type reading struct {
 	Tacho   *wire.Tacho
 	Sound   *wire.Sound
 	Service *wire.Service
+	Door    *wire.Door
 	// needsTime: the instrument gave no time; the batcher times it by the bridge's clock.
 	needsTime bool
 	received  time.Time

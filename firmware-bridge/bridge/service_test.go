@@ -88,3 +88,61 @@ func TestServiceInBatch(t *testing.T) {
 		t.Fatalf("%+v", cur.Service)
 	}
 }
+
+// The passenger door's contact is read by the same polling as the service switch: its state at
+// start and every change travel as door readings, active low inverts it, garbage marks "door"
+// missing in the status, and the batcher puts door readings in the batch's door member.
+func TestDoorInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "value")
+	write := func(v string) {
+		if err := os.WriteFile(path, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan reading, 16)
+	st := &deviceState{states: map[string]string{}}
+	var clock clockState
+	go pollDoor(ctx, slog.New(slog.DiscardHandler), &DoorInput{Path: path, ActiveLow: true, Every: 10 * time.Millisecond}, &clock, out, st, func() {})
+	next := func() reading {
+		t.Helper()
+		select {
+		case r := <-out:
+			return r
+		case <-time.After(10 * time.Second):
+			t.Fatal("no door reading")
+			return reading{}
+		}
+	}
+	if r := next(); r.Door == nil || r.Service != nil || r.Door.Open || r.Door.T.IsZero() {
+		t.Fatalf("state at start (active low, 1: closed): %+v", r)
+	}
+	write("0")
+	r := next()
+	if r.Door == nil || !r.Door.Open {
+		t.Fatalf("after opening: %+v", r)
+	}
+	if got := st.snapshot()["door"]; got != wire.DeviceOK {
+		t.Fatalf("door state %q", got)
+	}
+	write("")
+	deadline := time.Now().Add(10 * time.Second)
+	for st.snapshot()["door"] != wire.DeviceMissing && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := st.snapshot()["door"]; got != wire.DeviceMissing {
+		t.Fatalf("empty value file: state %q", got)
+	}
+	if _, ok := st.snapshot()["service"]; ok {
+		t.Fatal("the door input reports itself as the service switch")
+	}
+
+	var b Bridge
+	var cur wire.Batch
+	b.add(&cur, r)
+	if len(cur.Door) != 1 || !cur.Door[0].Open || cur.Readings() != 1 {
+		t.Fatalf("batch %+v", cur)
+	}
+}
