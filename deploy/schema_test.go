@@ -40,6 +40,7 @@ func ingestSchema(t testing.TB) map[string]measurementSchema {
 		Tacho:   []wire.Tacho{{T: at, SpeedKmh: f(12), OdometerKm: f(10234.5), Card: "0000000086H101"}},
 		Sound:   []wire.Sound{{T: at, LAeqDB: f(68.2), LAmaxDB: f(74), DurS: f(1)}},
 		Service: []wire.Service{{T: at, On: true}},
+		Door:    []wire.Door{{T: at, Open: true}},
 		Kid:     "PIU-001-2026",
 		Sig:     "c2ln",
 	}
@@ -60,7 +61,7 @@ func ingestSchema(t testing.TB) map[string]measurementSchema {
 	}
 	out[archive.MeasurementQuarantine] = quarantineSchema
 	for _, m := range []string{archive.MeasurementGPS, archive.MeasurementTacho, archive.MeasurementSound,
-		archive.MeasurementService, archive.MeasurementBatch, archive.MeasurementQuarantine} {
+		archive.MeasurementService, archive.MeasurementDoor, archive.MeasurementBatch, archive.MeasurementQuarantine} {
 		if _, ok := out[m]; !ok {
 			t.Fatalf("ingest wrote no %s point for a full batch", m)
 		}

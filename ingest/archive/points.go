@@ -19,14 +19,15 @@ const (
 	MeasurementTacho      = "tacho"
 	MeasurementSound      = "sound"
 	MeasurementService    = "service"
+	MeasurementDoor       = "door"
 	MeasurementBatch      = "batch"
 	MeasurementQuarantine = "quarantine"
 )
 
 // measurements indexes pointCounts.
 var measurements = [...]string{
-	MeasurementGPS, MeasurementTacho, MeasurementSound, MeasurementService, MeasurementBatch,
-	MeasurementQuarantine,
+	MeasurementGPS, MeasurementTacho, MeasurementSound, MeasurementService, MeasurementDoor,
+	MeasurementBatch, MeasurementQuarantine,
 }
 
 const (
@@ -34,6 +35,7 @@ const (
 	idxTacho
 	idxSound
 	idxService
+	idxDoor
 	idxBatch
 	idxQuarantine
 )
@@ -153,6 +155,19 @@ func encodeBatch(dst []byte, b *wire.Batch, receivedAt time.Time, size int) (out
 	}
 	points[idxService] = len(keep)
 
+	keep = lastOfEachTime(len(b.Door), func(i int) int64 { return b.Door[i].T.UnixNano() })
+	collisions[idxDoor] = len(b.Door) - len(keep)
+	for _, i := range keep {
+		d := &b.Door[i]
+		dst = append(dst, MeasurementDoor...)
+		dst = append(dst, tag...)
+		f := fields{dst: dst}
+		f.bool("open", d.Open)
+		f.string("clock", clock)
+		dst = f.end(d.T.UnixNano())
+	}
+	points[idxDoor] = len(keep)
+
 	dst = append(dst, MeasurementBatch...)
 	dst = append(dst, tag...)
 	f := fields{dst: dst}
@@ -166,6 +181,7 @@ func encodeBatch(dst []byte, b *wire.Batch, receivedAt time.Time, size int) (out
 	f.int("n_tacho", int64(len(b.Tacho)))
 	f.int("n_sound", int64(len(b.Sound)))
 	f.int("n_service", int64(len(b.Service)))
+	f.int("n_door", int64(len(b.Door)))
 	f.int("bytes", int64(size))
 	f.optString("kid", b.Kid)
 	if b.Sig != "" {

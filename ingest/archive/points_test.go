@@ -40,6 +40,7 @@ const fullBatch = `{"v":1,"vehicle":"PIU-001","epoch":"e-7f3a9c","seq":1042,"sen
  "tacho":[{"t":"2026-11-29T15:00:00Z","speed_kmh":12.1,"odometer_km":10234.555,"card":"0000\"86\\H101"}],
  "sound":[{"t":"2026-11-29T15:00:00Z","laeq_db":68.2,"lamax_db":74.0,"dur_s":1.0}],
  "service":[{"t":"2026-11-29T15:00:01Z","on":true}],
+ "door":[{"t":"2026-11-29T15:00:02Z","open":true},{"t":"2026-11-29T15:00:03.5Z","open":false}],
  "kid":"PIU-001-2026"}`
 
 func TestEncodeBatchFull(t *testing.T) {
@@ -57,7 +58,9 @@ func TestEncodeBatchFull(t *testing.T) {
 		`tacho,vehicle=PIU-001 speed_kmh=12.1,odometer_km=10234.555,card="0000\"86\\H101",clock="gps" ` + ts("2026-11-29T15:00:00Z"),
 		`sound,vehicle=PIU-001 laeq_db=68.2,lamax_db=74,dur_s=1,clock="gps" ` + ts("2026-11-29T15:00:00Z"),
 		`service,vehicle=PIU-001 on=true,clock="gps" ` + ts("2026-11-29T15:00:01Z"),
-		`batch,vehicle=PIU-001 epoch="e-7f3a9c",seq=1042i,sent_at="2026-11-29T15:00:05Z",received_at="2026-11-29T15:00:06.5Z",lag_s=1.5,clock="gps",n_gps=1i,n_tacho=1i,n_sound=1i,n_service=1i,bytes=` +
+		`door,vehicle=PIU-001 open=true,clock="gps" ` + ts("2026-11-29T15:00:02Z"),
+		`door,vehicle=PIU-001 open=false,clock="gps" ` + ts("2026-11-29T15:00:03.5Z"),
+		`batch,vehicle=PIU-001 epoch="e-7f3a9c",seq=1042i,sent_at="2026-11-29T15:00:05Z",received_at="2026-11-29T15:00:06.5Z",lag_s=1.5,clock="gps",n_gps=1i,n_tacho=1i,n_sound=1i,n_service=1i,n_door=2i,bytes=` +
 			strconv.Itoa(len(fullBatch)) + `i,kid="PIU-001-2026" ` + strconv.FormatInt(BatchTimestamp(sent.Time, "e-7f3a9c", 1042), 10),
 	}
 	if len(lines) != len(want) {
@@ -68,7 +71,7 @@ func TestEncodeBatchFull(t *testing.T) {
 			t.Errorf("line %d:\n got %s\nwant %s", i, lines[i], want[i])
 		}
 	}
-	if points != (pointCounts{1, 1, 1, 1, 1, 0}) || collisions != (pointCounts{}) {
+	if points != (pointCounts{1, 1, 1, 1, 2, 1, 0}) || collisions != (pointCounts{}) {
 		t.Errorf("points %v collisions %v", points, collisions)
 	}
 }
@@ -94,7 +97,7 @@ func TestEncodeBatchAbsentFieldsAbsent(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(lines[3], "n_service=0i") {
+	if !strings.Contains(lines[3], "n_service=0i") || !strings.Contains(lines[3], "n_door=0i") {
 		t.Errorf("batch line lacks the zero service count: %s", lines[3])
 	}
 }
