@@ -99,8 +99,22 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 			Num(ep.Peak, 1), Num(p.Sensitive.EmissionWindow, 0), src)
 		if s := ep.Site; s != nil {
 			fmt.Fprintf(&b, " por %s s no ponto de embarque \"%s\"", Num(ep.StoppedS, 0), cmp.Or(s.Name, s.ID))
+			if ep.Detail == rules.BoardingDoorOpen {
+				b.WriteString(", com a porta de passageiros aberta")
+			}
+		} else if ep.Detail == rules.BoardingDoorOpen {
+			// Only the door input said boarding: the stop and the open door are what was observed.
+			fmt.Fprintf(&b, " por %s s com a porta de passageiros aberta (registrada pela entrada da porta)", Num(ep.StoppedS, 0))
 		}
 		fmt.Fprintf(&b, ", de %s a %s (%s).", from, to, dur)
+	case rules.RuleBoardingOutsidePoints:
+		// Art. 36, § 4º: "… nos pontos demarcados, salvo para proteção da integridade física da
+		// pessoa usuária do transporte" — the exception is the licensee's to show.
+		fmt.Fprintf(&b, "Veículo em serviço parado com a porta de passageiros aberta (registrada pela entrada da porta) por até %s s fora dos pontos de embarque demarcados, %s, de %s a %s (%s). Salvo para proteção da integridade física da pessoa usuária do transporte.",
+			Num(ep.Peak, 0), cmp.Or(ep.Detail, "fora de ponto de embarque demarcado"), from, to, dur)
+	case rules.RuleSpeedOutOfService:
+		fmt.Fprintf(&b, "Alerta operacional, não infração desta lei: veículo fora de serviço com velocidade máxima de %s km/h registrada %s, acima de %s km/h, de %s a %s (%s); o Art. 23 vale \"quando em serviço\" — fora de serviço, competência do órgão de trânsito (CTB).",
+			Num(ep.Peak, 2), src, Num(ep.Limit+ep.Tolerance, 1), from, to, dur)
 	case rules.RuleNoiseLimit:
 		if v := ep.Verification; v != nil && v.Kind == rules.VerifyNBR10151 && v.Measurement != nil {
 			describeMeasurement(&b, p, v)

@@ -290,7 +290,19 @@ func (p *Profile) SchoolRecess(local time.Time) bool {
 type Boarding struct {
 	StoppedKmh float64 `yaml:"stopped_kmh"`
 	DwellS     float64 `yaml:"dwell_s"`
+	// DoorConfirmS is how long the passenger door must stand open, stopped outside every
+	// demarcated boarding point in service, before boarding_outside_points opens an episode
+	// (0: DefaultDoorConfirmS); DoorClearS how long it must be closed (or the vehicle moving)
+	// to close it (0: DefaultDoorClearS).
+	DoorConfirmS float64 `yaml:"door_confirm_s"`
+	DoorClearS   float64 `yaml:"door_clear_s"`
 }
+
+// Defaults of boarding.door_confirm_s and boarding.door_clear_s.
+const (
+	DefaultDoorConfirmS = 10
+	DefaultDoorClearS   = 5
+)
 
 // Noise are the NBR 10151 noise-limit parameters.
 type Noise struct {
@@ -694,6 +706,8 @@ func (p *Profile) validate() error {
 	}
 	pos("boarding.stopped_kmh", p.Boarding.StoppedKmh)
 	pos("boarding.dwell_s", p.Boarding.DwellS)
+	nonneg("boarding.door_confirm_s", p.Boarding.DoorConfirmS)
+	nonneg("boarding.door_clear_s", p.Boarding.DoorClearS)
 	pos("noise.window_s", p.Noise.WindowS)
 	pos("noise.r1_m", p.Noise.R1M)
 	pos("noise.r2_m", p.Noise.R2M)

@@ -9,10 +9,14 @@ import (
 // boardingRule flags sound emitted during boarding and alighting (Lei 2.277/2018 Art. 28, final
 // part, "quando em operação de embarque e desembarque de passageiros"; fined by Art. 45, VII):
 // the vehicle emits (as in sensitive_zone_sound) while stopped (below boarding.stopped_kmh)
-// inside a demarcated boarding point — Art. 36 §4 puts boarding "nos pontos demarcados", and a
-// stop anywhere else (a traffic light, a jam) is no observed boarding, however long. The
-// episode names the boarding point (Episode.Site) and how long the vehicle had stood there
-// (Episode.StoppedS), which is what the auto states; never a motive not observed. Confirmation
+// inside a demarcated boarding point — Art. 36 §4 puts boarding "nos pontos demarcados" — or
+// with the passenger door open (the door input, wire "door": an open door is observed
+// boarding wherever it happens; boarding outside the points is also boarding_outside_points).
+// A stop anywhere else with the door closed or not wired (a traffic light, a jam) is no
+// observed boarding, however long. The episode names the boarding point (Episode.Site, nil
+// when only the door said boarding), says whether the door was open (Detail
+// BoardingDoorOpen) and how long the vehicle had stood there (Episode.StoppedS), which is what
+// the auto states; never a motive not observed. Confirmation
 // and clearing as sensitive_zone_sound. Sound not confirmed as music by the agent is an alert
 // until confirmed (sensitive.unconfirmed_sound_penalty). Without geofences, a speed, a position
 // or a full emission window, the reading is not judged.
@@ -46,23 +50,33 @@ func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
 			point = siteOf(h.Feature, h.DistanceM)
 		}
 	}
+	door := stopped && v.DoorOpen != nil && *v.DoorOpen
 	d := v.detector(RuleBoardingSound)
 	d.step(v, RuleBoardingSound, params{
 		Confirm: seconds(p.Sensitive.ConfirmS), Clear: seconds(p.Sensitive.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
-	}, sample{T: r.T, Cond: emits && point != nil, Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, havePos)},
+	}, sample{T: r.T, Cond: emits && (point != nil || door), Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, havePos)},
 		func(start time.Time) *Episode {
 			ep := e.newEpisode(v, RuleBoardingSound, start, "dB(A)", p.Sensitive.EmissionDB, 0, soundSource)
 			ep.Site = point
 			e.groundSound(ep)
 			return ep
 		})
-	if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && point != nil {
-		if ep.Site == nil || ep.Site.ID == point.ID {
+	if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && (point != nil || door) {
+		if door {
+			ep.Detail = BoardingDoorOpen
+		}
+		if point != nil && (ep.Site == nil || ep.Site.ID == point.ID) {
 			ep.Site = point
+		}
+		if point == nil || ep.Site.ID == point.ID {
 			ep.StoppedS = max(ep.StoppedS, r.T.Sub(v.StoppedSince).Seconds())
 		}
 	}
 }
+
+// BoardingDoorOpen is the Detail of a boarding_sound episode during which the passenger door
+// input said the door was open.
+const BoardingDoorOpen = "door_open"
 
 // groundSound applies the profile's policy for sound not confirmed as music by the agent
 // (Art. 45, VII fines "executar músicas … com altura do som acima do permitido"; a meter cannot

@@ -78,6 +78,7 @@ type reading struct {
 	Tacho   *wire.Tacho
 	Sound   *wire.Sound
 	Service *wire.Service
+	Door    *wire.Door
 	// Evidence: the GPS sample passed the evidence checks (fix, HDOP, implied speed, tachograph).
 	Evidence bool
 	// Quality: the GPS sample passed the checks of its own quality (fix, HDOP, implied speed),
@@ -92,7 +93,8 @@ func New(p *profile.Profile, places *geofences.Set) *Engine {
 		places:  places,
 		rules: []rule{speedRule{}, hoursRule{}, sensitiveZoneRule{}, boardingRule{}, noiseRule{},
 			routeRule{}, parkedRule{}, telemetryRule{}, documentRule{}, switchSuspectRule{}, driverCardRule{},
-			driverRemovedRule{}, suspendedRule{}, uninspectedRule{}, rotationRule{}},
+			driverRemovedRule{}, suspendedRule{}, uninspectedRule{}, rotationRule{}, boardingOutsideRule{},
+			speedOutOfServiceRule{}},
 		vehicles: map[string]*Vehicle{},
 		changes:  newPendingChanges(),
 	}
@@ -241,8 +243,8 @@ func (e *Engine) pruneCursors(v *Vehicle) {
 	}
 }
 
-// readings flattens a batch into one time-ordered list (stable: tachograph, GPS, sound, service
-// at equal times), reusing buf's array.
+// readings flattens a batch into one time-ordered list (stable: tachograph, GPS, sound, service,
+// door at equal times), reusing buf's array.
 func readings(buf []reading, b *wire.Batch) []reading {
 	rs := slices.Grow(buf[:0], b.Readings())
 	for i := range b.Tacho {
@@ -256,6 +258,9 @@ func readings(buf []reading, b *wire.Batch) []reading {
 	}
 	for i := range b.Service {
 		rs = append(rs, reading{T: b.Service[i].T.Time, Service: &b.Service[i]})
+	}
+	for i := range b.Door {
+		rs = append(rs, reading{T: b.Door[i].T.Time, Door: &b.Door[i]})
 	}
 	for i := range rs {
 		rs[i].Epoch, rs[i].Seq = b.Epoch, b.Seq
@@ -320,6 +325,20 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 	case r.Service != nil:
 		on := r.Service.On
 		v.ServiceOn = &on
+	case r.Door != nil:
+		// A door change older than the newest one (a replay, reordering) says nothing of now.
+		if !r.T.After(v.DoorT) {
+			v.OutOfOrder++
+			return false
+		}
+		open := r.Door.Open
+		v.DoorT, v.DoorOpen = r.T, &open
+		switch {
+		case !open:
+			v.DoorOpenedAt = time.Time{}
+		case v.DoorOpenedAt.IsZero():
+			v.DoorOpenedAt = r.T
+		}
 	}
 	if r.Tacho != nil || (r.GPS != nil && r.Evidence) {
 		e.trackStop(v, r.T)
@@ -577,6 +596,9 @@ func batchStart(b *wire.Batch) time.Time {
 	}
 	if len(b.Service) > 0 {
 		earlier(b.Service[0].T)
+	}
+	if len(b.Door) > 0 {
+		earlier(b.Door[0].T)
 	}
 	return t
 }

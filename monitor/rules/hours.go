@@ -94,6 +94,8 @@ func kindOf(r *reading) string {
 		return "gps"
 	case r.Sound != nil:
 		return "sound"
+	case r.Door != nil:
+		return "door"
 	}
 	return "service"
 }

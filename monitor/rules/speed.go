@@ -30,17 +30,8 @@ const speedMaxGap = 5 * time.Second
 
 func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	p := e.profile.Speed
-	var kmh float64
-	var source string
-	switch {
-	case r.Tacho != nil && r.Tacho.SpeedKmh != nil:
-		kmh, source = *r.Tacho.SpeedKmh, "tacho"
-	case r.GPS != nil && r.GPS.SpeedKmh != nil && !v.tachoPresent(r.T):
-		if !r.Evidence {
-			return
-		}
-		kmh, source = *r.GPS.SpeedKmh, "gps"
-	default:
+	kmh, source, ok := speedOf(v, r)
+	if !ok {
 		return
 	}
 	in, known := e.InService(v, r.T)
@@ -48,13 +39,7 @@ func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 		return
 	}
 	threshold := p.LimitKmh + p.ToleranceKmh
-	lat, lon, _ := v.position(r.T)
-	ev := readingEvidence(r, source, kmh, "km/h")
-	if r.GPS != nil {
-		ev = ev.at(r.GPS.Lat, r.GPS.Lon)
-	} else if lat != 0 || lon != 0 {
-		ev = ev.at(lat, lon)
-	}
+	lat, lon, ev := speedEvidence(v, r, source, kmh)
 	d := v.detector(RuleSpeed)
 	d.step(v, RuleSpeed, params{
 		Confirm:    seconds(p.ConfirmS),
@@ -71,6 +56,31 @@ func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 			}
 			return ep
 		})
+}
+
+// speedOf is the speed a reading gives the speed rules: the tachograph's (the legal
+// instrument), or while the tachograph's output is not fresh a GPS speed that passed the
+// evidence checks; ok false when the reading gives none.
+func speedOf(v *Vehicle, r *reading) (kmh float64, source string, ok bool) {
+	switch {
+	case r.Tacho != nil && r.Tacho.SpeedKmh != nil:
+		return *r.Tacho.SpeedKmh, "tacho", true
+	case r.GPS != nil && r.GPS.SpeedKmh != nil && !v.tachoPresent(r.T) && r.Evidence:
+		return *r.GPS.SpeedKmh, "gps", true
+	}
+	return 0, "", false
+}
+
+// speedEvidence is the position of a speed reading (the vehicle's, when fresh) and its evidence.
+func speedEvidence(v *Vehicle, r *reading, source string, kmh float64) (lat, lon float64, ev evidence) {
+	lat, lon, _ = v.position(r.T)
+	ev = readingEvidence(r, source, kmh, "km/h")
+	if r.GPS != nil {
+		ev = ev.at(r.GPS.Lat, r.GPS.Lon)
+	} else if lat != 0 || lon != 0 {
+		ev = ev.at(lat, lon)
+	}
+	return lat, lon, ev
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

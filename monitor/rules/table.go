@@ -45,6 +45,8 @@ var Table = []RuleInfo{
 	{RuleSuspendedCirculating, "Circulação durante a suspensão da atividade", "Suspenso", "#4b0082", ChartNone},
 	{RuleRotationConflict, "Itinerário de outro licenciado no dia do rodízio", "Rodízio", "#1e6f5c", ChartNone},
 	{RuleUninspectedCirculating, "Circulação sem inspeção após reprovação ou acidente", "Sem inspeção", "#556b2f", ChartNone},
+	{RuleBoardingOutsidePoints, "Embarque e desembarque fora dos pontos demarcados", "Fora do ponto", "#b5651d", ChartNone},
+	{RuleSpeedOutOfService, "Velocidade acima do limite fora de serviço (alerta operacional, CTB)", "Veloc. fora de serviço", "#9e9e9e", ChartSpeed},
 }
 
 // Info returns the table's entry of a rule.

@@ -28,6 +28,12 @@ type Vehicle struct {
 	LAeqDB    *float64  `json:"laeq_db,omitempty"`
 	SoundT    time.Time `json:"sound_t,omitzero"`
 	ServiceOn *bool     `json:"service_on,omitempty"` // the bridge's service switch, when wired
+	// DoorOpen is the passenger door's state, when its input is wired (nil: unknown); DoorT
+	// the device time of its newest change and DoorOpenedAt when it last opened (zero while
+	// closed).
+	DoorOpen     *bool     `json:"door_open,omitempty"`
+	DoorT        time.Time `json:"door_t,omitzero"`
+	DoorOpenedAt time.Time `json:"door_opened_at,omitzero"`
 	// Sounds are the recent sound readings, for the rolling L_Aeq windows.
 	Sounds []SoundSample `json:"sounds,omitempty"`
 	// StoppedSince is when the vehicle last came to a stop (zero while moving or unknown).
