@@ -470,6 +470,9 @@ func span(b *wire.Batch) (tmin, tmax time.Time, ok bool) {
 	for _, r := range b.Service {
 		see(r.T)
 	}
+	for _, r := range b.Door {
+		see(r.T)
+	}
 	return tmin, tmax, ok
 }
 
