@@ -47,8 +47,9 @@ type Draft struct {
 	Software     string    `json:"software_version"`
 	ProfileID    string    `json:"profile_id"`
 	ProfileVer   string    `json:"profile_version"`
-	// Warnings are what the agent must know before relying on the draft (sample or
-	// unverified site data, an estimated value, an interrupted episode, …), in Portuguese.
+	// Warnings are what the agent must know before relying on the draft (a boarding point or
+	// public road of sample or unverified data, an estimated value, an interrupted episode, …),
+	// in Portuguese.
 	Warnings []string `json:"warnings,omitempty"`
 	// EvidenceSigned says, in Portuguese, whether the vehicle signed the raw batches of the
 	// bundle, as verified with its registered key when the draft was made:

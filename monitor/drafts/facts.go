@@ -230,15 +230,36 @@ func warnings(p *profile.Profile, eps []rules.Episode) []string {
 			}
 		}
 		if s := ep.Site; s != nil {
-			if s.Source == "sample" {
-				add("O local protegido vem de dados de exemplo, não de levantamento: não usar para autuação.")
-			}
-			if !s.Verified {
-				add(fmt.Sprintf("Os dados do local \"%s\" (fonte: %s) não foram verificados por agente.", s.Name, s.Source))
+			if msg := placeWarning(s); msg != "" {
+				add(msg)
 			}
 		}
 	}
 	return w
+}
+
+// placeNames name, for the warnings, the places whose data an episode relies on although they
+// may be sample data or unverified: a boarding point (boarding_sound, boarding_outside_points)
+// and a public road (parked_public_road) ground an auto whatever their source. A sensitive site
+// is not here: one that is sample data or unverified never grounds an auto (rules:
+// sensitive_zone_sound's grounds), so no draft relies on one and no warning is needed.
+var placeNames = map[string]string{"boarding_point": "ponto de embarque", "public_road": "via pública"}
+
+// placeWarning warns of a place of sample data, or not verified by an agent ("" when neither,
+// or when the place is of a kind that never reaches a draft unverified).
+func placeWarning(s *rules.Site) string {
+	what, ok := placeNames[s.Kind]
+	if !ok {
+		return ""
+	}
+	name := cmp.Or(s.Name, s.ID)
+	switch {
+	case s.Source == "sample":
+		return fmt.Sprintf("Local do fato (%s \"%s\") vem de dados de exemplo, não de levantamento: não usar para autuação.", what, name)
+	case !s.Verified:
+		return fmt.Sprintf("Local do fato (%s \"%s\", fonte: %s) não verificado por agente.", what, name, cmp.Or(s.Source, "não informada"))
+	}
+	return ""
 }
 
 // FaultRules are the rules whose episodes say that a vehicle's data is disputed: a draft of the

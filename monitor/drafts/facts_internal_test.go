@@ -22,3 +22,31 @@ func TestEveryRuleIsDescribed(t *testing.T) {
 		}
 	}
 }
+
+// The warnings about a place's data: a boarding point or a public road grounds an auto whatever
+// its source, so a draft relying on one of sample data or unverified says so; a sensitive site
+// that is sample data or unverified never grounds an auto (rules.TestSensitiveSiteGrounds), so
+// the warnings have no wording for one and a verified one gives none.
+func TestPlaceWarnings(t *testing.T) {
+	p := profile.Piuma()
+	start := wire.NewTime(time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC))
+	ep := func(rule string, s *rules.Site) rules.Episode {
+		return rules.Episode{ID: "x", Vehicle: "PIU-001", Rule: rule, Start: start, Site: s}
+	}
+	for _, c := range []struct {
+		ep   rules.Episode
+		want string
+	}{
+		{ep(rules.RuleBoardingSound, &rules.Site{ID: "stop-1", Kind: "boarding_point", Name: "Praça", Source: "sample"}), `ponto de embarque "Praça") vem de dados de exemplo`},
+		{ep(rules.RuleBoardingOutsidePoints, &rules.Site{ID: "stop-1", Kind: "boarding_point", Source: "osm"}), `ponto de embarque "stop-1", fonte: osm) não verificado`},
+		{ep(rules.RuleParkedPublicRoad, &rules.Site{ID: "road-1", Kind: "public_road", Name: "Av. Beira-Mar", Source: "osm"}), `via pública "Av. Beira-Mar", fonte: osm`},
+		{ep(rules.RuleBoardingSound, &rules.Site{ID: "stop-1", Kind: "boarding_point", Source: "survey", Verified: true}), ""},
+		{ep(rules.RuleSensitiveZoneSound, &rules.Site{ID: "school", Kind: "sensitive", Category: "school", Source: "survey", Verified: true, HoursKnown: true}), ""},
+	} {
+		w := warnings(p, []rules.Episode{c.ep})
+		got := strings.Join(w, "\n")
+		if c.want == "" && len(w) != 0 || c.want != "" && (len(w) != 1 || !strings.Contains(got, c.want)) {
+			t.Errorf("%s at %+v: warnings %q, want %q", c.ep.Rule, c.ep.Site, got, c.want)
+		}
+	}
+}
