@@ -178,18 +178,23 @@ func (b *Bridge) Run(ctx context.Context) error {
 	} else {
 		start("slm", d, b.readSLM)
 	}
+	awaitGPS := b.cfg.GPS != nil && !b.cfg.RTC
 	if in := b.cfg.Service; in != nil {
+		in := *in
+		in.AwaitGPS = in.AwaitGPS || awaitGPS
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pollService(devCtx, b.log, in, &b.clock, b.readings, &b.devs, b.onDeviceChange)
+			pollService(devCtx, b.log, &in, &b.clock, b.readings, &b.devs, b.onDeviceChange)
 		}()
 	}
 	if in := b.cfg.Door; in != nil {
+		in := *in
+		in.AwaitGPS = in.AwaitGPS || awaitGPS
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pollDoor(devCtx, b.log, in, &b.clock, b.readings, &b.devs, b.onDeviceChange)
+			pollDoor(devCtx, b.log, &in, &b.clock, b.readings, &b.devs, b.onDeviceChange)
 		}()
 	}
 

@@ -42,6 +42,13 @@ func (c *clockState) at(system time.Time) time.Time {
 
 func (c *clockState) now() time.Time { return c.at(time.Now()) }
 
+// known reports whether a GPS time has been observed.
+func (c *clockState) known() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.lastAt.IsZero()
+}
+
 // source is the batch's clock: gps while a recent fix disciplines the time base, else rtc when
 // the Pi has a real-time clock, else system (never evidence).
 func (c *clockState) source(rtc bool) wire.Clock {

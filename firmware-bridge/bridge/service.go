@@ -21,7 +21,15 @@ type Input struct {
 	ActiveLow bool
 	// Every is the polling interval (200 ms by default).
 	Every time.Duration
+	// AwaitGPS holds the first reading until the bridge has a GPS time base, for at most
+	// inputClockWait: a Pi without a real-time clock boots with a wrong system time until GPS
+	// sets it, and a state timed by it would not line up with the readings around it (Bridge
+	// sets it when a GPS is fitted and the Pi has no RTC).
+	AwaitGPS bool
 }
+
+// inputClockWait bounds how long an input's first reading waits for a GPS time base.
+const inputClockWait = 5 * time.Second
 
 // ServiceInput is the driver's service switch (docs/rules.md, "In service": when present it
 // decides whether the vehicle is in service); on is "in service".
@@ -34,7 +42,7 @@ type DoorInput = Input
 // pollService reads the service switch and hands every change of state (and the state at start)
 // to the batcher as a service reading timed by the bridge's clock.
 func pollService(ctx context.Context, log *slog.Logger, in *ServiceInput, clock *clockState, out chan<- reading, st *deviceState, onChange func()) {
-	pollInput(ctx, log, "service", in, st, onChange, func(now time.Time, on bool) error {
+	pollInput(ctx, log, "service", in, clock, st, onChange, func(now time.Time, on bool) error {
 		s := wire.Service{T: wire.NewTime(clock.at(now)), On: on}
 		return deliver(ctx, out, reading{Service: &s, received: now})
 	})
@@ -43,7 +51,7 @@ func pollService(ctx context.Context, log *slog.Logger, in *ServiceInput, clock 
 // pollDoor reads the passenger door's contact and hands every change of state (and the state
 // at start) to the batcher as a door reading timed by the bridge's clock.
 func pollDoor(ctx context.Context, log *slog.Logger, in *DoorInput, clock *clockState, out chan<- reading, st *deviceState, onChange func()) {
-	pollInput(ctx, log, "door", in, st, onChange, func(now time.Time, open bool) error {
+	pollInput(ctx, log, "door", in, clock, st, onChange, func(now time.Time, open bool) error {
 		d := wire.Door{T: wire.NewTime(clock.at(now)), Open: open}
 		return deliver(ctx, out, reading{Door: &d, received: now})
 	})
@@ -52,11 +60,12 @@ func pollDoor(ctx context.Context, log *slog.Logger, in *DoorInput, clock *clock
 // pollInput polls a value file every in.Every and calls emit with the state at start and on
 // every change; it returns when ctx is done or emit fails. An unreadable file or a value that is
 // not 0 or 1 marks the device (named name in the status) missing, and emits nothing.
-func pollInput(ctx context.Context, log *slog.Logger, name string, in *Input, st *deviceState, onChange func(), emit func(now time.Time, on bool) error) {
+func pollInput(ctx context.Context, log *slog.Logger, name string, in *Input, clock *clockState, st *deviceState, onChange func(), emit func(now time.Time, on bool) error) {
 	every := in.Every
 	if every <= 0 {
 		every = 200 * time.Millisecond
 	}
+	started := time.Now()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var last *bool
@@ -79,7 +88,8 @@ func pollInput(ctx context.Context, log *slog.Logger, name string, in *Input, st
 				onChange()
 			}
 			on := (v[0] == '1') != in.ActiveLow
-			if last == nil || *last != on {
+			waiting := in.AwaitGPS && !clock.known() && time.Since(started) < inputClockWait
+			if !waiting && (last == nil || *last != on) {
 				last = &on
 				if emit(time.Now(), on) != nil {
 					return

@@ -146,3 +146,33 @@ func TestDoorInput(t *testing.T) {
 		t.Fatalf("batch %+v", cur)
 	}
 }
+
+// Without a real-time clock, an input's first reading waits for the GPS time base (a Pi boots
+// with a wrong system time until GPS sets it), and is then timed on it.
+func TestInputAwaitsGPSTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "value")
+	if err := os.WriteFile(path, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan reading, 16)
+	st := &deviceState{states: map[string]string{}}
+	var clock clockState
+	go pollService(ctx, slog.New(slog.DiscardHandler), &ServiceInput{Path: path, Every: 10 * time.Millisecond, AwaitGPS: true}, &clock, out, st, func() {})
+	select {
+	case r := <-out:
+		t.Fatalf("a reading before any GPS time: %+v", r.Service)
+	case <-time.After(300 * time.Millisecond):
+	}
+	gps := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)
+	clock.observeGPS(gps, time.Now())
+	select {
+	case r := <-out:
+		if r.Service == nil || !r.Service.On || r.Service.T.Sub(gps) < 0 || r.Service.T.Sub(gps) > 10*time.Second {
+			t.Fatalf("reading %+v, want on, timed just after %v", r.Service, gps)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reading after the GPS time came")
+	}
+}
