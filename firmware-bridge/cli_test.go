@@ -192,3 +192,28 @@ func TestProbeVerdict(t *testing.T) {
 		t.Errorf("probe of a talking GPS: exit %d, output:\n%s", code, out)
 	}
 }
+
+// A scenario's fourth field sets the inputs of a segment: the service switch off, the door open.
+func TestParseScenarioInputs(t *testing.T) {
+	sc, err := parseScenario("20:10,45:30:72:off,0:40:65:door,0:5:60:off+door")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ off, door bool }{{false, false}, {true, false}, {false, true}, {true, true}}
+	if len(sc) != len(want) {
+		t.Fatalf("%d segments", len(sc))
+	}
+	for i, w := range want {
+		if sc[i].ServiceOff != w.off || sc[i].DoorOpen != w.door {
+			t.Errorf("segment %d: %+v, want off %v door %v", i, sc[i], w.off, w.door)
+		}
+	}
+	if sc[1].LAeqDB != 72 || sc[1].SpeedKmh != 45 {
+		t.Errorf("segment 1: %+v", sc[1])
+	}
+	for _, bad := range []string{"20:10:65:on", "20:10:65:off:x", "20:10:65:"} {
+		if _, err := parseScenario(bad); err == nil {
+			t.Errorf("parseScenario(%q) accepted", bad)
+		}
+	}
+}

@@ -26,7 +26,8 @@ func cmdSimulate(ctx context.Context, args []string) error {
 	speedUp := fs.Float64("speed-up", 1, "play device time this many times faster than real time")
 	gpsHz := fs.Int("gps-hz", 1, "GPS fix rate: 1, 2, 5 or 10")
 	speeders := fs.String("speeders", "2", "comma-separated vehicle numbers that speed now and then (45 km/h for 30 s)")
-	scenario := fs.String("scenario", "", "a fixed scenario for every vehicle: SPEED_KMH:SECONDS[:DB],… (e.g. 20:10,45:30,20:60), or \"demo\": the scripted demonstration day of PIU-001…003 (README; --vehicles, --prefix, --speeders and --card do not apply)")
+	scenario := fs.String("scenario", "", "a fixed scenario for every vehicle: SPEED_KMH:SECONDS[:DB[:INPUTS]],… (e.g. 20:10,45:30,20:60; INPUTS: off, door or off+door — the service switch off, the passenger door open; by default the switch is on and the door closed), or \"demo\": the scripted demonstration day of PIU-001…003 (README; --vehicles, --prefix, --speeders and --card do not apply)")
+	inputs := fs.Bool("inputs", true, "write each vehicle's service switch and passenger door as GPIO value files (DIR/ID-service, DIR/ID-door) for the bridge's --service-input and --door-input")
 	duration := fs.Duration("duration", 0, "stop after this much device time (0: until stopped)")
 	tachoOn := fs.Bool("tacho", true, "simulate the tachograph (VDO D8, 10400 baud)")
 	slmOn := fs.Bool("slm", true, "simulate the sound-level meter (PCE-322A style)")
@@ -120,6 +121,19 @@ func cmdSimulate(ctx context.Context, args []string) error {
 			}
 			out.SLM, line["slm"] = p.Master, p.Path
 		}
+		if *inputs {
+			// The state at the start is in the files before the line is printed: a bridge started
+			// from the line reads it at once.
+			on, doorOpen := v.InputsAtStart()
+			out.Service, out.Door = filepath.Join(*dir, id+"-service"), filepath.Join(*dir, id+"-door")
+			if err := sim.WriteValue(out.Service, on); err != nil {
+				return fmt.Errorf("simulate: %w", err)
+			}
+			if err := sim.WriteValue(out.Door, doorOpen); err != nil {
+				return fmt.Errorf("simulate: %w", err)
+			}
+			line["service"], line["door"] = out.Service, out.Door
+		}
 		enc.Encode(line)
 		players = append(players, player{v, out, vcard})
 	}
@@ -142,25 +156,41 @@ func cmdSimulate(ctx context.Context, args []string) error {
 	return nil
 }
 
-// parseScenario reads "20:10,45:30:72,20:60": speed km/h, seconds, optional dB.
+// parseScenario reads "20:10,45:30:72,20:60,0:40:65:door,45:30:65:off": speed km/h, seconds,
+// optional dB, optional inputs (off: the service switch off; door: the passenger door open;
+// both: off+door).
 func parseScenario(s string) (sim.Scenario, error) {
 	var sc sim.Scenario
 	for _, part := range strings.Split(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
-		if len(f) < 2 || len(f) > 3 {
-			return nil, fmt.Errorf("simulate: scenario segment %q: want SPEED:SECONDS[:DB]", part)
+		if len(f) < 2 || len(f) > 4 {
+			return nil, fmt.Errorf("simulate: scenario segment %q: want SPEED:SECONDS[:DB[:INPUTS]]", part)
+		}
+		var off, door bool
+		if len(f) == 4 {
+			for _, in := range strings.Split(f[3], "+") {
+				switch in {
+				case "off":
+					off = true
+				case "door":
+					door = true
+				default:
+					return nil, fmt.Errorf("simulate: scenario segment %q: inputs %q: want off, door or off+door", part, f[3])
+				}
+			}
 		}
 		kmh, err1 := strconv.ParseFloat(f[0], 64)
 		secs, err2 := strconv.ParseFloat(f[1], 64)
 		db := 65.0
 		var err3 error
-		if len(f) == 3 {
+		if len(f) >= 3 {
 			db, err3 = strconv.ParseFloat(f[2], 64)
 		}
 		if err1 != nil || err2 != nil || err3 != nil || kmh < 0 || secs <= 0 {
-			return nil, fmt.Errorf("simulate: scenario segment %q: want SPEED:SECONDS[:DB]", part)
+			return nil, fmt.Errorf("simulate: scenario segment %q: want SPEED:SECONDS[:DB[:INPUTS]]", part)
 		}
-		sc = append(sc, sim.Segment{Duration: time.Duration(secs * float64(time.Second)), SpeedKmh: kmh, LAeqDB: db})
+		sc = append(sc, sim.Segment{Duration: time.Duration(secs * float64(time.Second)), SpeedKmh: kmh, LAeqDB: db,
+			ServiceOff: off, DoorOpen: door})
 	}
 	return sc, nil
 }

@@ -16,7 +16,11 @@ import "time"
 //   - the drive between a garage and its itinerary takes less than the route rule's 60 s
 //     outside the 50 m corridor;
 //   - a train stops only at a boarding point or in its garage (a stop elsewhere is out of
-//     service and would break the runs the script relies on).
+//     service and would break the runs the script relies on);
+//   - the driver's service switch is off while the train waits in its garage before its trip
+//     and once it has parked for good, and on from the moment it leaves (the bridge reads it as
+//     the Pi reads the GPIO, from a value file); the passenger door opens only during the stops
+//     at the boarding points.
 //
 // The settings the monitor uses for the demonstration (internal/demo) make the itineraries
 // valid every day at every hour and put the end of the service hours DemoServiceEnd after the
@@ -108,7 +112,7 @@ type DemoVehicle struct {
 func Demo() []DemoVehicle {
 	music := func(to Point, kmh float64) Leg { return Leg{To: to, Kmh: kmh, DB: musicDB} }
 	board := func(at Point) []Leg {
-		return []Leg{{To: at, Kmh: 20, DB: musicDB}, {Stop: 40 * time.Second, DB: musicDB}}
+		return []Leg{{To: at, Kmh: 20, DB: musicDB}, {Stop: 40 * time.Second, DB: musicDB, Door: true}}
 	}
 	join := func(parts ...[]Leg) []Leg {
 		var out []Leg
@@ -137,7 +141,7 @@ func Demo() []DemoVehicle {
 		}
 	}
 	piu001 := &Script{Start: garageL1, IdleDB: parkedDB, Legs: join(
-		[]Leg{{Until: 10 * time.Second, DB: parkedDB}, music(loopA, 30)},
+		[]Leg{{Until: 10 * time.Second, DB: parkedDB, SwitchOff: true}, music(loopA, 30)},
 		// Past the Orla Oeste stop at 45 km/h: the speeding.
 		[]Leg{{To: along(loopA, loopB, 400), Kmh: 45, DB: musicDB, Mark: "speeding"}},
 		firstLap, // the rest of the first lap
@@ -147,7 +151,7 @@ func Demo() []DemoVehicle {
 		[]Leg{music(garageL1, 30)},
 	)}
 	piu002 := &Script{Start: garageL1b, IdleDB: parkedDB, Legs: join(
-		[]Leg{{Until: 60 * time.Second, DB: parkedDB}, music(loopA, 30), music(loopE, 20), music(loopD, 20)},
+		[]Leg{{Until: 60 * time.Second, DB: parkedDB, SwitchOff: true}, music(loopA, 30), music(loopE, 20), music(loopD, 20)},
 		// The detour: off the loop, past the hospital, loud, and back to D.
 		[]Leg{
 			{To: along(loopD, byHospital, 90), Kmh: 15, DB: musicDB, Mark: "detour"},
@@ -160,12 +164,12 @@ func Demo() []DemoVehicle {
 		[]Leg{music(loopA, 25), music(garageL1b, 30)},
 	)}
 	piu003 := &Script{Start: garageL2, IdleDB: parkedDB, Legs: join(
-		[]Leg{{Until: 150 * time.Second, DB: parkedDB},
+		[]Leg{{Until: 150 * time.Second, DB: parkedDB, SwitchOff: true},
 			{To: circP3, Kmh: 30, DB: musicDB, Mark: "expired-inspection"}, music(circP2, 20)},
 		board(stopNorte), board(stopCentro),
 		// At the Orla Oeste stop, 15 s of loud music while passengers board.
-		[]Leg{music(stopOeste, 20), {Stop: 10 * time.Second, DB: musicDB},
-			{Stop: 15 * time.Second, DB: boardingDB, Mark: "loud-boarding"}, {Stop: 15 * time.Second, DB: musicDB}},
+		[]Leg{music(stopOeste, 20), {Stop: 10 * time.Second, DB: musicDB, Door: true},
+			{Stop: 15 * time.Second, DB: boardingDB, Mark: "loud-boarding", Door: true}, {Stop: 15 * time.Second, DB: musicDB, Door: true}},
 		[]Leg{music(circP1, 20), music(circP2, 25), music(circP3, 25), music(garageL2, 30)},
 	)}
 	return []DemoVehicle{

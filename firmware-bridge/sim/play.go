@@ -17,6 +17,10 @@ type Outputs struct {
 	GPS   io.Writer // NMEA 0183
 	Tacho io.Writer // VDO D8 frames, one a second
 	SLM   io.Writer // PCE-322A style frames, ten a second
+	// Service and Door are the value files of the service switch and the passenger door, as
+	// a Pi's GPIO exposes them ("1" on or open, "0" off or closed) and the bridge reads them
+	// (TRENZINHO_SERVICE_INPUT, TRENZINHO_DOOR_INPUT); "": not wired.
+	Service, Door string
 }
 
 // PlayConfig says how fast and from when a vehicle plays.
@@ -70,6 +74,17 @@ func Play(ctx context.Context, v *Vehicle, out Outputs, cfg PlayConfig) (Stats, 
 		}
 	}
 	var last State
+	var inputs [2]*bool // the states last written to Service and Door
+	setInput := func(i int, path string, on bool) {
+		if path == "" || inputs[i] != nil && *inputs[i] == on {
+			return
+		}
+		if err := WriteValue(path, on); err != nil {
+			st.Dropped++
+			return
+		}
+		inputs[i] = &on
+	}
 	for elapsed := time.Duration(0); cfg.Duration == 0 || elapsed < cfg.Duration; elapsed += slmStep {
 		// Wait for the wall clock to catch up with device time.
 		due := wallStart.Add(time.Duration(float64(elapsed) / cfg.SpeedUp))
@@ -89,6 +104,8 @@ func Play(ctx context.Context, v *Vehicle, out Outputs, cfg PlayConfig) (Stats, 
 				write(out.GPS, []byte(NMEA(last)))
 				st.GPSEpochs++
 			}
+			setInput(0, out.Service, last.ServiceOn)
+			setInput(1, out.Door, last.DoorOpen)
 		}
 		if out.Tacho != nil && elapsed%time.Second == 0 && !last.TachoSilent {
 			write(out.Tacho, tacho.EncodeVDO(tacho.VDOFrame{
@@ -113,6 +130,20 @@ func Play(ctx context.Context, v *Vehicle, out Outputs, cfg PlayConfig) (Stats, 
 		}
 	}
 	return st, nil
+}
+
+// WriteValue sets a GPIO value file as the kernel shows it, "1\n" or "0\n", atomically (a new file
+// renamed over the old one), so that a reader never sees it half-written.
+func WriteValue(path string, on bool) error {
+	v := "0\n"
+	if on {
+		v = "1\n"
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(v), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // noisy varies a level by ±2 dB over a few seconds, as music does.

@@ -21,6 +21,12 @@ type Leg struct {
 	TachoSilent bool
 	// Mark names a scripted event that begins with this leg (see Script.Events).
 	Mark string
+	// SwitchOff: the driver's service switch is off during this leg (parked in the garage
+	// before the trip, or driving out of service). It is on during every other leg, and off
+	// once the script is over (parked for good).
+	SwitchOff bool
+	// Door: the passenger door is open during this leg (passengers boarding at a stop).
+	Door bool
 }
 
 // Script is the scripted day of one vehicle: where it starts, its legs, and the sound level
@@ -40,6 +46,7 @@ type timedLeg struct {
 	course     float64
 	mark       string
 	silent     bool
+	off, door  bool
 }
 
 // plan lays the legs out in time, once.
@@ -49,7 +56,8 @@ func (s *Script) plan() {
 	}
 	pos, at, course := s.Start, time.Duration(0), 0.0
 	for _, l := range s.Legs {
-		tl := timedLeg{from: pos, to: pos, start: at, db: l.DB, course: course, mark: l.Mark, silent: l.TachoSilent}
+		tl := timedLeg{from: pos, to: pos, start: at, db: l.DB, course: course, mark: l.Mark, silent: l.TachoSilent,
+			off: l.SwitchOff, door: l.Door}
 		switch {
 		case l.Stop > 0:
 			tl.dur = l.Stop
@@ -100,7 +108,8 @@ func (s *Script) at(e time.Duration) State {
 				f = float64(e-l.start) / float64(l.dur)
 			}
 			p := Point{l.from.Lat + (l.to.Lat-l.from.Lat)*f, l.from.Lon + (l.to.Lon-l.from.Lon)*f}
-			return State{Lat: p.Lat, Lon: p.Lon, Course: l.course, SpeedKmh: l.kmh, LAeqDB: l.db, TachoSilent: l.silent}
+			return State{Lat: p.Lat, Lon: p.Lon, Course: l.course, SpeedKmh: l.kmh, LAeqDB: l.db, TachoSilent: l.silent,
+				ServiceOn: !l.off, DoorOpen: l.door}
 		}
 	}
 	p, course := s.Start, 0.0
@@ -122,6 +131,12 @@ func (s *Script) Timeline() []string {
 		line := fmt.Sprintf("%s–%s %s, %.0f dB", Clock(l.start), Clock(l.start+l.dur), what, l.db)
 		if l.silent {
 			line += ", tachograph silent"
+		}
+		if l.off {
+			line += ", service switch off"
+		}
+		if l.door {
+			line += ", door open"
 		}
 		if l.mark != "" {
 			line += " [" + l.mark + "]"

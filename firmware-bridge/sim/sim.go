@@ -83,11 +83,14 @@ func PiumaLoop() *Route {
 	)
 }
 
-// Segment is a stretch of a scenario: a speed and a sound level held for a duration.
+// Segment is a stretch of a scenario: a speed and a sound level held for a duration, with the
+// driver's service switch on unless ServiceOff, and the passenger door closed unless DoorOpen.
 type Segment struct {
-	Duration time.Duration
-	SpeedKmh float64
-	LAeqDB   float64
+	Duration   time.Duration
+	SpeedKmh   float64
+	LAeqDB     float64
+	ServiceOff bool
+	DoorOpen   bool
 }
 
 // Scenario is a list of segments, played in a loop.
@@ -156,6 +159,8 @@ type State struct {
 	OdometerKm float64
 	// TachoSilent: the tachograph sends nothing.
 	TachoSilent bool
+	// ServiceOn is the driver's service switch; DoorOpen the passenger door.
+	ServiceOn, DoorOpen bool
 }
 
 // Step advances the vehicle by dt and returns its state at device time t.
@@ -171,7 +176,18 @@ func (v *Vehicle) Step(t time.Time, dt time.Duration) State {
 	v.elapsed += dt
 	v.dist += seg.SpeedKmh / 3.6 * dt.Seconds()
 	p, course := v.Route.At(v.Offset + v.dist)
-	return State{T: t, Lat: p.Lat, Lon: p.Lon, Course: course, SpeedKmh: seg.SpeedKmh, LAeqDB: seg.LAeqDB, OdometerKm: 10000 + v.dist/1000}
+	return State{T: t, Lat: p.Lat, Lon: p.Lon, Course: course, SpeedKmh: seg.SpeedKmh, LAeqDB: seg.LAeqDB, OdometerKm: 10000 + v.dist/1000,
+		ServiceOn: !seg.ServiceOff, DoorOpen: seg.DoorOpen}
+}
+
+// InputsAtStart are the service switch and the passenger door at the start, before any Step.
+func (v *Vehicle) InputsAtStart() (serviceOn, doorOpen bool) {
+	if v.Script != nil {
+		st := v.Script.at(v.elapsed)
+		return st.ServiceOn, st.DoorOpen
+	}
+	seg := v.Scenario.at(v.elapsed)
+	return !seg.ServiceOff, seg.DoorOpen
 }
 
 // NMEA returns the RMC and GGA sentences of a state, CR LF terminated, with the GP talker.

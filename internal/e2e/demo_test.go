@@ -53,7 +53,9 @@ func TestDemoDayOpensExactlyTheScriptedEpisodes(t *testing.T) {
 	s := startSimulation(t, bin, "--scenario=demo", "--vehicles=3", fmt.Sprintf("--speed-up=%d", demoSpeedUp),
 		"--start="+start.Format(time.RFC3339), "--duration="+day.String())
 	for _, v := range sim.Demo() {
-		startBridge(t, bin, broker.URL(), v.ID, s.devices[v.ID])
+		d := s.devices[v.ID]
+		// The demonstration drives the service switch and the passenger door, as make run does.
+		startBridge(t, bin, broker.URL(), v.ID, d, "--service-input", d["service"], "--door-input", d["door"])
 	}
 	stats := s.wait(t, day/demoSpeedUp+3*time.Minute)
 	for id, st := range stats {

@@ -57,9 +57,18 @@ func (r *runner) startFleet(ctx context.Context, env []string) error {
 	}
 	for _, d := range devs {
 		id := d["vehicle"]
-		b, err := r.sup.start("bridge-"+id, env, filepath.Join(r.o.bin, "firmware-bridge"), "run",
+		args := []string{filepath.Join(r.o.bin, "firmware-bridge"), "run",
 			"--vehicle", id, "--state-dir", filepath.Join(r.o.data, "bridges", id),
-			"--gps-port", d["gps"], "--tacho-port", d["tacho"], "--slm-port", d["slm"])
+			"--gps-port", d["gps"], "--tacho-port", d["tacho"], "--slm-port", d["slm"]}
+		// The service switch and the passenger door, as value files the simulator sets (a
+		// Pi's GPIOs).
+		if d["service"] != "" {
+			args = append(args, "--service-input", d["service"])
+		}
+		if d["door"] != "" {
+			args = append(args, "--door-input", d["door"])
+		}
+		b, err := r.sup.start("bridge-"+id, env, args...)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/monitor/rules"
+)
+
+// TestSwitchOffSpeedingThroughThePipeline: the simulator sets the service switch in a value
+// file as a Pi's GPIO shows it, the real bridge reads it (--service-input) and sends it with the
+// readings, and the monitor judges speed only in service (Art. 23, "quando em serviço"). A
+// vehicle at 45 km/h for 30 s with the switch off, away from any itinerary (not in the registry:
+// no itinerary of its own, no suspicion), opens no speed episode but the operational alert
+// speed_out_of_service, which grounds no auto; the same trip with the switch on is speeding.
+func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
+	bin := testenv.Build(t)
+	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
+	mon := startMonitor(t, bin, broker.URL())
+
+	start := "2026-11-27T15:00:00Z" // Friday noon in Piúma, within the service hours
+	off := startSimulation(t, bin, "--vehicles=1", "--prefix=OFF", "--scenario=20:15:65:off,45:30:65:off,20:30:65:off",
+		"--duration=75s", "--speed-up=3", "--start="+start)
+	on := startSimulation(t, bin, "--vehicles=1", "--prefix=ON", "--scenario=20:15,45:30,20:30",
+		"--duration=75s", "--speed-up=3", "--start="+start)
+	for id, s := range map[string]*simulation{"OFF-001": off, "ON-001": on} {
+		d := s.devices[id]
+		if d["service"] == "" || d["door"] == "" {
+			t.Fatalf("simulate printed no input files for %s: %v", id, d)
+		}
+		startBridge(t, bin, broker.URL(), id, d, "--service-input", d["service"], "--door-input", d["door"])
+	}
+
+	closed := func(vehicle, rule string) []rules.Episode {
+		var got []rules.Episode
+		waitFor(t, vehicle+" "+rule+" episode closed", 3*time.Minute, func() bool {
+			got = mon.episodes(t, "vehicle="+vehicle+"&rule="+rule)
+			return len(got) == 1 && got[0].End != nil
+		})
+		return got
+	}
+	alert := closed("OFF-001", rules.RuleSpeedOutOfService)[0]
+	if alert.GroundsAuto || alert.Peak != 45 || alert.Source != "tacho" || alert.GroundsNote == "" {
+		t.Errorf("alert %+v", alert)
+	}
+	if sp := closed("ON-001", rules.RuleSpeed)[0]; !sp.GroundsAuto || sp.Peak != 45 {
+		t.Errorf("speeding in service %+v", sp)
+	}
+	// Both trips are over (their episodes closed): nothing else will come.
+	if eps := mon.episodes(t, "vehicle=OFF-001&rule=speed"); len(eps) != 0 {
+		t.Errorf("switch off: %d speed episodes: %+v", len(eps), eps)
+	}
+	if eps := mon.episodes(t, "vehicle=ON-001&rule="+rules.RuleSpeedOutOfService); len(eps) != 0 {
+		t.Errorf("switch on: %d speed_out_of_service episodes", len(eps))
+	}
+	// The alert is never drafted: only the speeding in service is.
+	var drafts struct {
+		Items []struct {
+			Vehicle    string
+			EpisodeIDs []string `json:"episode_ids"`
+		}
+	}
+	waitFor(t, "the speeding's draft", time.Minute, func() bool {
+		mon.get(t, "/api/v1/drafts", &drafts)
+		return len(drafts.Items) > 0
+	})
+	for _, d := range drafts.Items {
+		for _, id := range d.EpisodeIDs {
+			if id == alert.ID {
+				t.Errorf("the out-of-service alert was drafted: %+v", d)
+			}
+		}
+	}
+}
