@@ -191,7 +191,7 @@ func (d *doc) chartSeries(f drafts.Fact, ep *rules.Episode) (ss []series, from, 
 	}
 	// No batches: the episode's readings, by kind.
 	ss = nil
-	names := map[string]string{"tacho": "tacógrafo", "gps": "GPS", "sound": "medidor"}
+	names := map[string]string{"tacho": "tacógrafo", "gps": "GPS", "sound": "medidor", "door": "porta de passageiros"}
 	colours := map[string]rgb{"tacho": colTacho, "gps": colGPS, "sound": colSound}
 	for _, r := range ep.Readings {
 		if r.Unit != f.Unit && r.Unit != "" {

@@ -237,6 +237,7 @@ var instruments = map[string]string{
 	"slm":   "decibelímetro (medidor de nível sonoro)",
 	"clock": "horário dos registros (equipamento de bordo)",
 	"sound": "decibelímetro (medidor de nível sonoro)",
+	"door":  "entrada da porta de passageiros (equipamento de bordo)",
 }
 
 func instrument(s string) string {
@@ -252,6 +253,7 @@ func instrument(s string) string {
 // quantity says what an instrument measured.
 var quantities = map[string]string{
 	"tacho": "velocidade", "gps": "posição e velocidade", "slm": "nível sonoro", "clock": "horário",
+	"door": "abertura da porta de passageiros",
 }
 
 // unitTolerance is the unit of a tolerance of a value in unit: a tolerance in decibels is not
