@@ -50,3 +50,29 @@ func TestPlaceWarnings(t *testing.T) {
 		}
 	}
 }
+
+// The facts of the door rules state what was observed: the open door, the stop, where; and the
+// law's own exception for boarding outside the points.
+func TestDoorFacts(t *testing.T) {
+	p := profile.Piuma()
+	start := wire.NewTime(time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC))
+	end := wire.NewTime(start.Add(40 * time.Second))
+	outside := rules.Episode{ID: "x", Vehicle: "PIU-001", Rule: rules.RuleBoardingOutsidePoints, Start: start, End: &end,
+		Peak: 40, Unit: "s", Source: "door", Detail: `a pelo menos 933 m do ponto de embarque demarcado mais próximo ("Praça Central")`}
+	got := describe(p, &outside)
+	for _, want := range []string{"porta de passageiros aberta", "por até 40 s fora dos pontos de embarque demarcados", "Praça Central",
+		"Salvo para proteção da integridade física da pessoa usuária do transporte."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("boarding_outside_points: %q lacks %q", got, want)
+		}
+	}
+	board := rules.Episode{ID: "y", Vehicle: "PIU-001", Rule: rules.RuleBoardingSound, Start: start, End: &end,
+		Peak: 80, Unit: "dB(A)", Source: "slm", StoppedS: 94, Detail: rules.BoardingDoorOpen}
+	if got := describe(p, &board); !strings.Contains(got, "parado por 94 s com a porta de passageiros aberta") || strings.Contains(got, "ponto de embarque") {
+		t.Errorf("boarding_sound by the door: %q", got)
+	}
+	board.Site = &rules.Site{ID: "stop-1", Kind: "boarding_point", Name: "Praça"}
+	if got := describe(p, &board); !strings.Contains(got, `por 94 s no ponto de embarque "Praça", com a porta de passageiros aberta`) {
+		t.Errorf("boarding_sound at a point with the door open: %q", got)
+	}
+}
