@@ -118,3 +118,25 @@ func TestBoardingSoundWithTheDoorOpen(t *testing.T) {
 		}
 	}
 }
+
+// A door change timed by the system clock is no evidence: the door's state becomes unknown and
+// boarding outside the points is not judged until a change that is.
+func TestDoorOnTheSystemClockIsUnknown(t *testing.T) {
+	r := switchRun(t, nil)
+	tr := newTrip(noon)
+	tr.lat, tr.lon = -20.8000, -40.5900
+	r.apply(t, doored(switched(standing(tr, 20, 0, 0), true), false), time.Second)
+	bs := doored(switched(standing(tr, 40, 0, 0), true), true)
+	for _, b := range bs {
+		// The door alone on the system clock (as a bridge without a GPS time would send it).
+		r.apply(t, []*wire.Batch{{V: 1, Vehicle: b.Vehicle, Epoch: "e-sys", Seq: b.Seq, SentAt: b.SentAt, Clock: wire.ClockSystem, Door: b.Door}}, time.Second)
+		b.Door = nil
+	}
+	r.apply(t, bs, time.Second)
+	if n := len(r.rule(RuleBoardingOutsidePoints)); n != 0 {
+		t.Fatalf("%d episodes from a door on the system clock", n)
+	}
+	if v := r.e.vehicles["PIU-001"]; v.DoorOpen != nil {
+		t.Fatalf("door state %v, want unknown", *v.DoorOpen)
+	}
+}

@@ -331,8 +331,16 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 			v.OutOfOrder++
 			return false
 		}
+		v.DoorT = r.T
+		if !evidence {
+			// A door timed by the system clock cannot be placed among the evidence: the door's
+			// state is unknown until a change that can (boarding is then not judged).
+			v.DoorOpen, v.DoorOpenedAt = nil, time.Time{}
+			v.NotEvidence++
+			return false
+		}
 		open := r.Door.Open
-		v.DoorT, v.DoorOpen = r.T, &open
+		v.DoorOpen = &open
 		switch {
 		case !open:
 			v.DoorOpenedAt = time.Time{}
