@@ -7,10 +7,14 @@ package fleettest
 import (
 	"context"
 	"crypto/ed25519"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
@@ -127,4 +131,32 @@ func Play(t testing.TB, e *rules.Engine, db *store.DB, seq *uint64, tr Trip) tim
 		}
 	}
 	return tr.Start.Add(time.Duration(len(tr.Seconds)) * time.Second)
+}
+
+// Registry opens, in dir, a copy of the example registry of Piúma
+// (monitor/registry/testdata/piuma-example.yaml) with vehicle PIU-002 assigned to driver D2 and
+// then changed by edit when it is not nil, as an operator would through the dashboard.
+func Registry(t testing.TB, dir string, edit func(*registry.Vehicle)) *registry.Store {
+	t.Helper()
+	example, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor", "registry", "testdata", "piuma-example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "registry.yaml")
+	if err := os.WriteFile(path, example, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := reg.Vehicle("PIU-002")
+	v.Driver = "D2"
+	if edit != nil {
+		edit(&v)
+	}
+	if _, err := reg.PutVehicle(v); err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

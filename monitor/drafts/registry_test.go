@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,23 +34,7 @@ type regFixture struct {
 func newRegFixture(t *testing.T) *regFixture {
 	t.Helper()
 	dir := t.TempDir()
-	example, err := os.ReadFile(filepath.Join("..", "registry", "testdata", "piuma-example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "registry.yaml")
-	if err := os.WriteFile(path, example, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := registry.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _ := reg.Vehicle("PIU-002")
-	v.Driver = "D2"
-	if _, err := reg.PutVehicle(v); err != nil {
-		t.Fatal(err)
-	}
+	reg := fleettest.Registry(t, dir, nil)
 	db, err := store.Open(context.Background(), filepath.Join(dir, "m.db"))
 	if err != nil {
 		t.Fatal(err)

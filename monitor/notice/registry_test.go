@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -34,25 +33,10 @@ type registered struct {
 func newRegistered(t *testing.T) *registered {
 	t.Helper()
 	dir := t.TempDir()
-	example, err := os.ReadFile(filepath.Join("..", "registry", "testdata", "piuma-example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "registry.yaml")
-	if err := os.WriteFile(path, example, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := registry.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _ := reg.Vehicle("PIU-002")
-	v.Driver = "D2"
-	v.Devices = append(v.Devices, registry.Device{Kind: registry.DeviceSLM, Serial: "PCE-EX-0002", Model: "PCE-322A",
-		Calibration: registry.MustDate("2026-07-15"), ValidUntil: registry.MustDate("2027-07-14")})
-	if _, err := reg.PutVehicle(v); err != nil {
-		t.Fatal(err)
-	}
+	reg := fleettest.Registry(t, dir, func(v *registry.Vehicle) {
+		v.Devices = append(v.Devices, registry.Device{Kind: registry.DeviceSLM, Serial: "PCE-EX-0002", Model: "PCE-322A",
+			Calibration: registry.MustDate("2026-07-15"), ValidUntil: registry.MustDate("2027-07-14")})
+	})
 	db, err := store.Open(context.Background(), filepath.Join(dir, "m.db"))
 	if err != nil {
 		t.Fatal(err)
