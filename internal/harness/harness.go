@@ -21,8 +21,8 @@ import (
 	"time"
 )
 
-// Module is the module path whose go.mod RepoRoot looks for.
-const Module = "github.com/trenzinho/trenzinho"
+// module is the module path whose go.mod RepoRoot looks for.
+const module = "github.com/trenzinho/trenzinho"
 
 // RepoRoot returns the repository root: the nearest directory above the working directory
 // holding this module's go.mod.
@@ -32,12 +32,12 @@ func RepoRoot() (string, error) {
 		return "", err
 	}
 	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module "+Module+"\n") {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module "+module+"\n") {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("the go.mod of %s is not above the working directory", Module)
+			return "", fmt.Errorf("the go.mod of %s is not above the working directory", module)
 		}
 		dir = parent
 	}

@@ -35,7 +35,7 @@ func StartInflux(ctx context.Context, root, dir, bin string) (*Influx, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "influxdb.conf")
-	if err := os.WriteFile(path, []byte(InfluxConfig(dir, ports[0], ports[1])), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(InfluxConfig(dir, fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1]))), 0o644); err != nil {
 		return nil, err
 	}
 	i := &Influx{Port: ports[1]}
@@ -49,10 +49,12 @@ func StartInflux(ctx context.Context, root, dir, bin string) (*Influx, error) {
 	return i, nil
 }
 
-// InfluxConfig is the influxd 1.8 configuration for data under dir, loopback only.
-func InfluxConfig(dir string, rpcPort, httpPort int) string {
+// InfluxConfig is the influxd 1.8 configuration for data under dir, the HTTP API on httpAddr and
+// the RPC service (backup and restore) on rpcAddr: no reporting, no query log, no self-monitoring
+// and no continuous queries. internal/localrun runs it too.
+func InfluxConfig(dir, rpcAddr, httpAddr string) string {
 	return fmt.Sprintf(`reporting-disabled = true
-bind-address = "127.0.0.1:%d"
+bind-address = %q
 [meta]
   dir = %q
 [data]
@@ -60,7 +62,7 @@ bind-address = "127.0.0.1:%d"
   wal-dir = %q
   query-log-enabled = false
 [http]
-  bind-address = "127.0.0.1:%d"
+  bind-address = %q
   flux-enabled = true
   log-enabled = false
 [logging]
@@ -69,7 +71,7 @@ bind-address = "127.0.0.1:%d"
   store-enabled = false
 [continuous_queries]
   enabled = false
-`, rpcPort, filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), httpPort)
+`, rpcAddr, filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), httpAddr)
 }
 
 func (i *Influx) waitReady(ctx context.Context) error {

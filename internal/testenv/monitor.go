@@ -13,8 +13,8 @@ import (
 
 // The monitor's first administrator in the tests (TRENZINHO_ADMIN_USER, TRENZINHO_ADMIN_PASSWORD).
 const (
-	AdminUser     = "admin"
-	AdminPassword = "segredo-de-teste"
+	adminUser     = "admin"
+	adminPassword = "segredo-de-teste"
 )
 
 // Monitor is a monitor process listening on a free loopback port.
@@ -38,8 +38,8 @@ func StartMonitor(t testing.TB, bin, mqttURL, db string, env ...string) *Monitor
 		"TRENZINHO_MQTT_URL=" + mqttURL,
 		"TRENZINHO_DB=" + db,
 		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
-		"TRENZINHO_ADMIN_USER=" + AdminUser,
-		"TRENZINHO_ADMIN_PASSWORD=" + AdminPassword,
+		"TRENZINHO_ADMIN_USER=" + adminUser,
+		"TRENZINHO_ADMIN_PASSWORD=" + adminPassword,
 		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
 	}, env...), filepath.Join(bin, "monitor"))
 	m.WaitListening(t)
@@ -57,7 +57,7 @@ func (m *Monitor) WaitListening(t testing.TB) {
 // Login logs the test administrator in and returns the session token.
 func (m *Monitor) Login(t testing.TB) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"user": AdminUser, "password": AdminPassword})
+	body, _ := json.Marshal(map[string]string{"user": adminUser, "password": adminPassword})
 	resp, err := http.Post(m.URL+"/api/v1/login", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
