@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
 // expectedAbsent are the host directories docker-compose.yml mounts that the operator creates
@@ -267,7 +269,7 @@ func TestComposeContainerPaths(t *testing.T) {
 		case r.Volume != "":
 		case slices.ContainsFunc(expectedAbsent, func(d string) bool { return r.HostRel == d || strings.HasPrefix(r.HostRel, d+"/") }):
 		default:
-			fi, err := os.Stat(filepath.Join(repoRoot(t), r.HostRel))
+			fi, err := os.Stat(filepath.Join(testenv.RepoRoot(t), r.HostRel))
 			if err != nil {
 				t.Errorf("service %s: %s comes from %s, which does not exist", svc, containerPath, r.HostRel)
 			} else if fi.IsDir() != wantDir {
@@ -377,7 +379,7 @@ func TestComposeContainerPaths(t *testing.T) {
 func TestGrafanaProvisioningVariables(t *testing.T) {
 	c := loadCompose(t)
 	env := c.environment(t, "grafana")
-	root := filepath.Join(repoRoot(t), "deploy", "grafana", "provisioning")
+	root := filepath.Join(testenv.RepoRoot(t), "deploy", "grafana", "provisioning")
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -544,7 +546,7 @@ func TestComposeProgramAddresses(t *testing.T) {
 // TestScripts: the shell scripts are executable and parse.
 func TestScripts(t *testing.T) {
 	for _, s := range []string{"deploy/init-secrets.sh", "deploy/backup.sh"} {
-		p := filepath.Join(repoRoot(t), s)
+		p := filepath.Join(testenv.RepoRoot(t), s)
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Error(err)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
 // dockerfile is the parsed Dockerfile: its instructions, continuation lines joined.
@@ -103,7 +105,7 @@ func TestDockerfile(t *testing.T) {
 	}
 	args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, prefixed("./", built)...)
 	cmd := exec.Command(goBin, args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = testenv.RepoRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
 // dashboardQuery is one query of a dashboard: a panel's target or a template variable.
@@ -31,7 +33,7 @@ type grafanaDashboard struct {
 
 func loadDashboards(t *testing.T) []grafanaDashboard {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "deploy", "grafana", "dashboards")
+	dir := filepath.Join(testenv.RepoRoot(t), "deploy", "grafana", "dashboards")
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)

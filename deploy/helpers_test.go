@@ -13,24 +13,13 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
-)
 
-// repoRoot is the directory holding go.mod (the tests run in deploy/).
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("go.mod not found in %s", root)
-	}
-	return root
-}
+	"github.com/trenzinho/trenzinho/internal/testenv"
+)
 
 func readFile(t testing.TB, rel string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), rel))
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +316,7 @@ func stringList(v any) []string {
 
 func exists(t testing.TB, rel string) bool {
 	t.Helper()
-	_, err := os.Stat(filepath.Join(repoRoot(t), filepath.FromSlash(rel)))
+	_, err := os.Stat(filepath.Join(testenv.RepoRoot(t), filepath.FromSlash(rel)))
 	return err == nil
 }
 

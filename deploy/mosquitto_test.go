@@ -22,6 +22,9 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
 // The broker of docker-compose.yml, run for real: deploy/mosquitto/compose.conf with the
@@ -47,31 +50,18 @@ func mosquittoDirectives(t testing.TB, conf []byte) []directive {
 	return out
 }
 
-// lookTool finds a program of the mosquitto packages: $TRENZINHO_<NAME>, PATH, /usr/sbin.
-func lookTool(name string) string {
-	if p := os.Getenv("TRENZINHO_" + strings.ToUpper(name)); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, d := range []string{"/usr/sbin", "/usr/local/sbin"} {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return filepath.Join(d, name)
-		}
-	}
-	return ""
+// lookTool finds a program of the mosquitto packages as the harness finds mosquitto:
+// $TRENZINHO_<NAME>, .tools/bin, PATH, /usr/sbin.
+func lookTool(t testing.TB, name string) string {
+	return harness.LookBinary(testenv.RepoRoot(t), "TRENZINHO_"+strings.ToUpper(name), name)
 }
 
 // needTool returns a program's path; a missing one skips the test, or fails it in CI.
 func needTool(t testing.TB, name, pkg string) string {
 	t.Helper()
-	p := lookTool(name)
+	p := lookTool(t, name)
 	if p == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not found (Debian package %s): required in CI", name, pkg)
-		}
-		t.Skipf("%s not found (Debian package %s)", name, pkg)
+		testenv.Missing(t, "%s not found (Debian package %s)", name, pkg)
 	}
 	return p
 }
@@ -96,7 +86,7 @@ type broker struct {
 func startComposeBroker(t *testing.T, operatorDirs map[string]string, extraACL string) *broker {
 	t.Helper()
 	bin := needTool(t, "mosquitto", "mosquitto")
-	root := repoRoot(t)
+	root := testenv.RepoRoot(t)
 	c := loadCompose(t)
 	env := loadEnvExample(t).Values
 	fsRoot := filepath.Join(t.TempDir(), "container")
@@ -486,7 +476,7 @@ func TestMosquittoComposeACL(t *testing.T) {
 	}
 
 	// The compose health check, as written, against the plain listener.
-	if sub := lookTool("mosquitto_sub"); sub != "" {
+	if sub := lookTool(t, "mosquitto_sub"); sub != "" {
 		c := loadCompose(t)
 		test := stringList(c.Services["mosquitto"]["healthcheck"].(map[string]any)["test"])
 		env := map[string]string{"MQTT_HEALTHCHECK_PASSWORD": pw["svc.healthcheck"]}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
 // TestInitSecrets runs deploy/init-secrets.sh as an operator would, then starts the compose
@@ -26,7 +28,7 @@ func TestInitSecrets(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(env), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(repoRoot(t), "deploy", "init-secrets.sh")
+	script := filepath.Join(testenv.RepoRoot(t), "deploy", "init-secrets.sh")
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(script, append([]string{"--dir", dir}, args...)...)

@@ -4,7 +4,6 @@ package main
 // and ingest either in-process (archive.Run) or as the built program when a test kills it.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -13,9 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +24,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/ingest/archive"
+	"github.com/trenzinho/trenzinho/internal/harness"
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -157,12 +155,8 @@ func ingestBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "trenzinho-ingest-")
-		if buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "ingest"), ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		if buildErr == nil {
+			buildErr = harness.Build(context.Background(), ".", buildDir, ".")
 		}
 	})
 	if buildErr != nil {
@@ -204,31 +198,7 @@ func (p *process) waitSubscribed(t testing.TB) {
 
 // scrape reads the metrics of an instance: "name{labels}" → value.
 func scrape(addr string) (map[string]float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return parseMetrics(resp.Body)
-}
-
-func parseMetrics(r io.Reader) (map[string]float64, error) {
-	out := map[string]float64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
+	return harness.Scrape("http://" + addr + "/metrics")
 }
 
 // inProcess runs ingest in this process and returns its metrics registry and a stop function
@@ -265,7 +235,7 @@ func gather(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	if err := h(&buf); err != nil {
 		t.Fatal(err)
 	}
-	m, err := parseMetrics(&buf)
+	m, err := harness.ParseMetrics(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,13 +251,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.WaitFor(t, what, timeout, cond)
 }
 
 // waitBatches waits until the batch measurement holds want points; more is a failure.

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
 // The version make pi is given, and the Debian version build-deb.sh must derive from it.
@@ -112,22 +114,9 @@ func goTool() string {
 	return "go"
 }
 
-// root is the repository root (the test runs in packaging/).
-func root(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("repository root: %v", err)
-	}
-	return dir
-}
-
 func source(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root(t), "packaging", "deb", name))
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "packaging", "deb", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +139,7 @@ func dist(t testing.TB) string {
 	tool(t, "dpkg", "dpkg-deb")
 	distBuild.Do(func() {
 		distBuild.path = filepath.Join(workDir, "dist")
-		cmd := exec.Command(mk, "--no-print-directory", "-C", root(t), "pi",
+		cmd := exec.Command(mk, "--no-print-directory", "-C", testenv.RepoRoot(t), "pi",
 			"VERSION="+testVersion, "DIST="+distBuild.path, "GO="+goTool())
 		// Not a sub-make of a make test that may be running this: no inherited flags or jobserver.
 		for _, kv := range os.Environ() {
@@ -174,7 +163,7 @@ func native(t testing.TB) string {
 	nativeBuild.Do(func() {
 		nativeBuild.path = filepath.Join(workDir, "native", "firmware-bridge")
 		cmd := exec.Command(goTool(), "build", "-o", nativeBuild.path, "./firmware-bridge")
-		cmd.Dir = root(t)
+		cmd.Dir = testenv.RepoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			nativeBuild.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -227,7 +216,7 @@ func mustRun(t testing.TB, name string, args ...string) string {
 // firmware-bridge/gps/testdata/gpsd.
 func gpsdLogs(t *testing.T) []string {
 	t.Helper()
-	dir := filepath.Join(root(t), "firmware-bridge", "gps", "testdata", "gpsd")
+	dir := filepath.Join(testenv.RepoRoot(t), "firmware-bridge", "gps", "testdata", "gpsd")
 	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -447,10 +436,10 @@ func TestDebPackages(t *testing.T) {
 			data := t.TempDir()
 			mustRun(t, "dpkg-deb", "-x", deb, data)
 			sameFile(t, filepath.Join(data, pkgBinary), filepath.Join(dir, a.binary))
-			sameFile(t, filepath.Join(data, pkgUnit), filepath.Join(root(t), "packaging", "deb", "trenzinho-bridge.service"))
-			sameFile(t, filepath.Join(data, pkgRules), filepath.Join(root(t), "packaging", "deb", "70-trenzinho-bridge.rules"))
-			sameFile(t, filepath.Join(data, pkgEnv), filepath.Join(root(t), "packaging", "deb", "bridge.env"))
-			sameFile(t, filepath.Join(data, pkgDoc), filepath.Join(root(t), "docs", "bridge.md"))
+			sameFile(t, filepath.Join(data, pkgUnit), filepath.Join(testenv.RepoRoot(t), "packaging", "deb", "trenzinho-bridge.service"))
+			sameFile(t, filepath.Join(data, pkgRules), filepath.Join(testenv.RepoRoot(t), "packaging", "deb", "70-trenzinho-bridge.rules"))
+			sameFile(t, filepath.Join(data, pkgEnv), filepath.Join(testenv.RepoRoot(t), "packaging", "deb", "bridge.env"))
+			sameFile(t, filepath.Join(data, pkgDoc), filepath.Join(testenv.RepoRoot(t), "docs", "bridge.md"))
 			checkMD5Sums(t, filepath.Join(ctrl, "md5sums"), data, wantFiles)
 			checkCopyright(t, filepath.Join(data, pkgCopy), filepath.Join(dir, a.binary))
 		})
@@ -840,7 +829,7 @@ func TestUdevRules(t *testing.T) {
 	// udevadm verify exists from systemd 253 on.
 	if udevadm, err := exec.LookPath("udevadm"); err == nil {
 		if run(t, time.Minute, udevadm, "verify", "--help").code == 0 {
-			p := filepath.Join(root(t), "packaging", "deb", "70-trenzinho-bridge.rules")
+			p := filepath.Join(testenv.RepoRoot(t), "packaging", "deb", "70-trenzinho-bridge.rules")
 			if r := run(t, time.Minute, udevadm, "verify", p); r.code != 0 {
 				t.Errorf("udevadm verify: %s%s", r.stdout, r.stderr)
 			}
@@ -853,7 +842,7 @@ func TestUdevRules(t *testing.T) {
 // moved into a temporary directory.
 func TestMaintainerScripts(t *testing.T) {
 	if sc, err := exec.LookPath("shellcheck"); err == nil {
-		dir := filepath.Join(root(t), "packaging")
+		dir := filepath.Join(testenv.RepoRoot(t), "packaging")
 		r := run(t, time.Minute, sc, "-s", "sh", filepath.Join(dir, "deb", "postinst"), filepath.Join(dir, "deb", "prerm"), filepath.Join(dir, "deb", "postrm"))
 		if r.code != 0 {
 			t.Errorf("shellcheck:\n%s", r.stdout)

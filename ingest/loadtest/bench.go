@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,15 +40,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 
 	"github.com/trenzinho/trenzinho/ingest/archive"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/harness"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -79,9 +76,6 @@ const (
 	benchPrefix   = "BENCH-"
 	warmUpVehicle = "WARMUP-000"
 )
-
-// clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on every Linux port Go supports).
-const clockTicks = 100
 
 type benchOptions struct {
 	load
@@ -251,9 +245,10 @@ type benchEnv struct {
 	dir      string
 	progress io.Writer
 
-	broker, influxd *child
-	brokerURL       string
-	influx          influxClient
+	broker    *harness.Mosquitto
+	influxd   *harness.Influx
+	brokerURL string
+	influx    influxClient
 
 	msgs []message
 	base time.Time
@@ -262,9 +257,9 @@ type benchEnv struct {
 
 // bench runs the benchmark; the report holds what was measured even when it fails midway.
 func bench(ctx context.Context, o benchOptions, progress io.Writer) (*benchReport, error) {
-	root, err := repoRoot()
+	root, err := harness.RepoRoot()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("run loadtest bench from within the trenzinho repository: %w", err)
 	}
 	e := &benchEnv{o: o, root: root, progress: progress}
 	rep := &benchReport{opts: o, machine: readMachine()}
@@ -275,7 +270,7 @@ func bench(ctx context.Context, o benchOptions, progress io.Writer) (*benchRepor
 	}
 	for name, p := range bins {
 		if *p == "" {
-			*p = lookBinary(root, "TRENZINHO_"+strings.ToUpper(name), name)
+			*p = harness.LookBinary(root, "TRENZINHO_"+strings.ToUpper(name), name)
 		}
 		if *p == "" {
 			return nil, fmt.Errorf("%s not found (flag --%s, env TRENZINHO_%s, .tools/bin or PATH)", name, name, strings.ToUpper(name))
@@ -298,19 +293,20 @@ func bench(ctx context.Context, o benchOptions, progress io.Writer) (*benchRepor
 	}
 	if slices.ContainsFunc(o.contenders, isKind(contenderIngest)) && o.ingestBin == "" {
 		fmt.Fprintln(progress, "building ingest")
-		if e.o.ingestBin, err = buildIngest(ctx, root, e.dir); err != nil {
+		if err = harness.Build(ctx, root, e.dir, "./ingest"); err != nil {
 			return nil, err
 		}
+		e.o.ingestBin = filepath.Join(e.dir, "ingest")
 	}
 	rep.versions = versions(e.o)
 
 	err = e.startServers(ctx)
 	defer func() {
 		if e.influxd != nil {
-			e.influxd.stop(30 * time.Second)
+			e.influxd.Terminate(30 * time.Second)
 		}
 		if e.broker != nil {
-			e.broker.stop(10 * time.Second)
+			e.broker.Terminate(10 * time.Second)
 		}
 	}()
 	if err != nil {
@@ -380,51 +376,15 @@ func (e *benchEnv) startServers(ctx context.Context) error {
 			return err
 		}
 	}
-	ports, err := freePorts(3)
-	if err != nil {
+	var err error
+	if e.broker, err = harness.StartMosquitto(e.root, mdir, harness.MosquittoOptions{Anonymous: true, Bin: e.o.mosquittoBin}); err != nil {
 		return err
 	}
-	conf, err := testenv.MosquittoConfig(e.root, ports[0], mdir, testenv.MosquittoOptions{Anonymous: true})
-	if err != nil {
+	e.brokerURL = e.broker.URL()
+	if e.influxd, err = harness.StartInflux(ctx, e.root, idir, e.o.influxdBin); err != nil {
 		return err
 	}
-	cpath := filepath.Join(mdir, "mosquitto.conf")
-	if err := os.WriteFile(cpath, []byte(conf), 0o644); err != nil {
-		return err
-	}
-	if e.broker, err = startChild(childSpec{name: "mosquitto", log: filepath.Join(e.dir, "mosquitto.log"),
-		argv: []string{e.o.mosquittoBin, "-c", cpath}}); err != nil {
-		return err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	e.brokerURL = "tcp://" + addr
-	if err := testenv.WaitTCP(addr, 20*time.Second); err != nil {
-		return fmt.Errorf("mosquitto: %w (log %s)", err, e.broker.logPath)
-	}
-
-	ipath := filepath.Join(idir, "influxdb.conf")
-	if err := os.WriteFile(ipath, []byte(testenv.InfluxConfig(idir, ports[1], ports[2])), 0o644); err != nil {
-		return err
-	}
-	if e.influxd, err = startChild(childSpec{name: "influxd", log: filepath.Join(e.dir, "influxd.log"),
-		argv: []string{e.o.influxdBin, "-config", ipath}}); err != nil {
-		return err
-	}
-	e.influx = influxClient{base: fmt.Sprintf("http://127.0.0.1:%d", ports[2]), hc: &http.Client{Timeout: time.Minute}}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		resp, err := e.influx.hc.Get(e.influx.base + "/ping")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusNoContent {
-				break
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("influxd not ready: %v (log %s)", err, e.influxd.logPath)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	e.influx = influxClient{base: e.influxd.URL(), hc: &http.Client{Timeout: time.Minute}}
 	fmt.Fprintf(e.progress, "mosquitto on %s, influxd on %s\n", e.brokerURL, e.influx.base)
 	return nil
 }
@@ -459,7 +419,7 @@ func (e *benchEnv) run(ctx context.Context, c string, round int) (*result, error
 			return nil, err
 		}
 		defer e.forgetSession(clientID)
-		defer p.stop(30 * time.Second)
+		defer p.Terminate(30 * time.Second)
 		if err := e.warmUp(ctx, p, db); err != nil {
 			return nil, err
 		}
@@ -475,16 +435,16 @@ func (e *benchEnv) run(ctx context.Context, c string, round int) (*result, error
 		if err != nil {
 			return nil, err
 		}
-		defer p.stop(10 * time.Second)
+		defer p.Terminate(10 * time.Second)
 		select {
 		case <-ready:
-		case <-p.done:
+		case <-p.Done():
 			return nil, fmt.Errorf("bare writer exited: %s", p.tail())
 		case <-time.After(time.Minute):
 			return nil, errors.New("bare writer not ready after 1 min")
 		}
 		goSignal = func() error {
-			_, err := io.WriteString(p.stdin, "go\n")
+			_, err := io.WriteString(p.Stdin(), "go\n")
 			return err
 		}
 	}
@@ -507,7 +467,7 @@ func (e *benchEnv) run(ctx context.Context, c string, round int) (*result, error
 type snapshot struct {
 	at                       time.Time
 	written                  int64 // points accepted by the database's shards
-	cpu, brokerCPU, influxCP int64 // ticks
+	cpu, brokerCPU, influxCP time.Duration
 }
 
 func (e *benchEnv) snap(ctx context.Context, db string, p *child) (snapshot, error) {
@@ -517,9 +477,9 @@ func (e *benchEnv) snap(ctx context.Context, db string, p *child) (snapshot, err
 		return s, err
 	}
 	s.at = time.Now()
-	s.cpu, _ = cpuTicks(p.pid())
-	s.brokerCPU, _ = cpuTicks(e.broker.pid())
-	s.influxCP, _ = cpuTicks(e.influxd.pid())
+	s.cpu = cpu(p.Pid())
+	s.brokerCPU = cpu(e.broker.Pid())
+	s.influxCP = cpu(e.influxd.Pid())
 	return s, nil
 }
 
@@ -551,11 +511,12 @@ func (e *benchEnv) measure(ctx context.Context, r *result, p *child, start func(
 		}
 		r.written = last.written - s0.written
 		r.wall = last.at.Sub(s0.at)
-		r.cpu = ticks(last.cpu - s0.cpu)
-		r.brokerCPU = ticks(last.brokerCPU - s0.brokerCPU)
-		r.dbCPU = ticks(last.influxCP - s0.influxCP)
-		r.peakRSS = peakRSS(p.pid())
-		r.load1 = loadAverage()[0]
+		r.cpu = last.cpu - s0.cpu
+		r.brokerCPU = last.brokerCPU - s0.brokerCPU
+		r.dbCPU = last.influxCP - s0.influxCP
+		st, _ := harness.ReadStat(p.Pid())
+		r.peakRSS = st.PeakRSS
+		r.load1 = harness.LoadAverage()[0]
 	}
 	for {
 		select {
@@ -597,7 +558,7 @@ func (e *benchEnv) measure(ctx context.Context, r *result, p *child, start func(
 		}
 		var note string
 		switch {
-		case !p.running():
+		case !p.Running():
 			note = "exited: " + p.tail()
 		case sentDone && time.Since(last.at) > e.o.stall:
 			note = fmt.Sprintf("stalled: no point landed for %s", e.o.stall)
@@ -616,7 +577,11 @@ func (e *benchEnv) measure(ctx context.Context, r *result, p *child, start func(
 	}
 }
 
-func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+// cpu is the CPU time of a process so far (0 when unknown).
+func cpu(pid int) time.Duration {
+	st, _ := harness.ReadStat(pid)
+	return st.CPU
+}
 
 // warmUp publishes a small batch of another vehicle until the contender stores it: then it is
 // connected, subscribed (its persistent session exists) and writing.
@@ -643,8 +608,8 @@ func (e *benchEnv) warmUp(ctx context.Context, p *child, db string) error {
 			if n > 0 {
 				return nil
 			}
-			if !p.running() {
-				return fmt.Errorf("%s exited: %s", p.name, p.tail())
+			if !p.Running() {
+				return fmt.Errorf("%s exited: %s", p.Name, p.tail())
 			}
 			select {
 			case <-ctx.Done():
@@ -653,7 +618,7 @@ func (e *benchEnv) warmUp(ctx context.Context, p *child, db string) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s stored nothing of the warm-up batch in 2 min: %s", p.name, p.tail())
+			return fmt.Errorf("%s stored nothing of the warm-up batch in 2 min: %s", p.Name, p.tail())
 		}
 	}
 }
@@ -668,11 +633,11 @@ func (e *benchEnv) forgetSession(clientID string) {
 }
 
 func (e *benchEnv) startIngest(name, db, clientID string, round int) (*child, error) {
-	ports, err := freePorts(1)
+	port, err := harness.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	metrics := fmt.Sprintf("127.0.0.1:%d", port)
 	argv := []string{e.o.ingestBin}
 	if e.o.ingestCPUProfile != "" {
 		if err := os.MkdirAll(e.o.ingestCPUProfile, 0o755); err != nil {
@@ -680,8 +645,8 @@ func (e *benchEnv) startIngest(name, db, clientID string, round int) (*child, er
 		}
 		argv = append(argv, "--cpuprofile", filepath.Join(e.o.ingestCPUProfile, fmt.Sprintf("%s-r%d.pprof", name, round)))
 	}
-	p, err := startChild(childSpec{name: name, log: filepath.Join(e.dir, fmt.Sprintf("%s-r%d.log", name, round)), argv: argv,
-		env: append([]string{
+	p, err := startChild(harness.Command{Name: name, LogFile: filepath.Join(e.dir, fmt.Sprintf("%s-r%d.log", name, round)), Argv: argv,
+		Env: append([]string{
 			"TRENZINHO_MQTT_URL=" + e.brokerURL,
 			"TRENZINHO_MQTT_USER=", "TRENZINHO_MQTT_PASSWORD=",
 			"TRENZINHO_INFLUX_URL=" + e.influx.base,
@@ -769,8 +734,8 @@ func (e *benchEnv) startTelegraf(db, clientID string, round int) (*child, error)
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
-	return startChild(childSpec{name: "telegraf", log: filepath.Join(e.dir, fmt.Sprintf("telegraf-r%d.log", round)),
-		argv: []string{e.o.telegrafBin, "--config", path}})
+	return startChild(harness.Command{Name: "telegraf", LogFile: filepath.Join(e.dir, fmt.Sprintf("telegraf-r%d.log", round)),
+		Argv: []string{e.o.telegrafBin, "--config", path}})
 }
 
 // startBare starts the bare writer; ready is closed once it is connected and waits for "go".
@@ -786,13 +751,13 @@ func (e *benchEnv) startBare(db string, sent chan<- error) (*child, chan struct{
 		"--vehicles", strconv.Itoa(e.o.vehicles), "--batches", strconv.Itoa(e.o.batches),
 		"--gps", strconv.Itoa(e.o.gps), "--tacho", strconv.Itoa(e.o.tacho), "--sound", strconv.Itoa(e.o.sound)}
 	ready := make(chan struct{})
-	p, err := startChild(childSpec{name: "bare", log: filepath.Join(e.dir, "bare.log"), argv: argv,
-		env: []string{childEnv + "=" + bareWriterCommand}, pipes: true})
+	p, err := startChild(harness.Command{Name: "bare", LogFile: filepath.Join(e.dir, "bare.log"), Argv: argv,
+		Env: []string{childEnv + "=" + bareWriterCommand}, Pipes: true})
 	if err != nil {
 		return nil, nil, err
 	}
 	go func() {
-		sc := bufio.NewScanner(p.stdout)
+		sc := bufio.NewScanner(p.Stdout())
 		readyClosed := false
 		for sc.Scan() {
 			switch line := sc.Text(); {
@@ -1044,212 +1009,26 @@ func (c influxClient) count(ctx context.Context, db string) (counts, error) {
 
 // --- processes
 
-type childSpec struct {
-	name  string
-	log   string
-	argv  []string
-	env   []string
-	pipes bool // stdin and stdout are pipes to the parent; stderr goes to the log
-}
-
-// child is a process of the benchmark, in its own process group, killed when the benchmark dies.
+// child is a process of the benchmark.
 type child struct {
-	name       string
-	logPath    string
-	cmd        *exec.Cmd
-	done       chan struct{}
-	stdin      io.WriteCloser
-	stdout     io.Reader
+	*harness.Process
 	metricsURL string
-	stopOnce   sync.Once
 }
 
-func startChild(s childSpec) (*child, error) {
-	f, err := os.Create(s.log)
+// startChild starts c with a new log.
+func startChild(c harness.Command) (*child, error) {
+	if err := os.Remove(c.LogFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	p, err := harness.Start(c)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(s.argv[0], s.argv[1:]...)
-	cmd.Env = append(os.Environ(), s.env...)
-	cmd.Stderr = f
-	c := &child{name: s.name, logPath: s.log, cmd: cmd, done: make(chan struct{})}
-	if s.pipes {
-		if c.stdin, err = cmd.StdinPipe(); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if c.stdout, err = cmd.StdoutPipe(); err != nil {
-			f.Close()
-			return nil, err
-		}
-	} else {
-		cmd.Stdout = f
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", s.name, err)
-	}
-	go func() {
-		cmd.Wait()
-		f.Close()
-		close(c.done)
-	}()
-	return c, nil
-}
-
-func (c *child) pid() int { return c.cmd.Process.Pid }
-
-func (c *child) running() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop sends SIGTERM (closes the standard input of a child with pipes), waits, then kills.
-func (c *child) stop(wait time.Duration) {
-	c.stopOnce.Do(func() {
-		if c.stdin != nil {
-			c.stdin.Close()
-		} else {
-			syscall.Kill(-c.pid(), syscall.SIGTERM)
-		}
-		select {
-		case <-c.done:
-		case <-time.After(wait):
-			syscall.Kill(-c.pid(), syscall.SIGKILL)
-			<-c.done
-		}
-	})
+	return &child{Process: p}, nil
 }
 
 // tail is the end of the child's log.
-func (c *child) tail() string {
-	b, _ := os.ReadFile(c.logPath)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// cpuTicks is utime+stime of a process, in clock ticks.
-func cpuTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	// f[0] is field 3 (state): utime is field 14, stime field 15.
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return u + s, nil
-}
-
-// peakRSS is VmHWM of a process, in bytes (0 when unknown).
-func peakRSS(pid int) int64 {
-	return procKB(fmt.Sprintf("/proc/%d/status", pid), "VmHWM:") << 10
-}
-
-func procKB(path, key string) int64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n
-			}
-		}
-	}
-	return 0
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// repoRoot is the directory of go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/trenzinho/trenzinho\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run loadtest bench from within the trenzinho repository (go.mod not found)")
-		}
-		dir = parent
-	}
-}
-
-// lookBinary finds a program as internal/testenv does: the environment, .tools/bin, PATH, sbin.
-func lookBinary(root, env, name string) string {
-	if p := os.Getenv(env); p != "" {
-		return p
-	}
-	if p := filepath.Join(root, ".tools", "bin", name); isFile(p) {
-		return p
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, d := range []string{"/usr/sbin", "/usr/local/sbin"} {
-		if p := filepath.Join(d, name); isFile(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
-}
-
-func buildIngest(ctx context.Context, root, dir string) (string, error) {
-	out := filepath.Join(dir, "ingest")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./ingest")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./ingest: %v\n%s", err, b)
-	}
-	return out, nil
-}
+func (c *child) tail() string { return c.Tail(2000) }
 
 // --- the machine and the report
 
@@ -1262,8 +1041,8 @@ type machine struct {
 }
 
 func readMachine() machine {
-	m := machine{cpus: runtime.NumCPU(), goVer: runtime.Version(), load: loadAverage()}
-	m.memTotal = procKB("/proc/meminfo", "MemTotal:") << 10
+	m := machine{cpus: runtime.NumCPU(), goVer: runtime.Version(), load: harness.LoadAverage()}
+	m.memTotal = harness.MemTotal()
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -1273,19 +1052,6 @@ func readMachine() machine {
 		}
 	}
 	return m
-}
-
-func loadAverage() [3]float64 {
-	var l [3]float64
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return l
-	}
-	f := strings.Fields(string(b))
-	for i := range min(3, len(f)) {
-		l[i], _ = strconv.ParseFloat(f[i], 64)
-	}
-	return l
 }
 
 // versions names the programs measured, from their Go build information when they have it.

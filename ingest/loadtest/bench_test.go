@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/internal/harness"
 	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
@@ -24,7 +25,7 @@ func smokeOptions(t *testing.T, contenders ...string) benchOptions {
 	t.Helper()
 	root := testenv.RepoRoot(t)
 	for _, name := range []string{"mosquitto", "influxd"} {
-		if lookBinary(root, "TRENZINHO_"+strings.ToUpper(name), name) == "" {
+		if harness.LookBinary(root, "TRENZINHO_"+strings.ToUpper(name), name) == "" {
 			testenv.Missing(t, "%s not found", name)
 		}
 	}
@@ -91,7 +92,7 @@ func TestBenchSmoke(t *testing.T) {
 // installed in CI, so this test always skips without it.
 func TestBenchSmokeTelegraf(t *testing.T) {
 	o := smokeOptions(t, contenderTelegraf)
-	if lookBinary(testenv.RepoRoot(t), "TRENZINHO_TELEGRAF", "telegraf") == "" {
+	if harness.LookBinary(testenv.RepoRoot(t), "TRENZINHO_TELEGRAF", "telegraf") == "" {
 		t.Skip("telegraf not found (docs/benchmarks.md says how to build it into .tools/bin)")
 	}
 	runSmoke(t, o)

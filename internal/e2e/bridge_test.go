@@ -107,7 +107,7 @@ func TestBridgeDeliversEveryReading(t *testing.T) {
 		}
 		return gps, tacho
 	}
-	waitFor(t, "every GPS epoch and tachograph frame", time.Minute, func() bool {
+	testenv.WaitFor(t, "every GPS epoch and tachograph frame", time.Minute, func() bool {
 		g, tc := count()
 		return g >= wrote.GPSEpochs && tc >= wrote.TachoFrames
 	})
@@ -216,7 +216,7 @@ func TestBridgeSurvivesSIGKILL(t *testing.T) {
 	thresholds := slices.Sorted(maps.Keys(at))
 	start := time.Now()
 	for i, th := range thresholds {
-		waitFor(t, "the batches before the next kill", 3*time.Minute, func() bool { return sink.maxSeq() >= th })
+		testenv.WaitFor(t, "the batches before the next kill", 3*time.Minute, func() bool { return sink.maxSeq() >= th })
 		stalled := i%2 == 1
 		if stalled {
 			// Two to ten batch intervals of publishing into a link that delivers nothing.
@@ -236,7 +236,7 @@ func TestBridgeSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("restart %d: %v", i+1, err)
 		}
 	}
-	waitFor(t, "5,000 batches", 5*time.Minute, func() bool { return sink.maxSeq() >= batches })
+	testenv.WaitFor(t, "5,000 batches", 5*time.Minute, func() bool { return sink.maxSeq() >= batches })
 	final := stopBridge(t, bridge, sink)
 	e := checkSequence(t, sink, final.Seq)
 	if e.duplicates > kills*bridgeInFlight {
@@ -259,7 +259,7 @@ func TestBridgeSurvivesBrokerRestart(t *testing.T) {
 	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=BRK", "--scenario=20:1000000", "--speed-up=1", "--gps-hz=5")
 	bridge := startBridge(t, bin, broker.URL(), vehicle, sim.devices[vehicle], "--batch-interval", "250ms")
 
-	waitFor(t, "the first batches", time.Minute, func() bool { return sink.maxSeq() >= 20 })
+	testenv.WaitFor(t, "the first batches", time.Minute, func() bool { return sink.maxSeq() >= 20 })
 	before := sink.maxSeq()
 	stopped := time.Now()
 	broker.Stop()
@@ -267,7 +267,7 @@ func TestBridgeSurvivesBrokerRestart(t *testing.T) {
 	restarted := time.Now()
 	broker.Restart(t)
 	// The bridge reconnects with backoff (up to 30 s); wait for a batch made after the restart.
-	waitFor(t, "a batch made after the restart", 3*time.Minute, func() bool {
+	testenv.WaitFor(t, "a batch made after the restart", 3*time.Minute, func() bool {
 		r := sink.received()
 		return len(r) > 0 && r[len(r)-1].SentAt.After(restarted)
 	})

@@ -58,7 +58,7 @@ func TestDashboardRegistryInTheBrowser(t *testing.T) {
 
 	// Two registered vehicles report once, parked in town: the fleet page then lists them.
 	publishOnce(t, broker.URL(), "PIU-002", "PIU-003")
-	waitFor(t, "the monitor to know PIU-003", 30*time.Second, func() bool {
+	testenv.WaitFor(t, "the monitor to know PIU-003", 30*time.Second, func() bool {
 		var vs struct{ Items []struct{ ID string } }
 		mon.get(t, "/api/v1/vehicles", &vs)
 		for _, v := range vs.Items {
@@ -235,20 +235,7 @@ func TestDashboardRegistryInTheBrowser(t *testing.T) {
 // startMonitorWithEnv starts a monitor as startMonitor does, with more environment.
 func startMonitorWithEnv(t *testing.T, bin, mqttURL string, env ...string) *monitorClient {
 	t.Helper()
-	port := testenv.FreePort(t)
-	m := &runningMonitor{port: port, client: &monitorClient{base: fmt.Sprintf("http://127.0.0.1:%d", port)}}
-	m.proc = testenv.StartProcess(t, "monitor", append([]string{
-		"TRENZINHO_MQTT_URL=" + mqttURL,
-		"TRENZINHO_DB=" + filepath.Join(t.TempDir(), "monitor.db"),
-		maxAgeEnv,
-		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
-		"TRENZINHO_ADMIN_USER=admin",
-		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
-		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
-		"TRENZINHO_DRAFT_SETTLE=2s",
-	}, env...), filepath.Join(bin, "monitor"))
-	m.login(t)
-	return m.client
+	return startMonitorAt(t, bin, mqttURL, "", env...).client
 }
 
 // publishOnce publishes one batch for each vehicle: stopped in the centre of Piúma, now.

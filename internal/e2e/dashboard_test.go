@@ -281,7 +281,7 @@ func TestDashboardWith500Vehicles(t *testing.T) {
 	published := make(chan int, 1)
 	go func() { published <- publishFleet(ctx, t, broker.URL(), vehicles) }()
 
-	waitFor(t, "the monitor to know 500 vehicles", 90*time.Second, func() bool {
+	testenv.WaitFor(t, "the monitor to know 500 vehicles", 90*time.Second, func() bool {
 		var vs struct{ Items []json.RawMessage }
 		mon.get(t, "/api/v1/vehicles", &vs)
 		return len(vs.Items) >= vehicles

@@ -69,7 +69,7 @@ func TestDemoDayOpensExactlyTheScriptedEpisodes(t *testing.T) {
 	var got []rules.Episode
 	var stableSince time.Time
 	lastCount := -1
-	waitFor(t, "the demonstration's episodes to close", 3*time.Minute, func() bool {
+	testenv.WaitFor(t, "the demonstration's episodes to close", 3*time.Minute, func() bool {
 		got = mon.episodes(t, "limit=1000")
 		open := 0
 		for _, e := range got {

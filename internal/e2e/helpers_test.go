@@ -320,7 +320,7 @@ func (s *telemetrySink) statusCount() int {
 func (s *telemetrySink) finalStatus(t *testing.T, after int) wire.Status {
 	t.Helper()
 	var st wire.Status
-	waitFor(t, "the bridge's final status", time.Minute, func() bool {
+	testenv.WaitFor(t, "the bridge's final status", time.Minute, func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, x := range s.statuses[after:] {
@@ -332,19 +332,6 @@ func (s *telemetrySink) finalStatus(t *testing.T, after int) wire.Status {
 		return false
 	})
 	return st
-}
-
-// waitFor polls cond every 50 ms until it holds; it fails the test after timeout, which is
-// only a generous bound on a broken run, never a measurement.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // flakyLink is a TCP proxy between a bridge and the broker that the test can stall and cut, as

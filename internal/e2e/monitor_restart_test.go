@@ -31,9 +31,9 @@ func TestMonitorKilledMidEpisode(t *testing.T) {
 	if len(mon.client.episodes(t, "vehicle=KILL-001&rule=speed&open=true")) != 1 {
 		t.Fatal("the speed episode did not open")
 	}
-	mon.proc.Kill()
+	mon.Kill()
 	time.Sleep(3 * time.Second) // batches keep arriving at the broker for the monitor's session
-	if err := mon.proc.Start(); err != nil {
+	if err := mon.Start(); err != nil {
 		t.Fatal(err)
 	}
 	mon.login(t)

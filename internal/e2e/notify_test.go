@@ -1,12 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"net/mail"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,19 +46,11 @@ users:
 		t.Fatal(err)
 	}
 
-	port := testenv.FreePort(t)
-	m := &runningMonitor{port: port, client: &monitorClient{base: fmt.Sprintf("http://127.0.0.1:%d", port)}}
-	m.proc = testenv.StartProcess(t, "monitor", []string{
-		"TRENZINHO_MQTT_URL=" + broker.URL(),
-		"TRENZINHO_DB=" + filepath.Join(dir, "monitor.db"),
-		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
-		"TRENZINHO_ADMIN_USER=admin",
-		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
-		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
-		"TRENZINHO_NOTIFICATIONS=" + file,
-		"TRENZINHO_SMTP_PASSWORD=" + smtpd.Password,
-		"TRENZINHO_TELEGRAM_TOKEN=" + bot.Token,
-	}, filepath.Join(bin, "monitor"))
+	m := &runningMonitor{Monitor: testenv.StartMonitor(t, bin, broker.URL(), filepath.Join(dir, "monitor.db"),
+		"TRENZINHO_NOTIFICATIONS="+file,
+		"TRENZINHO_SMTP_PASSWORD="+smtpd.Password,
+		"TRENZINHO_TELEGRAM_TOKEN="+bot.Token,
+	)}
 	m.login(t)
 
 	// Friday noon in Piúma: in service hours, so only the speed rule can fire.
@@ -86,7 +73,7 @@ users:
 	if len(box) != 1 || box[0].To[0] != "ana@piuma.example" || !box[0].TLS {
 		t.Fatalf("mailbox: %+v", box)
 	}
-	subject, text := readMail(t, box[0].Data)
+	subject, text, _ := box[0].Read(t)
 	if want := "[Trenzinho] Excesso de velocidade — FAST-001 às 12:00"; subject != want {
 		t.Errorf("subject %q, want %q", subject, want)
 	}
@@ -108,26 +95,4 @@ users:
 			t.Errorf("Telegram to %s, want Ana's 1001", r.ChatID)
 		}
 	}
-}
-
-// readMail returns a message's decoded subject and plain-text part.
-func readMail(t *testing.T, data []byte) (subject, text string) {
-	t.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject, _ = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
-	_, params, _ := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		p, err := mr.NextPart()
-		if err != nil {
-			break
-		}
-		if b, _ := io.ReadAll(p); strings.HasPrefix(p.Header.Get("Content-Type"), "text/plain") {
-			text = strings.ReplaceAll(string(b), "\r\n", "\n")
-		}
-	}
-	return subject, text
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -33,25 +32,15 @@ func startMonitor(t *testing.T, bin string, mqttURL string) *monitorClient {
 
 // runningMonitor is a monitor process and a logged-in client.
 type runningMonitor struct {
-	proc   *testenv.Process
+	*testenv.Monitor
 	client *monitorClient
-	port   int
 }
 
-func startMonitorAt(t *testing.T, bin, mqttURL, db string) *runningMonitor {
+// startMonitorAt starts a monitor with its database at db (a fresh one when empty) that takes
+// the simulations' dates and drafts 2 s after an episode closes, then env, and logs in.
+func startMonitorAt(t *testing.T, bin, mqttURL, db string, env ...string) *runningMonitor {
 	t.Helper()
-	port := testenv.FreePort(t)
-	m := &runningMonitor{port: port, client: &monitorClient{base: fmt.Sprintf("http://127.0.0.1:%d", port)}}
-	m.proc = testenv.StartProcess(t, "monitor", []string{
-		"TRENZINHO_MQTT_URL=" + mqttURL,
-		"TRENZINHO_DB=" + db,
-		maxAgeEnv,
-		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
-		"TRENZINHO_ADMIN_USER=admin",
-		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
-		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
-		"TRENZINHO_DRAFT_SETTLE=2s",
-	}, filepath.Join(bin, "monitor"))
+	m := &runningMonitor{Monitor: testenv.StartMonitor(t, bin, mqttURL, db, append([]string{maxAgeEnv, "TRENZINHO_DRAFT_SETTLE=2s"}, env...)...)}
 	m.login(t)
 	return m
 }
@@ -59,37 +48,13 @@ func startMonitorAt(t *testing.T, bin, mqttURL, db string) *runningMonitor {
 // login waits for the monitor to listen and logs in.
 func (m *runningMonitor) login(t *testing.T) {
 	t.Helper()
-	if err := testenv.WaitTCP(fmt.Sprintf("127.0.0.1:%d", m.port), 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(map[string]string{"user": "admin", "password": "segredo-de-teste"})
-	resp, err := http.Post(m.client.base+"/api/v1/login", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var lr struct{ Token string }
-	if err := json.NewDecoder(resp.Body).Decode(&lr); err != nil || lr.Token == "" {
-		t.Fatalf("login: %s %v", resp.Status, err)
-	}
-	m.client.token = lr.Token
+	m.WaitListening(t)
+	m.client = &monitorClient{base: m.URL, token: m.Login(t)}
 }
 
 func (c *monitorClient) get(t *testing.T, path string, out any) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", c.base+path, nil)
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
+	testenv.Get(t, c.base, c.token, path, out)
 }
 
 // patch PATCHes a JSON body to a path and expects 200.

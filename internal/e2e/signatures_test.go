@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/ed25519"
 	"crypto/rand"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -118,24 +117,17 @@ func TestSignedTelemetryEndToEnd(t *testing.T) {
 	}
 
 	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{Extra: []string{"password_file " + passwd, "acl_file " + acl}})
-	port := testenv.FreePort(t)
-	mon := &runningMonitor{port: port, client: &monitorClient{base: fmt.Sprintf("http://127.0.0.1:%d", port)}}
-	mon.proc = testenv.StartProcess(t, "monitor", []string{
-		"TRENZINHO_MQTT_URL=" + broker.URL(),
+	mon := &runningMonitor{Monitor: testenv.StartMonitor(t, bin, broker.URL(), filepath.Join(dir, "monitor.db"),
 		"TRENZINHO_MQTT_USER=svc.monitor",
 		"TRENZINHO_MQTT_PASSWORD=senha-do-monitor",
-		"TRENZINHO_REGISTRY=" + reg,
-		"TRENZINHO_PROFILE=" + profPath,
-		"TRENZINHO_DB=" + filepath.Join(dir, "monitor.db"),
+		"TRENZINHO_REGISTRY="+reg,
+		"TRENZINHO_PROFILE="+profPath,
 		maxAgeEnv,
-		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
-		"TRENZINHO_ADMIN_USER=admin",
-		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
 		"TRENZINHO_MONITOR_CLIENT_ID=monitor-signed",
-	}, filepath.Join(bin, "monitor"))
+	)}
 	mon.login(t)
-	waitFor(t, "the monitor subscribed", 30*time.Second, func() bool {
-		return strings.Contains(mon.proc.Log(), "connected to the broker")
+	testenv.WaitFor(t, "the monitor subscribed", 30*time.Second, func() bool {
+		return strings.Contains(mon.Log(), "connected to the broker")
 	})
 
 	// PIU-001: the real bridge with what `vehicle add` wrote for its Pi.
@@ -177,7 +169,7 @@ func TestSignedTelemetryEndToEnd(t *testing.T) {
 	}
 
 	base := mon.client.base
-	waitFor(t, "PIU-001's signed batches judged and PIU-002's refused", 2*time.Minute, func() bool {
+	testenv.WaitFor(t, "PIU-001's signed batches judged and PIU-002's refused", 2*time.Minute, func() bool {
 		return scrapeMetric(t, base, `trenzinho_monitor_batches_total{outcome="judged"}`) >= 5 &&
 			scrapeMetric(t, base, `trenzinho_monitor_rejected_total{reason="signature_failed"}`) >= forged &&
 			scrapeMetric(t, base, `trenzinho_monitor_rejected_total{reason="unsigned"}`) >= unsigned
@@ -195,7 +187,7 @@ func TestSignedTelemetryEndToEnd(t *testing.T) {
 	if n := scrapeMetric(t, base, `trenzinho_monitor_rejected_total{reason="signature_failed"}`); n != forged {
 		t.Errorf("signature_failed %v, want %d (PIU-001's own batches all verify)", n, forged)
 	}
-	if n := strings.Count(mon.proc.Log(), "batch refused by the signing policy"); n != 1 {
+	if n := strings.Count(mon.Log(), "batch refused by the signing policy"); n != 1 {
 		t.Errorf("%d log lines for PIU-002's refused batches, want 1 per vehicle per minute", n)
 	}
 }

@@ -60,7 +60,7 @@ func TestFutureDatedBatchThenSpeeding(t *testing.T) {
 	}
 
 	var speed []rules.Episode
-	waitFor(t, "the speed episode, closed", time.Minute, func() bool {
+	testenv.WaitFor(t, "the speed episode, closed", time.Minute, func() bool {
 		var page struct{ Items []rules.Episode }
 		mon.get(t, "/api/v1/episodes?vehicle="+v+"&rule=speed", &page)
 		speed = page.Items
@@ -102,7 +102,7 @@ func TestFutureDatedBatchThenSpeeding(t *testing.T) {
 			Penalty    string
 		}
 	}
-	waitFor(t, "the speeding drafted", time.Minute, func() bool {
+	testenv.WaitFor(t, "the speeding drafted", time.Minute, func() bool {
 		mon.get(t, "/api/v1/drafts?status=draft", &drafts)
 		return len(drafts.Items) > 0
 	})

@@ -29,8 +29,8 @@ func TestConflictingReplay(t *testing.T) {
 	pub.publish(t, wire.TelemetryTopic(v), []byte(first)) // a plain redelivery: no conflict
 	pub.publish(t, wire.TelemetryTopic(v), []byte(batchJSON(v, "e1", "7", now, now, 99)))
 
-	waitFor(t, "ingest's conflict record", time.Minute, func() bool { return len(sink.records(wire.TelemetryTopic(v))) >= 1 })
-	waitFor(t, "the monitor's conflict", time.Minute, func() bool {
+	testenv.WaitFor(t, "ingest's conflict record", time.Minute, func() bool { return len(sink.records(wire.TelemetryTopic(v))) >= 1 })
+	testenv.WaitFor(t, "the monitor's conflict", time.Minute, func() bool {
 		return mon.metrics(t)[`trenzinho_monitor_quarantined_total{reason="conflict"}`] == 1
 	})
 	recs := sink.records(wire.TelemetryTopic(v))
@@ -41,7 +41,7 @@ func TestConflictingReplay(t *testing.T) {
 	if len(s) != 1 || len(s[0].Values) != 1 || s[0].Values[0][1] != 10.0 {
 		t.Errorf("InfluxDB holds %+v, want the first batch's speed 10 only", s)
 	}
-	if q := scrape(t, in.metricsURL); q[`trenzinho_ingest_quarantined_total{reason="conflict"}`] != 1 {
+	if q := testenv.Scrape(t, in.metricsURL); q[`trenzinho_ingest_quarantined_total{reason="conflict"}`] != 1 {
 		t.Errorf("ingest quarantined_total{conflict} = %v", q[`trenzinho_ingest_quarantined_total{reason="conflict"}`])
 	}
 	var eps struct{ Items []rules.Episode }
@@ -49,21 +49,28 @@ func TestConflictingReplay(t *testing.T) {
 	if len(eps.Items) != 1 || eps.Items[0].End != nil || eps.Items[0].Peak != 1 {
 		t.Errorf("telemetry_conflict episodes %+v, want one open, one batch", eps.Items)
 	}
-	if n := countRows(t, mon.db, `SELECT count(*) FROM quarantine WHERE reason = 'conflict' AND vehicle = ?`, v); n != 1 {
+	if n := countRows(t, mon.DB, `SELECT count(*) FROM quarantine WHERE reason = 'conflict' AND vehicle = ?`, v); n != 1 {
 		t.Errorf("%d conflict records in the monitor's quarantine, want 1", n)
 	}
-	if n := countRows(t, mon.db, `SELECT count(*) FROM batch_log WHERE vehicle = ? AND instr(payload, '"speed_kmh":10') > 0`, v); n != 1 {
+	if n := countRows(t, mon.DB, `SELECT count(*) FROM batch_log WHERE vehicle = ? AND instr(payload, '"speed_kmh":10') > 0`, v); n != 1 {
 		t.Errorf("the batch log does not hold the first batch")
 	}
 
 	// A restart empties the replay cache: the batch log still tells a third version apart.
 	mon.Stop()
-	mon = startMonitor(t, bin, broker.URL(), mon.db)
+	mon = startMonitor(t, bin, broker.URL(), mon.DB)
 	pub.publish(t, wire.TelemetryTopic(v), []byte(batchJSON(v, "e1", "7", now, now, 55)))
-	waitFor(t, "the conflict after the restart", time.Minute, func() bool {
-		return countRows(t, mon.db, `SELECT count(*) FROM quarantine WHERE reason = 'conflict' AND vehicle = ?`, v) == 2
+	testenv.WaitFor(t, "the conflict after the restart", time.Minute, func() bool {
+		return countRows(t, mon.DB, `SELECT count(*) FROM quarantine WHERE reason = 'conflict' AND vehicle = ?`, v) == 2
 	})
-	mon.get(t, "/api/v1/episodes?vehicle="+v+"&rule=telemetry_conflict", &eps)
+	// The episode counts the conflict when the judge next commits, a moment after the
+	// quarantine record.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		mon.get(t, "/api/v1/episodes?vehicle="+v+"&rule=telemetry_conflict", &eps)
+		if len(eps.Items) != 1 || eps.Items[0].Peak >= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(eps.Items) != 1 || eps.Items[0].Peak != 2 {
 		t.Errorf("telemetry_conflict episodes %+v, want one, two batches", eps.Items)
 	}

@@ -96,10 +96,10 @@ func TestCorpusAgreement(t *testing.T) {
 	// A judged batch is in the monitor's batch log (a refused one may still show its vehicle:
 	// a future_time batch gives it a clock_fault).
 	judged := func(v string) bool {
-		return countRows(t, mon.db, `SELECT count(*) FROM batch_log WHERE vehicle = ?`, v) > 0
+		return countRows(t, mon.DB, `SELECT count(*) FROM batch_log WHERE vehicle = ?`, v) > 0
 	}
-	waitFor(t, "the monitor to judge the last batch", 60*time.Second, func() bool { return judged("CORPUS-END") })
-	waitFor(t, "ingest to store the last batch", 60*time.Second, func() bool {
+	testenv.WaitFor(t, "the monitor to judge the last batch", 60*time.Second, func() bool { return judged("CORPUS-END") })
+	testenv.WaitFor(t, "ingest to store the last batch", 60*time.Second, func() bool {
 		return influx.Count(t, "batch", "seq", `"vehicle"='CORPUS-END'`) == 1
 	})
 	invalid := 0
@@ -108,7 +108,7 @@ func TestCorpusAgreement(t *testing.T) {
 			invalid++
 		}
 	}
-	waitFor(t, "every quarantine record", 30*time.Second, func() bool { return sink.count() >= invalid })
+	testenv.WaitFor(t, "every quarantine record", 30*time.Second, func() bool { return sink.count() >= invalid })
 
 	for _, c := range cs {
 		topic := c.topic
@@ -142,7 +142,7 @@ func TestCorpusAgreement(t *testing.T) {
 			t.Errorf("monitor rejected_total{reason=%s} = %v, want %d", r, got, n)
 		}
 	}
-	if q := scrape(t, in.metricsURL); int(q[`trenzinho_ingest_quarantined_total{reason="bad_seq"}`]) != want[wire.ReasonBadSeq] {
+	if q := testenv.Scrape(t, in.metricsURL); int(q[`trenzinho_ingest_quarantined_total{reason="bad_seq"}`]) != want[wire.ReasonBadSeq] {
 		t.Errorf("ingest quarantined_total{reason=bad_seq} = %v, want %d", q[`trenzinho_ingest_quarantined_total{reason="bad_seq"}`], want[wire.ReasonBadSeq])
 	}
 }

@@ -1,14 +1,10 @@
 package hostile
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,73 +12,29 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trenzinho/trenzinho/internal/harness"
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
 // monitor is a running monitor process with a logged-in API client.
 type monitor struct {
-	*testenv.Process
-	base  string
-	db    string
+	*testenv.Monitor
 	token string
 }
 
 // startMonitor starts the monitor on broker with its database at db (a fresh one when empty).
 func startMonitor(t *testing.T, bin, brokerURL, db string, env ...string) *monitor {
 	t.Helper()
-	if db == "" {
-		db = filepath.Join(t.TempDir(), "monitor.db")
-	}
-	port := testenv.FreePort(t)
-	m := &monitor{base: fmt.Sprintf("http://127.0.0.1:%d", port), db: db}
-	m.Process = testenv.StartProcess(t, "monitor", append([]string{
-		"TRENZINHO_MQTT_URL=" + brokerURL,
-		"TRENZINHO_DB=" + db,
-		fmt.Sprintf("TRENZINHO_LISTEN=127.0.0.1:%d", port),
-		"TRENZINHO_ADMIN_USER=admin",
-		"TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
-		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
-		"TRENZINHO_DRAFT_SETTLE=2s",
-	}, env...), filepath.Join(bin, "monitor"))
-	m.login(t)
+	m := &monitor{Monitor: testenv.StartMonitor(t, bin, brokerURL, db, append([]string{"TRENZINHO_DRAFT_SETTLE=2s"}, env...)...)}
+	m.token = m.Login(t)
 	return m
-}
-
-func (m *monitor) login(t *testing.T) {
-	t.Helper()
-	if err := testenv.WaitTCP(strings.TrimPrefix(m.base, "http://"), 60*time.Second); err != nil {
-		t.Fatalf("monitor does not listen: %v\n%s", err, m.Log())
-	}
-	body, _ := json.Marshal(map[string]string{"user": "admin", "password": "segredo-de-teste"})
-	resp, err := http.Post(m.base+"/api/v1/login", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var lr struct{ Token string }
-	if err := json.NewDecoder(resp.Body).Decode(&lr); err != nil || lr.Token == "" {
-		t.Fatalf("login: %s %v", resp.Status, err)
-	}
-	m.token = lr.Token
 }
 
 // get GETs an API path into out.
 func (m *monitor) get(t *testing.T, path string, out any) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", m.base+path, nil)
-	req.Header.Set("Authorization", "Bearer "+m.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
+	testenv.Get(t, m.URL, m.token, path, out)
 }
 
 // vehicles returns the ids the monitor lists, following the pages.
@@ -109,7 +61,7 @@ func (m *monitor) vehicles(t *testing.T) map[string]bool {
 // healthy reports whether /healthz answers 200.
 func (m *monitor) healthy() bool {
 	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(m.base + "/healthz")
+	resp, err := c.Get(m.URL + "/healthz")
 	if err != nil {
 		return false
 	}
@@ -120,7 +72,7 @@ func (m *monitor) healthy() bool {
 // metrics scrapes the monitor's /metrics: "name{labels}" → value.
 func (m *monitor) metrics(t *testing.T) map[string]float64 {
 	t.Helper()
-	return scrape(t, m.base+"/metrics")
+	return testenv.Scrape(t, m.URL+"/metrics")
 }
 
 // ingest is a running ingest process.
@@ -141,48 +93,11 @@ func startIngest(t *testing.T, bin, brokerURL string, influx *testenv.Influx, en
 		"TRENZINHO_METRICS_LISTEN=" + addr,
 		"TRENZINHO_INGEST_BATCH_INTERVAL=200ms",
 	}, env...), filepath.Join(bin, "ingest"))
-	waitFor(t, "ingest subscribed", 60*time.Second, func() bool {
-		m, err := tryScrape(in.metricsURL)
+	testenv.WaitFor(t, "ingest subscribed", 60*time.Second, func() bool {
+		m, err := harness.Scrape(in.metricsURL)
 		return err == nil && m["trenzinho_ingest_mqtt_up"] == 1
 	})
 	return in
-}
-
-func scrape(t *testing.T, url string) map[string]float64 {
-	t.Helper()
-	m, err := tryScrape(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func tryScrape(url string) (map[string]float64, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return parseMetrics(resp.Body)
-}
-
-func parseMetrics(r io.Reader) (map[string]float64, error) {
-	out := map[string]float64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
 }
 
 // series counts the metric series of a scrape whose name starts with prefix.
@@ -194,17 +109,6 @@ func series(m map[string]float64, prefix string) int {
 		}
 	}
 	return n
-}
-
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // publisher is an MQTT client that publishes with QoS 1 and waits for each PUBACK.

@@ -100,10 +100,10 @@ func TestPoisonChaos(t *testing.T) {
 			pub.publish(t, wire.TelemetryTopic(p), []byte(batchJSON(p, "e1", "1", now, now, 20)))
 		}
 	}
-	waitFor(t, "every good batch logged", 5*time.Minute, func() bool {
+	testenv.WaitFor(t, "every good batch logged", 5*time.Minute, func() bool {
 		return countRows(t, db, `SELECT count(*) FROM batch_log WHERE vehicle LIKE 'GOOD-%'`) == good
 	})
-	waitFor(t, "every poisoned batch quarantined", time.Minute, func() bool {
+	testenv.WaitFor(t, "every poisoned batch quarantined", time.Minute, func() bool {
 		return int(mon.metrics(t)[`trenzinho_monitor_quarantined_total{reason="unstorable"}`]) == poison
 	})
 	close(stop)
@@ -135,7 +135,7 @@ func TestPoisonChaos(t *testing.T) {
 	// A restart on the same database and session: whatever was redelivered is judged or
 	// quarantined, and the monitor serves.
 	again := startMonitor(t, bin, broker.URL(), db)
-	waitFor(t, "the late poison quarantined", time.Minute, func() bool {
+	testenv.WaitFor(t, "the late poison quarantined", time.Minute, func() bool {
 		return countRows(t, db, `SELECT count(*) FROM quarantine WHERE vehicle LIKE 'POISON-LATE-%'`) >= 20
 	})
 	if !again.healthy() {

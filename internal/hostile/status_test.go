@@ -63,7 +63,7 @@ func TestStatusObeysSignaturePolicy(t *testing.T) {
 	forged := `{"online":true,"version":"6.6","devices":{"gps":"ok","tacho":"ok","slm":"ok"}}`
 	pub.publish(t, wire.StatusTopic("PIU-001"), []byte(forged))
 	pub.publish(t, wire.StatusTopic("FAKE-1"), []byte(forged))
-	waitFor(t, "the unsigned status refused", 30*time.Second, func() bool {
+	testenv.WaitFor(t, "the unsigned status refused", 30*time.Second, func() bool {
 		m := mon.metrics(t)
 		return m[`trenzinho_monitor_rejected_total{reason="unsigned"}`] == 1 && m[`trenzinho_monitor_rejected_total{reason="unknown_vehicle"}`] == 1
 	})
@@ -77,12 +77,12 @@ func TestStatusObeysSignaturePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub.publish(t, wire.StatusTopic("PIU-001"), p)
-	waitFor(t, "the signed status taken", 30*time.Second, func() bool {
+	testenv.WaitFor(t, "the signed status taken", 30*time.Second, func() bool {
 		d, _ := devices()
 		return d["tacho"] == "missing"
 	})
 	pub.publish(t, wire.StatusTopic("PIU-001"), []byte(`{"online":false}`)) // the will, unsigned
-	waitFor(t, "the will taken", 30*time.Second, func() bool {
+	testenv.WaitFor(t, "the will taken", 30*time.Second, func() bool {
 		m := mon.metrics(t)
 		return m[`trenzinho_monitor_rejected_total{reason="unsigned"}`] == 1 && m[`trenzinho_monitor_vehicle_online{vehicle="PIU-001"}`] == 0
 	})

@@ -48,10 +48,10 @@ func TestUnknownVehiclesBounded(t *testing.T) {
 	pub := newPublisher(t, broker.URL(), "unknown")
 	now := time.Now().UTC().Truncate(time.Second)
 	pub.publish(t, wire.TelemetryTopic("PIU-001"), []byte(batchJSON("PIU-001", "e1", "1", now, now, 20)))
-	waitFor(t, "the registered vehicle judged", time.Minute, func() bool { return mon.vehicles(t)["PIU-001"] })
+	testenv.WaitFor(t, "the registered vehicle judged", time.Minute, func() bool { return mon.vehicles(t)["PIU-001"] })
 	time.Sleep(2 * time.Second) // let the first commits and the drafter's first run settle
 	before := mon.metrics(t)
-	rss0, db0 := before["process_resident_memory_bytes"], fileSize(mon.db)
+	rss0, db0 := before["process_resident_memory_bytes"], fileSize(mon.DB)
 	series0 := len(before)
 
 	// Publish with a window of unacknowledged messages, as a busy fleet would.
@@ -77,13 +77,13 @@ func TestUnknownVehiclesBounded(t *testing.T) {
 		}
 	}
 	flush()
-	waitFor(t, "every unknown message rejected", 5*time.Minute, func() bool {
+	testenv.WaitFor(t, "every unknown message rejected", 5*time.Minute, func() bool {
 		return int(mon.metrics(t)[`trenzinho_monitor_rejected_total{reason="unknown_vehicle"}`]) == n+statuses
 	})
 	elapsed := time.Since(start)
 	time.Sleep(3 * time.Second) // a commit and a scrape interval
 	after := mon.metrics(t)
-	rss1, db1 := after["process_resident_memory_bytes"], fileSize(mon.db)
+	rss1, db1 := after["process_resident_memory_bytes"], fileSize(mon.DB)
 	t.Logf("%d unknown vehicles (+%d statuses) in %s: RSS %.1f → %.1f MB (%+.1f), database %.2f → %.2f MB (%+.2f), metric series %d → %d",
 		n, statuses, elapsed.Round(time.Second), rss0/1e6, rss1/1e6, (rss1-rss0)/1e6, float64(db0)/1e6, float64(db1)/1e6,
 		float64(db1-db0)/1e6, series0, len(after))

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/trenzinho/trenzinho/internal/harness"
 )
 
 // influxPackage is what `go install` builds when influxd is missing.
@@ -111,7 +113,7 @@ func (in *influxRun) bringUp(ctx context.Context) error {
 	// were free a moment ago, but another process may have taken one since; then influxd
 	// starts again on other ports (its HTTP port is private, behind the front).
 	_, err := in.sup.startOwned(ctx, 3, []*port{&in.ports.influxd, &in.ports.influxRPC}, func() (*proc, error) {
-		if err := os.WriteFile(conf, []byte(influxConfig(dir, in.ports.influxRPC.addr(), in.ports.influxd.addr())), 0o644); err != nil {
+		if err := os.WriteFile(conf, []byte(harness.InfluxConfig(dir, in.ports.influxRPC.addr(), in.ports.influxd.addr())), 0o644); err != nil {
 			return nil, err
 		}
 		in.mu.Lock()
@@ -243,26 +245,4 @@ func (in *influxRun) stop(timeout time.Duration) {
 	if p != nil {
 		in.sup.stop([]*proc{p}, timeout)
 	}
-}
-
-// influxConfig is the configuration of the run's InfluxDB: data under dir, HTTP on httpAddr,
-// the RPC service (backup and restore) on rpcAddr, both on loopback.
-func influxConfig(dir, rpcAddr, httpAddr string) string {
-	return fmt.Sprintf(`reporting-disabled = true
-bind-address = %q
-[meta]
-  dir = %q
-[data]
-  dir = %q
-  wal-dir = %q
-  query-log-enabled = false
-[http]
-  bind-address = %q
-  flux-enabled = true
-  log-enabled = false
-[logging]
-  level = "warn"
-[monitor]
-  store-enabled = false
-`, rpcAddr, filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), httpAddr)
 }

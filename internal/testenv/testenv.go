@@ -1,42 +1,33 @@
 // Package testenv starts the real components that integration tests talk to — Mosquitto with the
 // repository's configuration, InfluxDB 1.8.3 — on free loopback ports, and builds the project's
-// programs. Everything it starts is stopped by t.Cleanup.
+// programs. Everything it starts is stopped by t.Cleanup. It is a thin testing.TB layer over
+// internal/harness, which the load tests use directly.
 //
 // A missing component fails the test when CI is set in the environment and skips it otherwise,
 // so that `go test ./...` works on a machine without them while CI cannot pass by skipping.
 package testenv
 
 import (
-	"bytes"
+	"context"
+	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trenzinho/trenzinho/internal/harness"
 )
 
 // RepoRoot returns the directory holding go.mod.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := harness.RepoRoot()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal("testenv:", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("testenv: go.mod not found above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // Missing fails (in CI) or skips (elsewhere) a test that needs an absent component.
@@ -52,25 +43,24 @@ func Missing(t testing.TB, format string, args ...any) {
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := harness.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // WaitTCP waits until addr accepts connections or the timeout passes.
-func WaitTCP(addr string, timeout time.Duration) error {
+func WaitTCP(addr string, timeout time.Duration) error { return harness.WaitTCP(addr, timeout) }
+
+// WaitFor polls cond every 50 ms until it holds; it fails the test after timeout, which is only
+// a generous bound on a broken run, never a measurement.
+func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
+	for !cond() {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not accepting connections after %s: %w", addr, timeout, err)
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -78,108 +68,37 @@ func WaitTCP(addr string, timeout time.Duration) error {
 
 // Process is a child process that the test controls: stop, kill, start again with the same
 // command line. Its combined output goes to a log file that is printed when the test fails.
-type Process struct {
-	t    testing.TB
-	name string
-	argv []string
-	env  []string
-	dir  string
-	log  string
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-}
+type Process = harness.Process
 
 // StartProcess starts argv (argv[0] a path) with the given extra environment.
 func StartProcess(t testing.TB, name string, env []string, argv ...string) *Process {
 	t.Helper()
-	logDir := t.TempDir()
-	p := &Process{t: t, name: name, argv: argv, env: env, log: filepath.Join(logDir, name+".log")}
-	if err := p.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
+	p, err := harness.Start(harness.Command{Name: name, LogFile: filepath.Join(t.TempDir(), name+".log"), Argv: argv, Env: env})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		p.Kill()
-		if t.Failed() || testing.Verbose() {
-			b, _ := os.ReadFile(p.log)
-			if len(b) > 16<<10 {
-				b = b[len(b)-16<<10:]
-			}
-			t.Logf("--- %s log (tail) ---\n%s", name, b)
-		}
-	})
+	cleanup(t, p)
 	return p
 }
 
-// Start starts the process (again).
-func (p *Process) Start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd != nil {
-		return fmt.Errorf("%s already running", p.name)
-	}
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// cleanup kills p when the test ends and prints its log's tail when the test failed.
+func cleanup(t testing.TB, p *Process) {
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() || testing.Verbose() {
+			t.Logf("--- %s log (tail) ---\n%s", p.Name, p.Tail(16<<10))
+		}
+	})
+}
+
+// Scrape reads the metrics a program serves at url: "name{labels}" → value.
+func Scrape(t testing.TB, url string) map[string]float64 {
+	t.Helper()
+	m, err := harness.Scrape(url)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
-	cmd.Env = append(os.Environ(), p.env...)
-	cmd.Dir = p.dir
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return err
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); f.Close(); close(done) }()
-	p.cmd, p.done = cmd, done
-	return nil
-}
-
-func (p *Process) signal(sig syscall.Signal, wait time.Duration) {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.cmd = nil
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	syscall.Kill(-cmd.Process.Pid, sig)
-	select {
-	case <-done:
-	case <-time.After(wait):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-}
-
-// Stop sends SIGTERM and waits for the process to exit (SIGKILL after 30 s).
-func (p *Process) Stop() { p.signal(syscall.SIGTERM, 30*time.Second) }
-
-// Kill sends SIGKILL to the process group and waits.
-func (p *Process) Kill() { p.signal(syscall.SIGKILL, 10*time.Second) }
-
-// Running reports whether the process was started and has not exited.
-func (p *Process) Running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// Log returns what the process printed so far.
-func (p *Process) Log() string {
-	b, _ := os.ReadFile(p.log)
-	return string(b)
+	return m
 }
 
 var (
@@ -195,15 +114,8 @@ func Build(t testing.TB) string {
 	root := RepoRoot(t)
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "trenzinho-bin-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", buildDir+"/", "./firmware-bridge", "./ingest", "./monitor")
-		cmd.Dir = root
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out.String())
+		if buildErr == nil {
+			buildErr = harness.Build(context.Background(), root, buildDir, "./firmware-bridge", "./ingest", "./monitor")
 		}
 	})
 	if buildErr != nil {
@@ -212,31 +124,13 @@ func Build(t testing.TB) string {
 	return buildDir
 }
 
-// lookBinary finds a program: an environment override, the project's .tools/bin, then PATH.
-func lookBinary(t testing.TB, env, name string) string {
-	if p := os.Getenv(env); p != "" {
-		return p
+// need fails or skips the test on a missing program and fails it on any other error.
+func need(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, harness.ErrMissing) {
+		Missing(t, "%v", err)
 	}
-	local := filepath.Join(RepoRoot(t), ".tools", "bin", name)
-	if _, err := os.Stat(local); err == nil {
-		return local
+	if err != nil {
+		t.Fatal(err)
 	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, d := range []string{"/usr/sbin", "/usr/local/sbin"} {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return filepath.Join(d, name)
-		}
-	}
-	return ""
-}
-
-func isRoot() bool { return os.Getuid() == 0 }
-
-func trimLog(s string) string {
-	if len(s) > 4096 {
-		return "…" + s[len(s)-4096:]
-	}
-	return strings.TrimSpace(s)
 }

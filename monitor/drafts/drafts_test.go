@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
@@ -83,36 +84,8 @@ func newFixture(t *testing.T) *fixture {
 // the given seconds, starting at t, and commits them as the judge does.
 func (f *fixture) play(t *testing.T, start time.Time, seconds int, db float64) time.Time {
 	t.Helper()
-	tt := start
-	for i := 0; i < seconds; i += 5 {
-		f.seq++
-		b := &wire.Batch{V: 1, Vehicle: "PIU-001", Epoch: "e-1", Seq: f.seq, Clock: wire.ClockGPS}
-		for range 5 {
-			wt := wire.NewTime(tt)
-			kmh, hdop, dur := 5.0, 0.8, 1.0
-			level := db
-			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &kmh})
-			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: -20.8400 + 50.0/110700, Lon: -40.7300, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
-			b.Sound = append(b.Sound, wire.Sound{T: wt, LAeqDB: &level, DurS: &dur})
-			b.SentAt = wt
-			tt = tt.Add(time.Second)
-		}
-		payload, err := wire.Encode(b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recv := tt
-		f.engine.Apply(b, recv)
-		c, err := f.engine.Drain()
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw := []store.Batch{{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: recv, TMin: b.GPS[0].T.Time, TMax: b.GPS[4].T.Time, Payload: payload}}
-		if err := f.db.Commit(context.Background(), &c, raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tt
+	return fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: "PIU-001", Start: start,
+		Seconds: fleettest.Stand(-20.8400+50.0/110700, -40.7300, 5, db, seconds)})
 }
 
 func TestLoudMusicNearASchoolMakesOneDraftWithTwoFacts(t *testing.T) {

@@ -4,19 +4,18 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
-	"github.com/trenzinho/trenzinho/wire"
 )
 
 // regFixture is the monitor's drafting path with a registry: the engine reads the registry as
@@ -35,23 +34,7 @@ type regFixture struct {
 func newRegFixture(t *testing.T) *regFixture {
 	t.Helper()
 	dir := t.TempDir()
-	example, err := os.ReadFile(filepath.Join("..", "registry", "testdata", "piuma-example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "registry.yaml")
-	if err := os.WriteFile(path, example, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := registry.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _ := reg.Vehicle("PIU-002")
-	v.Driver = "D2"
-	if _, err := reg.PutVehicle(v); err != nil {
-		t.Fatal(err)
-	}
+	reg := fleettest.Registry(t, dir, nil)
 	db, err := store.Open(context.Background(), filepath.Join(dir, "m.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,34 +53,8 @@ func newRegFixture(t *testing.T) *regFixture {
 // tachograph reporting card (none when empty), and commits the batches as the judge does.
 func (f *regFixture) play(t *testing.T, vehicle string, start time.Time, card string, speeds []float64) {
 	t.Helper()
-	tt, lat, lon := start, -20.8367, -40.7292
-	for i := 0; i < len(speeds); i += 5 {
-		f.seq++
-		b := &wire.Batch{V: 1, Vehicle: vehicle, Epoch: "e-1", Seq: f.seq, Clock: wire.ClockGPS}
-		for _, kmh := range speeds[i:min(i+5, len(speeds))] {
-			lon += kmh / 3.6 / (111320 * 0.9346)
-			wt := wire.NewTime(tt)
-			kmh, hdop := kmh, 0.8
-			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &kmh, Card: card})
-			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: lat, Lon: lon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
-			b.SentAt = wt
-			tt = tt.Add(time.Second)
-		}
-		payload, err := wire.Encode(b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.engine.Apply(b, tt)
-		c, err := f.engine.Drain()
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw := []store.Batch{{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: tt, TMin: b.GPS[0].T.Time,
-			TMax: b.GPS[len(b.GPS)-1].T.Time, Payload: payload}}
-		if err := f.db.Commit(context.Background(), &c, raw); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: vehicle, Card: card, Start: start,
+		Seconds: fleettest.Drive(-20.8367, -40.7292, speeds...)})
 }
 
 func (f *regFixture) drafts(t *testing.T) []drafts.Made {
@@ -114,9 +71,7 @@ func (f *regFixture) drafts(t *testing.T) []drafts.Made {
 	return made
 }
 
-func speeding() []float64 {
-	return slices.Concat(repeat(20, 60), repeat(45, 20), repeat(20, 200))
-}
+func speeding() []float64 { return fleettest.Speeding() }
 
 // noonFriday is 12:00 in Piúma on Friday 2026-11-27: in service hours.
 var noonFriday = time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC)

@@ -20,8 +20,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -33,10 +31,8 @@ import (
 	"io"
 	"maps"
 	"math"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -49,7 +45,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/harness"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -143,31 +139,13 @@ func (o *options) check() error {
 		return fmt.Errorf("--warmup must be at least 1 s and --duration at least --warmup + %d s", confirmS+2)
 	}
 	if o.root == "" {
-		root, err := repoRoot()
+		root, err := harness.RepoRoot()
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: give --repo", err)
 		}
 		o.root = root
 	}
 	return nil
-}
-
-// repoRoot returns the directory holding go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory: give --repo")
-		}
-		dir = parent
-	}
 }
 
 // expected is one speed episode the schedule makes.
@@ -359,27 +337,30 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (*report, erro
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	var procs []*process
+	var procs []*harness.Process
 	defer func() {
 		for _, p := range slices.Backward(procs) {
-			p.stop()
+			p.Terminate(15 * time.Second)
 		}
 	}()
-	var broker *process
+	var broker *harness.Process
 	if o.mqttURL == "" {
-		broker, o.mqttURL, err = startMosquitto(o.root, dir)
-		if err != nil {
+		bdir := filepath.Join(dir, "mosquitto")
+		if err := os.MkdirAll(bdir, 0o755); err != nil {
 			return nil, err
 		}
+		m, err := harness.StartMosquitto(o.root, bdir, harness.MosquittoOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("%w: install it or give --mqtt-url", err)
+		}
+		broker, o.mqttURL = m.Process, m.URL()
 		procs = append(procs, broker)
 	}
 	if o.monitorBin == "" {
 		fmt.Fprintln(progress, "building the monitor…")
 		o.monitorBin = filepath.Join(dir, "bin", "monitor")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.monitorBin, "./monitor")
-		cmd.Dir = o.root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build ./monitor: %v\n%s", err, out)
+		if err := harness.Build(ctx, o.root, filepath.Dir(o.monitorBin), "./monitor"); err != nil {
+			return nil, err
 		}
 	}
 	mon, base, err := startMonitor(ctx, o, dir)
@@ -408,18 +389,18 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (*report, erro
 	}
 	probes, err := probe(ctx, pubs[0], s, base)
 	if err != nil {
-		return nil, fmt.Errorf("%w\n%s", err, mon.tail())
+		return nil, fmt.Errorf("%w\n%s", err, tail(mon))
 	}
 
 	fmt.Fprintf(progress, "publishing %d vehicles for %s (%d speed episodes scheduled)…\n", o.vehicles, o.duration, len(s.episodes))
 	rec.start(time.Now().Add(500 * time.Millisecond).Truncate(100 * time.Millisecond))
 	time.Sleep(time.Until(s.start))
-	monStart, _ := readProc(mon.pid())
-	var brokerStart procStat
+	monStart, _ := harness.ReadStat(mon.Pid())
+	var brokerStart harness.Stat
 	if broker != nil {
-		brokerStart, _ = readProc(broker.pid())
+		brokerStart, _ = harness.ReadStat(broker.Pid())
 	}
-	selfStart, _ := readProc(os.Getpid())
+	selfStart, _ := harness.ReadStat(os.Getpid())
 	wallStart := time.Now()
 	var maxRSS atomic.Int64
 	sampleCtx, stopSampling := context.WithCancel(ctx)
@@ -431,8 +412,8 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (*report, erro
 			case <-sampleCtx.Done():
 				return
 			case <-t.C:
-				if st, err := readProc(mon.pid()); err == nil && st.rss > maxRSS.Load() {
-					maxRSS.Store(st.rss)
+				if st, err := harness.ReadStat(mon.Pid()); err == nil && st.RSS > maxRSS.Load() {
+					maxRSS.Store(st.RSS)
 				}
 			}
 		}
@@ -440,21 +421,21 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (*report, erro
 	pr := publishAll(ctx, s, pubs)
 	stopSampling()
 	wall := time.Since(wallStart)
-	monEnd, err := readProc(mon.pid())
+	monEnd, err := harness.ReadStat(mon.Pid())
 	if err != nil {
-		return nil, fmt.Errorf("the monitor is gone: %v\n%s", err, mon.tail())
+		return nil, fmt.Errorf("the monitor is gone: %v\n%s", err, tail(mon))
 	}
 	r := &report{Vehicles: o.vehicles, Speeders: o.speeders, Duration: o.duration, Shift: s.shift,
 		Published: pr.published, PublishErrors: pr.errors, LagP99: pr.lagP99, LagMax: pr.lagMax,
-		Expected: len(s.episodes), MonitorRSS: maxRSS.Load(), PeakRSS: monEnd.hwm}
-	r.MonitorCPU = (monEnd.cpu - monStart.cpu).Seconds() / wall.Seconds()
+		Expected: len(s.episodes), MonitorRSS: maxRSS.Load(), PeakRSS: monEnd.PeakRSS}
+	r.MonitorCPU = (monEnd.CPU - monStart.CPU).Seconds() / wall.Seconds()
 	if broker != nil {
-		if st, err := readProc(broker.pid()); err == nil {
-			r.BrokerCPU, r.BrokerRSS = (st.cpu-brokerStart.cpu).Seconds()/wall.Seconds(), st.rss
+		if st, err := harness.ReadStat(broker.Pid()); err == nil {
+			r.BrokerCPU, r.BrokerRSS = (st.CPU-brokerStart.CPU).Seconds()/wall.Seconds(), st.RSS
 		}
 	}
-	if st, err := readProc(os.Getpid()); err == nil {
-		r.ToolCPU = (st.cpu - selfStart.cpu).Seconds() / wall.Seconds()
+	if st, err := harness.ReadStat(os.Getpid()); err == nil {
+		r.ToolCPU = (st.CPU - selfStart.CPU).Seconds() / wall.Seconds()
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -467,7 +448,7 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (*report, erro
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // episodes the schedule does not explain would show up now
-	m, err := scrape(base + "/metrics")
+	m, err := harness.Scrape(base + "/metrics")
 	if err != nil {
 		return nil, err
 	}
@@ -497,9 +478,8 @@ func loadTest(ctx context.Context, o options, progress io.Writer) (*report, erro
 	if len(r.Latencies) > 0 {
 		r.Max = r.Latencies[len(r.Latencies)-1]
 	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		r.LoadAvg = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	l := harness.LoadAverage()
+	r.LoadAvg = fmt.Sprintf("%.2f %.2f %.2f", l[0], l[1], l[2])
 	return r, nil
 }
 
@@ -563,7 +543,7 @@ func probe(ctx context.Context, c mqtt.Client, s *schedule, base string) (int64,
 		}
 		c.Publish(wire.TelemetryTopic(b.Vehicle), 1, false, p).Wait()
 		time.Sleep(250 * time.Millisecond)
-		if m, err := scrape(base + "/metrics"); err == nil {
+		if m, err := harness.Scrape(base + "/metrics"); err == nil {
 			if n := int64(m[`trenzinho_monitor_batches_total{outcome="judged"}`]); n > 0 {
 				return n, nil
 			}
@@ -728,109 +708,15 @@ func connect(o options, id string, onConnect func(mqtt.Client)) (mqtt.Client, er
 	return c, nil
 }
 
-// process is a child process the tool started, in its own process group.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-func startProcess(name, logPath string, env []string, argv ...string) (*process, error) {
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { cmd.Wait(); f.Close(); close(p.done) }()
-	return p, nil
-}
-
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-// stop sends SIGTERM to the process group and waits (SIGKILL after 15 s).
-func (p *process) stop() {
-	syscall.Kill(-p.pid(), syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		syscall.Kill(-p.pid(), syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-// tail returns the end of the process's log.
-func (p *process) tail() string {
-	b, _ := os.ReadFile(p.log)
-	if len(b) > 4096 {
-		b = b[len(b)-4096:]
-	}
-	return fmt.Sprintf("--- %s log (tail) ---\n%s", p.name, b)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// startMosquitto starts a broker with the repository's configuration on a free loopback port.
-func startMosquitto(root, dir string) (*process, string, error) {
-	bin := os.Getenv("TRENZINHO_MOSQUITTO")
-	for _, c := range []string{filepath.Join(root, ".tools", "bin", "mosquitto"), "mosquitto", "/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
-		if bin != "" {
-			break
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			bin = p
-		}
-	}
-	if bin == "" {
-		return nil, "", errors.New("mosquitto not found (Debian package mosquitto): install it or give --mqtt-url")
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
-	}
-	bdir := filepath.Join(dir, "mosquitto")
-	if err := os.MkdirAll(bdir, 0o755); err != nil {
-		return nil, "", err
-	}
-	conf, err := testenv.MosquittoConfig(root, port, bdir, testenv.MosquittoOptions{})
-	if err != nil {
-		return nil, "", err
-	}
-	path := filepath.Join(bdir, "mosquitto.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		return nil, "", err
-	}
-	p, err := startProcess("mosquitto", filepath.Join(dir, "mosquitto.log"), nil, bin, "-c", path)
-	if err != nil {
-		return nil, "", err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	if err := testenv.WaitTCP(addr, 20*time.Second); err != nil {
-		p.stop()
-		return nil, "", fmt.Errorf("%w\n%s", err, p.tail())
-	}
-	return p, "tcp://" + addr, nil
+// tail returns the end of a process's log.
+func tail(p *harness.Process) string {
+	return fmt.Sprintf("--- %s log (tail) ---\n%s", p.Name, p.Tail(4096))
 }
 
 // startMonitor starts the monitor and waits until its HTTP server answers; it returns the
 // server's base URL.
-func startMonitor(ctx context.Context, o options, dir string) (*process, string, error) {
-	port, err := freePort()
+func startMonitor(ctx context.Context, o options, dir string) (*harness.Process, string, error) {
+	port, err := harness.FreePort()
 	if err != nil {
 		return nil, "", err
 	}
@@ -847,113 +733,14 @@ func startMonitor(ctx context.Context, o options, dir string) (*process, string,
 		"TRENZINHO_GEOFENCES=" + filepath.Join(o.root, "geofences", "piuma"),
 		"TRENZINHO_MONITOR_CLIENT_ID=trenzinho-loadtest-monitor-" + filepath.Base(dir),
 	}
-	p, err := startProcess("monitor", filepath.Join(dir, "monitor.log"), env, o.monitorBin)
+	p, err := harness.Start(harness.Command{Name: "monitor", LogFile: filepath.Join(dir, "monitor.log"), Env: env, Argv: []string{o.monitorBin}})
 	if err != nil {
 		return nil, "", err
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, base, nil
-			}
-		}
-		select {
-		case <-p.done:
-			return nil, "", fmt.Errorf("the monitor exited\n%s", p.tail())
-		case <-ctx.Done():
-			p.stop()
-			return nil, "", ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, "", fmt.Errorf("the monitor did not answer /healthz in 60 s\n%s", p.tail())
-		}
+	if err := harness.WaitHTTP(ctx, p, base+"/healthz", http.StatusOK, 60*time.Second); err != nil {
+		p.Terminate(15 * time.Second)
+		return nil, "", fmt.Errorf("the monitor is not serving: %w\n%s", err, tail(p))
 	}
-}
-
-// scrape reads a Prometheus text exposition into a map from series (name and labels as
-// written) to value.
-func scrape(url string) (map[string]float64, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	m := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			m[line[:i]] = v
-		}
-	}
-	return m, sc.Err()
-}
-
-// procStat is what /proc says of a process.
-type procStat struct {
-	cpu      time.Duration // user + system
-	rss, hwm int64         // bytes
-}
-
-// clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on Linux).
-const clockTicks = 100
-
-func readProc(pid int) (procStat, error) {
-	var st procStat
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return st, err
-	}
-	// Fields after the command, which is in parentheses and may hold spaces.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return st, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	st.cpu = time.Duration(utime+stime) * time.Second / clockTicks
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return st, err
-	}
-	for line := range strings.Lines(string(status)) {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch k {
-		case "VmRSS":
-			dst = &st.rss
-		case "VmHWM":
-			dst = &st.hwm
-		default:
-			continue
-		}
-		if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
-			*dst = kb * 1024
-		}
-	}
-	return st, nil
+	return p, base, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -60,58 +61,16 @@ func newFixture(t *testing.T, geo ...string) *fixture {
 }
 
 // second is one second of a vehicle's readings.
-type second struct {
-	lat, lon float64
-	kmh      float64
-	db       float64 // 0: no sound reading
-}
+type second = fleettest.Second
 
 // play sends the seconds in batches of five from start and commits them as the judge does.
 func (f *fixture) play(t *testing.T, start time.Time, secs []second) time.Time {
 	t.Helper()
-	tt := start
-	for i := 0; i < len(secs); i += 5 {
-		f.seq++
-		b := &wire.Batch{V: 1, Vehicle: "PIU-001", Epoch: "e-1", Seq: f.seq, Clock: wire.ClockGPS}
-		for _, s := range secs[i:min(i+5, len(secs))] {
-			wt := wire.NewTime(tt)
-			kmh, hdop, dur := s.kmh, 0.8, 1.0
-			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &kmh, Card: "0000000086H101"})
-			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: s.lat, Lon: s.lon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
-			if s.db > 0 {
-				level := s.db
-				b.Sound = append(b.Sound, wire.Sound{T: wt, LAeqDB: &level, DurS: &dur})
-			}
-			b.SentAt = wt
-			tt = tt.Add(time.Second)
-		}
-		payload, err := wire.Encode(b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recv := tt
-		f.engine.Apply(b, recv)
-		c, err := f.engine.Drain()
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw := []store.Batch{{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: recv, TMin: b.GPS[0].T.Time, TMax: b.GPS[len(b.GPS)-1].T.Time, Payload: payload}}
-		if err := f.db.Commit(context.Background(), &c, raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return tt
+	return fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: "PIU-001", Card: "0000000086H101", Start: start, Seconds: secs})
 }
 
 // drive moves east along a street from (lat, lon) at the given speeds, one per second.
-func drive(lat, lon float64, speeds ...float64) []second {
-	var out []second
-	for _, kmh := range speeds {
-		lon += kmh / 3.6 / (111320 * 0.9346)
-		out = append(out, second{lat: lat, lon: lon, kmh: kmh})
-	}
-	return out
-}
+func drive(lat, lon float64, speeds ...float64) []second { return fleettest.Drive(lat, lon, speeds...) }
 
 func repeat(v float64, n int) []float64 {
 	s := make([]float64, n)
@@ -183,15 +142,15 @@ func loudDraft(t *testing.T, geo ...string) (drafts.Made, *fixture) {
 	// estimated at the façade, Art. 27), then quiet.
 	lat := -20.8400 + 50.0/110700
 	secs := drive(lat, -40.7318, repeat(12, 40)...)
-	secs = append(secs, drive(lat, secs[len(secs)-1].lon, repeat(5, 320)...)...)
+	secs = append(secs, drive(lat, secs[len(secs)-1].Lon, repeat(5, 320)...)...)
 	for i := range secs {
 		switch {
 		case i < 40:
-			secs[i].db = 62
+			secs[i].DB = 62
 		case i < 160:
-			secs[i].db = 80
+			secs[i].DB = 80
 		default:
-			secs[i].db = 50
+			secs[i].DB = 50
 		}
 	}
 	f.play(t, start, secs)

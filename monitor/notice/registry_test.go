@@ -4,19 +4,18 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
-	"github.com/trenzinho/trenzinho/wire"
 )
 
 // registered makes real drafts with the example registry wired as the monitor wires it (a
@@ -34,25 +33,10 @@ type registered struct {
 func newRegistered(t *testing.T) *registered {
 	t.Helper()
 	dir := t.TempDir()
-	example, err := os.ReadFile(filepath.Join("..", "registry", "testdata", "piuma-example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "registry.yaml")
-	if err := os.WriteFile(path, example, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := registry.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, _ := reg.Vehicle("PIU-002")
-	v.Driver = "D2"
-	v.Devices = append(v.Devices, registry.Device{Kind: registry.DeviceSLM, Serial: "PCE-EX-0002", Model: "PCE-322A",
-		Calibration: registry.MustDate("2026-07-15"), ValidUntil: registry.MustDate("2027-07-14")})
-	if _, err := reg.PutVehicle(v); err != nil {
-		t.Fatal(err)
-	}
+	reg := fleettest.Registry(t, dir, func(v *registry.Vehicle) {
+		v.Devices = append(v.Devices, registry.Device{Kind: registry.DeviceSLM, Serial: "PCE-EX-0002", Model: "PCE-322A",
+			Calibration: registry.MustDate("2026-07-15"), ValidUntil: registry.MustDate("2027-07-14")})
+	})
 	db, err := store.Open(context.Background(), filepath.Join(dir, "m.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,37 +55,11 @@ func newRegistered(t *testing.T) *registered {
 // meter), the tachograph reporting card, and commits as the judge does.
 func (f *registered) play(t *testing.T, vehicle, card string, start time.Time, speeds []float64, db float64) {
 	t.Helper()
-	tt, lat, lon := start, -20.8418, -40.7330
-	for i := 0; i < len(speeds); i += 5 {
-		f.seq++
-		b := &wire.Batch{V: 1, Vehicle: vehicle, Epoch: "e-1", Seq: f.seq, Clock: wire.ClockGPS}
-		for _, kmh := range speeds[i:min(i+5, len(speeds))] {
-			lon += kmh / 3.6 / (111320 * 0.9346)
-			wt := wire.NewTime(tt)
-			kmh, hdop, dur, level := kmh, 0.8, 1.0, db
-			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &kmh, Card: card})
-			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: lat, Lon: lon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
-			if db > 0 {
-				b.Sound = append(b.Sound, wire.Sound{T: wt, LAeqDB: &level, DurS: &dur})
-			}
-			b.SentAt = wt
-			tt = tt.Add(time.Second)
-		}
-		payload, err := wire.Encode(b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.engine.Apply(b, tt)
-		c, err := f.engine.Drain()
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw := []store.Batch{{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: tt, TMin: b.GPS[0].T.Time,
-			TMax: b.GPS[len(b.GPS)-1].T.Time, Payload: payload}}
-		if err := f.db.Commit(context.Background(), &c, raw); err != nil {
-			t.Fatal(err)
-		}
+	secs := fleettest.Drive(-20.8418, -40.7330, speeds...)
+	for i := range secs {
+		secs[i].DB = db
 	}
+	fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: vehicle, Card: card, Start: start, Seconds: secs})
 }
 
 func (f *registered) draft(t *testing.T) drafts.Made {

@@ -1,15 +1,11 @@
 package notify_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
-	"mime/multipart"
-	"net/mail"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/notify"
 	"github.com/trenzinho/trenzinho/monitor/notify/email"
 	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"
@@ -24,7 +21,6 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram/telegramtest"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
-	"github.com/trenzinho/trenzinho/wire"
 )
 
 type clock struct {
@@ -64,35 +60,11 @@ func user(id, chat string, p notify.Preferences) notify.User {
 func speedingEpisode(t *testing.T, start time.Time) rules.Episode {
 	e := rules.New(profile.Piuma(), nil)
 	var seq uint64
-	lat, lon := -20.8367, -40.7292
-	at := start
-	speeds := make([]float64, 60)
-	for i := range speeds {
-		speeds[i] = 20
-		if i >= 10 && i < 40 {
-			speeds[i] = 45
-		}
-	}
-	var b *wire.Batch
-	var batches []*wire.Batch
-	for i, kmh := range speeds {
-		if i%5 == 0 {
-			seq++
-			b = &wire.Batch{V: 1, Vehicle: "PIU-001", Epoch: "e-1", Seq: seq, Clock: wire.ClockGPS}
-			batches = append(batches, b)
-		}
-		lon += kmh / 3.6 / (111320 * 0.9346)
-		wt := wire.NewTime(at)
-		v, hdop := kmh, 0.9
-		b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &v})
-		b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: lat, Lon: lon, SpeedKmh: &v, HDOP: &hdop, Fix: wire.Fix3D})
-		b.SentAt = wt
-		at = at.Add(time.Second)
-	}
-	for _, b := range batches {
-		recv := b.SentAt.Add(time.Second)
-		e.Tick(recv)
-		e.Apply(b, recv)
+	speeds := slices.Concat(fleettest.Repeat(20, 10), fleettest.Repeat(45, 30), fleettest.Repeat(20, 20))
+	trip := fleettest.Trip{Vehicle: "PIU-001", Start: start, Seconds: fleettest.Drive(-20.8367, -40.7292, speeds...)}
+	for _, b := range trip.Batches(t, &seq) {
+		e.Tick(b.Received)
+		e.Apply(b.Batch, b.Received)
 		c, err := e.Drain()
 		if err != nil {
 			t.Fatal(err)
@@ -136,7 +108,7 @@ func TestSpeedingReachesTheMailbox(t *testing.T) {
 	if len(box) != 1 || len(box[0].To) != 1 || box[0].To[0] != "ana@piuma.example" {
 		t.Fatalf("mailbox %+v", box)
 	}
-	subject, text, html := read(t, box[0].Data)
+	subject, text, html := box[0].Read(t)
 	if want := "[Trenzinho] Excesso de velocidade — PIU-001 às 14:00"; subject != want {
 		t.Errorf("subject %q, want %q", subject, want)
 	}
@@ -167,32 +139,6 @@ func TestSpeedingReachesTheMailbox(t *testing.T) {
 	if !strings.Contains(reqs[0].Text, "Excesso de velocidade") || !strings.Contains(reqs[0].Text, link) {
 		t.Errorf("Telegram text %q", reqs[0].Text)
 	}
-}
-
-// read returns a message's decoded subject, plain text and HTML.
-func read(t *testing.T, data []byte) (subject, text, html string) {
-	t.Helper()
-	msg, err := mail.ReadMessage(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject, _ = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
-	_, params, _ := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		p, err := mr.NextPart()
-		if err != nil {
-			break
-		}
-		b, _ := io.ReadAll(p)
-		s := strings.ReplaceAll(string(b), "\r\n", "\n")
-		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
-			html = s
-		} else {
-			text = s
-		}
-	}
-	return subject, text, html
 }
 
 // TestBurstOverRealChannels: 20 alerts in 10 s give at most 2 messages per user per channel,

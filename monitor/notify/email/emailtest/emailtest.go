@@ -4,6 +4,7 @@
 package emailtest
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -14,7 +15,11 @@ import (
 	"errors"
 	"io"
 	"math/big"
+	"mime"
+	"mime/multipart"
 	"net"
+	"net/mail"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +35,33 @@ type Mail struct {
 	Data []byte // as received, headers and body
 	TLS  bool   // the session was encrypted when the message came
 	User string // who authenticated
+}
+
+// Read decodes the message: its subject and its plain-text and HTML parts, with CRLF as LF.
+func (m Mail) Read(t testing.TB) (subject, text, html string) {
+	t.Helper()
+	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, _ = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+	_, params, _ := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			break
+		}
+		b, _ := io.ReadAll(p)
+		s := strings.ReplaceAll(string(b), "\r\n", "\n")
+		switch ct := p.Header.Get("Content-Type"); {
+		case strings.HasPrefix(ct, "text/html"):
+			html = s
+		case strings.HasPrefix(ct, "text/plain"):
+			text = s
+		}
+	}
+	return subject, text, html
 }
 
 // Server is a running SMTP server.
