@@ -34,7 +34,7 @@ func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
 
 	closed := func(vehicle, rule string) []rules.Episode {
 		var got []rules.Episode
-		waitFor(t, vehicle+" "+rule+" episode closed", 3*time.Minute, func() bool {
+		testenv.WaitFor(t, vehicle+" "+rule+" episode closed", 3*time.Minute, func() bool {
 			got = mon.episodes(t, "vehicle="+vehicle+"&rule="+rule)
 			return len(got) == 1 && got[0].End != nil
 		})
@@ -61,7 +61,7 @@ func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
 			EpisodeIDs []string `json:"episode_ids"`
 		}
 	}
-	waitFor(t, "the speeding's draft", time.Minute, func() bool {
+	testenv.WaitFor(t, "the speeding's draft", time.Minute, func() bool {
 		mon.get(t, "/api/v1/drafts", &drafts)
 		return len(drafts.Items) > 0
 	})
