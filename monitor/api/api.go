@@ -29,7 +29,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
-	"github.com/trenzinho/trenzinho/wire"
+	"github.com/trenzinho/trenzinho/monitor/view"
 )
 
 // Users authenticates people and manages their accounts and sessions.
@@ -64,40 +64,7 @@ type Episodes interface {
 
 // Fleet tells the live state of the vehicles.
 type Fleet interface {
-	Vehicles(ctx context.Context) ([]Vehicle, error)
-}
-
-// Vehicle is the live state of one vehicle as GET /api/v1/vehicles shows it. What is not known is
-// omitted.
-type Vehicle struct {
-	ID           string            `json:"id"`
-	Licensee     string            `json:"licensee,omitempty"`
-	Online       *bool             `json:"online,omitempty"`
-	LastSeen     wire.Time         `json:"last_seen,omitzero"`
-	Lat          *float64          `json:"lat,omitempty"`
-	Lon          *float64          `json:"lon,omitempty"`
-	CourseDeg    *float64          `json:"course_deg,omitempty"`
-	SpeedKmh     *float64          `json:"speed_kmh,omitempty"`
-	LAeqDB       *float64          `json:"laeq_db,omitempty"`
-	InService    *bool             `json:"in_service,omitempty"`
-	Devices      map[string]string `json:"devices,omitempty"` // as in the bridge's status: gps, tacho, slm
-	SpoolDepth   *int64            `json:"spool_depth,omitempty"`
-	OpenEpisodes []string          `json:"open_episodes"`   // ids; [] when none
-	Epoch        string            `json:"epoch,omitempty"` // the bridge's sequence epoch
-	// Telemetry health: what the monitor did not judge of the vehicle's data, since it was first
-	// seen (readings older than the newest of their kind, readings not fit as evidence, batches
-	// seen before, readings or batches timed ahead of the receive clock), and its open
-	// clock_fault episode, if any.
-	Telemetry *VehicleTelemetry `json:"telemetry,omitempty"`
-}
-
-// VehicleTelemetry counts what the monitor did not judge of a vehicle's data.
-type VehicleTelemetry struct {
-	OutOfOrder  int64  `json:"out_of_order"`
-	NotEvidence int64  `json:"not_evidence"`
-	Duplicates  int64  `json:"duplicates"`
-	ClockFaults int64  `json:"clock_faults"`
-	ClockFault  string `json:"clock_fault,omitempty"` // id of the open clock_fault episode
+	Vehicles(ctx context.Context) ([]view.Vehicle, error)
 }
 
 // Config is what a Server needs. Users, Audit and Episodes are required.

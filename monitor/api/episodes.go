@@ -13,6 +13,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
 		}
 		after = string(b)
 	}
-	var vs []Vehicle
+	var vs []view.Vehicle
 	if s.fleet != nil {
 		var err error
 		if vs, err = s.fleet.Vehicles(r.Context()); err != nil {
@@ -41,12 +42,12 @@ func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	byID := func(a, b Vehicle) int { return strings.Compare(a.ID, b.ID) }
+	byID := func(a, b view.Vehicle) int { return strings.Compare(a.ID, b.ID) }
 	if !slices.IsSortedFunc(vs, byID) { // Fleet sorts them, as a rule
 		vs = slices.Clone(vs)
 		slices.SortFunc(vs, byID)
 	}
-	start, _ := slices.BinarySearchFunc(vs, after, func(v Vehicle, id string) int { return strings.Compare(v.ID, id) })
+	start, _ := slices.BinarySearchFunc(vs, after, func(v view.Vehicle, id string) int { return strings.Compare(v.ID, id) })
 	if start < len(vs) && after != "" && vs[start].ID == after {
 		start++
 	}
