@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
 )
 
@@ -190,5 +191,31 @@ func TestProbeVerdict(t *testing.T) {
 	<-done
 	if code != 0 || last(out) != "OK" {
 		t.Errorf("probe of a talking GPS: exit %d, output:\n%s", code, out)
+	}
+}
+
+// TestBadTLSFailsAtStart: a CA file that cannot be read, or holds no certificate, stops run at
+// start with config's message — the same as ingest and the monitor print — before the state
+// directory is created.
+func TestBadTLSFailsAtStart(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, ca := range []string{filepath.Join(dir, "missing-ca.pem"), garbage} {
+		_, want := config.MQTT{CAFile: ca}.TLSConfig()
+		if want == nil {
+			t.Fatalf("config accepts the CA %s", ca)
+		}
+		state := filepath.Join(dir, "state")
+		err := cmdRun(context.Background(), []string{"--vehicle", "PIU-001", "--state-dir", state,
+			"--mqtt-url", "ssl://127.0.0.1:1", "--mqtt-ca", ca})
+		if err == nil || err.Error() != want.Error() {
+			t.Errorf("run with the CA %s: %v, want %q", ca, err, want)
+		}
+		if _, err := os.Stat(state); !os.IsNotExist(err) {
+			t.Errorf("run with the CA %s created its state directory before failing (%v)", ca, err)
+		}
 	}
 }

@@ -731,3 +731,25 @@ func TestVersionAndRequired(t *testing.T) {
 		t.Errorf("the missing setting is not named: %q", errOut.String())
 	}
 }
+
+// TestBadTLSFailsAtStart: a CA file that cannot be read, or holds no certificate, stops ingest at
+// start (exit 1) with config's message — the same as the monitor and the bridge print.
+func TestBadTLSFailsAtStart(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, ca := range []string{filepath.Join(dir, "missing-ca.pem"), garbage} {
+		_, want := config.MQTT{CAFile: ca}.TLSConfig()
+		if want == nil {
+			t.Fatalf("config accepts the CA %s", ca)
+		}
+		var errOut bytes.Buffer
+		code := run(context.Background(), []string{"--mqtt-url", "ssl://127.0.0.1:1", "--mqtt-ca", ca,
+			"--influx-url", "http://127.0.0.1:1", "--ingest-client-id", "ingest-tls-test"}, io.Discard, &errOut)
+		if code != 1 || !strings.Contains(errOut.String(), want.Error()) {
+			t.Errorf("ingest with the CA %s: exit %d, standard error %q; want 1 and %q", ca, code, errOut.String(), want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 )
 
@@ -161,5 +162,31 @@ func TestVehicleAddKeepsComments(t *testing.T) {
 	}
 	if v, _ := reg.Vehicle("PIU-002"); v.Plate != "XYZ9A87" || v.Licensee != "L1" {
 		t.Errorf("PIU-002 = %+v", v)
+	}
+}
+
+// TestBadTLSFailsAtStart: a CA file that cannot be read, or holds no certificate, stops serve at
+// start with config's message — the same as ingest and the bridge print — before the database
+// is created.
+func TestBadTLSFailsAtStart(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pem")
+	if err := os.WriteFile(garbage, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, ca := range []string{filepath.Join(dir, "missing-ca.pem"), garbage} {
+		_, want := config.MQTT{CAFile: ca}.TLSConfig()
+		if want == nil {
+			t.Fatalf("config accepts the CA %s", ca)
+		}
+		db := filepath.Join(dir, "monitor.db")
+		err := cmdServe(context.Background(), []string{"--mqtt-url", "ssl://127.0.0.1:1", "--mqtt-ca", ca, "--db", db,
+			"--listen", "127.0.0.1:0", "--admin-user", "admin", "--admin-password", "a long enough password"})
+		if err == nil || err.Error() != want.Error() {
+			t.Errorf("serve with the CA %s: %v, want %q", ca, err, want)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("serve with the CA %s created its database before failing (%v)", ca, err)
+		}
 	}
 }
