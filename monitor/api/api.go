@@ -360,27 +360,39 @@ func (s *Server) internalError(w http.ResponseWriter, r *http.Request, err error
 }
 
 // decodeBody decodes the JSON request body into v, refusing unknown fields, trailing data and
-// bodies over maxBodyBytes. On error it has answered the request.
+// bodies over maxBodyBytes. On error it has answered the request: 413 for a body too large, 400
+// saying what is wrong otherwise — the JSON itself (briefly, without echoing the body), or the
+// value one of v's own types refused (a registry date not written AAAA-MM-DD, a time not RFC
+// 3339 in UTC), in that type's words.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
 		if _, err2 := dec.Token(); err2 != io.EOF {
-			err = errors.New("trailing data")
+			err = errTrailingData
 		}
 	}
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.writeError(w, r, http.StatusRequestEntityTooLarge, "corpo da requisição grande demais")
-			return false
-		}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooBig):
+		s.writeError(w, r, http.StatusRequestEntityTooLarge, "corpo da requisição grande demais")
+	case errors.As(err, &syntax), errors.As(err, &typ), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, errTrailingData), strings.HasPrefix(err.Error(), "json: "):
 		s.writeError(w, r, http.StatusBadRequest, "corpo da requisição inválido: "+jsonProblem(err))
-		return false
+	default: // a value v's own types refuse
+		s.writeError(w, r, http.StatusBadRequest, "corpo da requisição inválido: "+err.Error())
 	}
-	return true
+	return false
 }
+
+// errTrailingData is data after the JSON value of a body.
+var errTrailingData = errors.New("trailing data")
 
 // jsonProblem describes a decoding error briefly, without echoing the body.
 func jsonProblem(err error) string {

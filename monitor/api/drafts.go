@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -86,12 +85,8 @@ func (s *Server) handleDrafts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ds, next, err := s.drafts.Drafts(r.Context(), status, limit, q.Get("cursor"))
-	if errors.Is(err, store.ErrBadCursor) {
-		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "auto")
 		return
 	}
 	items := make([]view.DraftSummary, len(ds))
@@ -103,12 +98,8 @@ func (s *Server) handleDrafts(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) loadDraft(w http.ResponseWriter, r *http.Request) (*store.DraftRecord, bool) {
 	d, err := s.drafts.DraftByID(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, http.StatusNotFound, "auto não encontrado")
-		return nil, false
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "auto")
 		return nil, false
 	}
 	return d, true
@@ -230,15 +221,11 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	user := userFrom(r.Context())
 	notice, err := s.decide(r, d, decision, req.Reason, user.Name) // cases.go: issuing opens the case
-	if errors.Is(err, store.ErrDecided) {
-		s.writeError(w, r, http.StatusConflict, "o auto já foi decidido")
-		return
-	}
 	if s.caseError(w, r, err) {
 		return
 	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "auto")
 		return
 	}
 	before, _ := json.Marshal(map[string]string{"status": d.Status})

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/base64"
-	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -104,12 +103,8 @@ func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	eps, next, err := s.episodes.Episodes(r.Context(), f, limit, q.Get("cursor"))
-	if errors.Is(err, store.ErrBadCursor) {
-		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "episódio")
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, newList(eps, next))
@@ -118,12 +113,8 @@ func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
 // handleEpisode serves GET /api/v1/episodes/{id}: the episode with its readings.
 func (s *Server) handleEpisode(w http.ResponseWriter, r *http.Request) {
 	e, err := s.episodes.Episode(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, http.StatusNotFound, "episódio não encontrado")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "episódio")
 		return
 	}
 	// readings is always present here, [] when none: rules.Episode omits it when empty.
