@@ -208,7 +208,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		known = func(id string) bool { _, ok := regStore.Vehicle(id); return ok }
 	}
 	j := judge.New(judge.Config{
-		Engine: engine, Store: db, Hub: judgeHub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
+		Engine: engine, Store: db, Hub: judgeHub, Logger: log, Metrics: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
 		Limits:     c.limits, Known: known, MaxVehicles: c.maxVehicles,
 		Publish: func(topic string, payload []byte) {
@@ -218,7 +218,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		},
 	})
 	srv := api.New(api.Config{
-		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Registry: reg,
+		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: func(w io.Writer, d *store.DraftRecord) error {
 			c := notice.Case{Status: d.Status, Notice: d.Notice, DecidedBy: d.DecidedBy, Reason: d.Reason}
 			if d.DecidedAt != nil {

@@ -82,9 +82,9 @@ type Config struct {
 	RenderPDF func(w io.Writer, d *store.DraftRecord) error
 	Health    func(context.Context) error // nil: always healthy
 	Hub       *Hub                        // nil: New makes one; see Server.Hub
-	// Registry serves GET /metrics and receives the API's own metrics. Default: a new, empty
-	// registry (never the global one).
-	Registry *prometheus.Registry
+	// Metrics is the Prometheus registry that serves GET /metrics and receives the API's own
+	// metrics. Default: a new, empty registry (never the global one).
+	Metrics *prometheus.Registry
 	// Static serves everything outside /api/, /healthz and /metrics without authentication:
 	// the dashboard and its login page. Nil: 404.
 	Static http.Handler
@@ -194,7 +194,7 @@ func New(cfg Config) *Server {
 	if s.keepAlive <= 0 {
 		s.keepAlive = defaultKeepAlive
 	}
-	reg := cfg.Registry
+	reg := cfg.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}

@@ -72,12 +72,12 @@ func newFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		Episodes: db,
 		Fleet:    fakeFleet{{ID: "PIU-001", Licensee: "Trem da Alegria Ltda", SpeedKmh: &speed}},
 		Health:   db.Ping,
-		Registry: prometheus.NewRegistry(),
+		Metrics:  prometheus.NewRegistry(),
 	}
 	if edit != nil {
 		edit(&cfg)
 	}
-	f := &fixture{t: t, db: db, reg: cfg.Registry}
+	f := &fixture{t: t, db: db, reg: cfg.Metrics}
 	f.api = api.New(cfg)
 	f.srv = httptest.NewServer(f.api.Handler())
 	t.Cleanup(f.srv.Close)
@@ -382,7 +382,7 @@ func TestHealthAndMetricsWithoutAuth(t *testing.T) {
 	mine := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_only_total", Help: "x"})
 	unhealthy := false
 	f := newFixture(t, func(c *api.Config) {
-		c.Registry.MustRegister(mine)
+		c.Metrics.MustRegister(mine)
 		c.Health = func(context.Context) error {
 			if unhealthy {
 				return errors.New("database gone")

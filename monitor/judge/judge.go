@@ -68,7 +68,7 @@ type Config struct {
 	// FlushEvery and FlushBatches bound how long and how many batches wait for a commit.
 	FlushEvery   time.Duration
 	FlushBatches int
-	Registry     prometheus.Registerer
+	Metrics      prometheus.Registerer // receives the judge's metrics; nil: not registered
 	Now          func() time.Time
 	// Drafter makes drafts from closed episodes; nil: no drafts.
 	Drafter *drafts.Drafter
@@ -182,8 +182,8 @@ func New(cfg Config) *Judge {
 			Help: "Episodes open now.",
 		}),
 	}
-	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
 	}
 	return j
 }
