@@ -1,8 +1,19 @@
 package config
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"flag"
 	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,5 +63,52 @@ func TestLogger(t *testing.T) {
 	}
 	if _, err := Logger(io.Discard, "loud"); err == nil {
 		t.Fatal("an unknown log level must be an error, not silently info")
+	}
+}
+
+// TestTLSConfig: no files, no TLS; a CA that reads is trusted; a CA or client certificate that
+// cannot be read, or holds no certificate, is an error that names the file — the message
+// ingest, the monitor and the bridge all stop with at start.
+func TestTLSConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true,
+		BasicConstraintsValid: true, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := write("ca.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	garbage := write("garbage.pem", []byte("not a certificate\n"))
+	missing := filepath.Join(dir, "missing.pem")
+
+	if c, err := (MQTT{}).TLSConfig(); c != nil || err != nil {
+		t.Errorf("no files: %v, %v; want no TLS", c, err)
+	}
+	if c, err := (MQTT{CAFile: ca}).TLSConfig(); err != nil || c == nil || c.RootCAs == nil || c.MinVersion != tls.VersionTLS12 {
+		t.Errorf("a good CA: %v, %v", c, err)
+	}
+	for _, c := range []struct {
+		m    MQTT
+		want string
+	}{
+		{MQTT{CAFile: missing}, "config: MQTT CA: open " + missing},
+		{MQTT{CAFile: garbage}, "config: MQTT CA " + garbage + ": no certificate"},
+		{MQTT{CertFile: missing, KeyFile: missing}, "config: MQTT client certificate: open " + missing},
+		{MQTT{CertFile: garbage, KeyFile: garbage}, "config: MQTT client certificate: "},
+	} {
+		if _, err := c.m.TLSConfig(); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q…", c.m, err, c.want)
+		}
 	}
 }

@@ -157,10 +157,10 @@ func registeredMetrics(t *testing.T) jobMetrics {
 		}
 		engine := rules.New(profile.Piuma(), set)
 		hub := api.NewHub(api.HubConfig{Logger: log})
-		judge.New(judge.Config{Engine: engine, Store: db, Hub: hub, Logger: log, Registry: mon, Pruner: db.PruneBatches})
+		judge.New(judge.Config{Engine: engine, Store: db, Hub: hub, Logger: log, Metrics: mon, Pruner: db.PruneBatches})
 		// The API registers on the *prometheus.Registry it serves, whose collectors cannot be
 		// listed: two requests make its request and login counters show in a scrape.
-		srv := api.New(api.Config{Logger: log, Users: db, Audit: db, Episodes: db, Drafts: db, Health: db.Ping, Registry: mon.reg, Hub: hub})
+		srv := api.New(api.Config{Logger: log, Users: db, Audit: db, Episodes: db, Drafts: db, Health: db.Ping, Metrics: mon.reg, Hub: hub})
 		srv.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil))
 		srv.Handler().ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/api/v1/login",
 			strings.NewReader(`{"user":"nobody","password":"wrong-password"}`)))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
 )
 
@@ -215,5 +216,24 @@ func TestParseScenarioInputs(t *testing.T) {
 		if _, err := parseScenario(bad); err == nil {
 			t.Errorf("parseScenario(%q) accepted", bad)
 		}
+	}
+}
+
+// TestBadTLSFailsAtStart: a CA file that cannot be read stops run at start with config's
+// message (config's TestTLSConfig has every kind of bad file), as it stops ingest and the
+// monitor, before the state directory is created.
+func TestBadTLSFailsAtStart(t *testing.T) {
+	dir := t.TempDir()
+	ca, state := filepath.Join(dir, "missing-ca.pem"), filepath.Join(dir, "state")
+	_, want := config.MQTT{CAFile: ca}.TLSConfig()
+	// Bounded: a program that does not fail at start runs until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := cmdRun(ctx, []string{"--vehicle", "PIU-001", "--state-dir", state, "--mqtt-ca", ca})
+	if want == nil || err == nil || err.Error() != want.Error() {
+		t.Errorf("run with a missing CA: %v, want %v", err, want)
+	}
+	if _, err := os.Stat(state); !os.IsNotExist(err) {
+		t.Errorf("run created its state directory before failing (%v)", err)
 	}
 }

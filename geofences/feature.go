@@ -32,11 +32,6 @@ const (
 	KindPublicRoad Kind = "public_road"
 )
 
-// Kinds lists the known kinds in a fixed order.
-func Kinds() []Kind {
-	return []Kind{KindSensitive, KindNBRZone, KindItinerary, KindBoardingPoint, KindGarage, KindPublicRoad}
-}
-
 // A Category is the category of a sensitive site, its category property.
 type Category string
 

@@ -695,3 +695,16 @@ func TestVersionAndRequired(t *testing.T) {
 		t.Errorf("the missing setting is not named: %q", errOut.String())
 	}
 }
+
+// TestBadTLSFailsAtStart: a CA file that cannot be read stops ingest at start (exit 1) with
+// config's message (config's TestTLSConfig has every kind of bad file), as it stops the monitor
+// and the bridge.
+func TestBadTLSFailsAtStart(t *testing.T) {
+	ca := filepath.Join(t.TempDir(), "missing-ca.pem")
+	_, want := config.MQTT{CAFile: ca}.TLSConfig()
+	var errOut bytes.Buffer
+	code := run(context.Background(), []string{"--mqtt-ca", ca, "--influx-url", "http://127.0.0.1:1"}, io.Discard, &errOut)
+	if want == nil || code != 1 || !strings.Contains(errOut.String(), want.Error()) {
+		t.Errorf("ingest with a missing CA: exit %d, standard error %q; want 1 and %v", code, errOut.String(), want)
+	}
+}

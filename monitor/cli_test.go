@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 )
 
@@ -161,5 +163,25 @@ func TestVehicleAddKeepsComments(t *testing.T) {
 	}
 	if v, _ := reg.Vehicle("PIU-002"); v.Plate != "XYZ9A87" || v.Licensee != "L1" {
 		t.Errorf("PIU-002 = %+v", v)
+	}
+}
+
+// TestBadTLSFailsAtStart: a CA file that cannot be read stops serve at start with config's
+// message (config's TestTLSConfig has every kind of bad file), as it stops ingest and the
+// bridge, before the database is created.
+func TestBadTLSFailsAtStart(t *testing.T) {
+	dir := t.TempDir()
+	ca, db := filepath.Join(dir, "missing-ca.pem"), filepath.Join(dir, "monitor.db")
+	_, want := config.MQTT{CAFile: ca}.TLSConfig()
+	// Bounded: a program that does not fail at start runs until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := cmdServe(ctx, []string{"--mqtt-ca", ca, "--db", db, "--listen", "127.0.0.1:0",
+		"--admin-user", "admin", "--admin-password", "a long enough password"})
+	if want == nil || err == nil || err.Error() != want.Error() {
+		t.Errorf("serve with a missing CA: %v, want %v", err, want)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("serve created its database before failing (%v)", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -36,7 +37,6 @@ import (
 
 type serveConfig struct {
 	mqtt          config.MQTT
-	influx        config.Influx
 	geofences     string
 	profile       string
 	db            string
@@ -62,7 +62,6 @@ func cmdServe(ctx context.Context, args []string) error {
 	b := config.NewBinder(fs)
 	var c serveConfig
 	b.BindMQTT(&c.mqtt)
-	b.BindInflux(&c.influx)
 	b.String(&c.geofences, "TRENZINHO_GEOFENCES", "", "GeoJSON file or directory of geofences (empty: the Piúma sample set)")
 	b.String(&c.profile, "TRENZINHO_PROFILE", "", "legal profile YAML (empty: the built-in Piúma profile)")
 	b.String(&c.db, "TRENZINHO_DB", "trenzinho-monitor.db", "SQLite database: episodes, users, audit")
@@ -103,15 +102,18 @@ func cmdServe(ctx context.Context, args []string) error {
 }
 
 func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
+	// A CA or client certificate that cannot be read fails the start, as in ingest and the bridge.
+	tlsCfg, err := c.mqtt.TLSConfig()
+	if err != nil {
+		return err
+	}
 	prof := profile.Piuma()
 	if c.profile != "" {
-		var err error
 		if prof, err = profile.Load(c.profile); err != nil {
 			return err
 		}
 	}
 	var set *geofences.Set
-	var err error
 	if c.geofences != "" {
 		set, err = geofences.Load(c.geofences)
 	} else {
@@ -206,7 +208,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		known = func(id string) bool { _, ok := regStore.Vehicle(id); return ok }
 	}
 	j := judge.New(judge.Config{
-		Engine: engine, Store: db, Hub: judgeHub, Logger: log, Registry: reg, Drafter: drafter, Pruner: db.PruneBatches,
+		Engine: engine, Store: db, Hub: judgeHub, Logger: log, Metrics: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
 		Limits:     c.limits, Known: known, MaxVehicles: c.maxVehicles,
 		Publish: func(topic string, payload []byte) {
@@ -216,7 +218,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		},
 	})
 	srv := api.New(api.Config{
-		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Registry: reg,
+		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: func(w io.Writer, d *store.DraftRecord) error {
 			c := notice.Case{Status: d.Status, Notice: d.Notice, DecidedBy: d.DecidedBy, Reason: d.Reason}
 			if d.DecidedAt != nil {
@@ -250,7 +252,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		go notifier.Run(runCtx, 0)
 	}
 
-	client = mqtt.NewClient(monitorMQTTOptions(c, log, j.MQTTHandler(runCtx)))
+	client = mqtt.NewClient(monitorMQTTOptions(c, tlsCfg, log, j.MQTTHandler(runCtx)))
 	// With ConnectRetry the connect token completes only once connected: do not wait for it,
 	// so that the API serves (and SIGTERM stops the monitor) while the broker is unreachable.
 	if connect := client.Connect(); !connect.WaitTimeout(5 * time.Second) {
@@ -299,7 +301,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	return runErr
 }
 
-func monitorMQTTOptions(c serveConfig, log *slog.Logger, handler mqtt.MessageHandler) *mqtt.ClientOptions {
+func monitorMQTTOptions(c serveConfig, tlsCfg *tls.Config, log *slog.Logger, handler mqtt.MessageHandler) *mqtt.ClientOptions {
 	o := mqtt.NewClientOptions().
 		AddBroker(c.mqtt.URL).
 		SetClientID(c.clientID).
@@ -324,9 +326,7 @@ func monitorMQTTOptions(c serveConfig, log *slog.Logger, handler mqtt.MessageHan
 	o.SetConnectionLostHandler(func(_ mqtt.Client, err error) {
 		log.Warn("connection to the broker lost", "err", err)
 	})
-	if tlsCfg, err := c.mqtt.TLSConfig(); err != nil {
-		log.Error("TLS configuration", "err", err)
-	} else if tlsCfg != nil {
+	if tlsCfg != nil {
 		o.SetTLSConfig(tlsCfg)
 	}
 	return o

@@ -10,6 +10,7 @@ package bridge
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,6 +74,7 @@ type Bridge struct {
 	clock    clockState
 
 	client   mqtt.Client
+	tls      *tls.Config // nil: no TLS to the broker
 	statusMu sync.Mutex
 	statusCh chan struct{}
 
@@ -103,6 +105,12 @@ func Open(cfg Config) (*Bridge, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	// A CA or client certificate that cannot be read fails the start, as in ingest and the
+	// monitor, rather than be logged once and leave the bridge spooling with no usable link.
+	tlsCfg, err := cfg.MQTT.TLSConfig()
+	if err != nil {
+		return nil, err
+	}
 	sp, err := spool.Open(cfg.StateDir, spool.Options{MaxBytes: cfg.SpoolMaxBytes, Logger: cfg.Logger, Rekey: rekey(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("bridge: %w", err)
@@ -116,6 +124,7 @@ func Open(cfg Config) (*Bridge, error) {
 		cfg:      cfg,
 		log:      cfg.Logger.With("vehicle", cfg.Vehicle),
 		spool:    sp,
+		tls:      tlsCfg,
 		devs:     deviceState{states: map[string]string{}},
 		readings: make(chan reading, 4096),
 		statusCh: make(chan struct{}, 1),
@@ -453,10 +462,8 @@ func (b *Bridge) mqttOptions() *mqtt.ClientOptions {
 	o.SetConnectionLostHandler(func(_ mqtt.Client, err error) {
 		b.log.Warn("connection to the broker lost", "err", err)
 	})
-	if tlsCfg, err := b.cfg.MQTT.TLSConfig(); err != nil {
-		b.log.Error("TLS configuration", "err", err)
-	} else if tlsCfg != nil {
-		o.SetTLSConfig(tlsCfg)
+	if b.tls != nil {
+		o.SetTLSConfig(b.tls)
 	}
 	return o
 }

@@ -2,12 +2,9 @@ package archive
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -99,7 +96,7 @@ func newSubscription(ctx context.Context, cfg MQTTConfig, handle func(Message), 
 			m.mqttUp.Set(0)
 			log.Warn("MQTT connection lost; reconnecting (unacknowledged messages will be redelivered)", "error", err)
 		})
-	tlsConfig, err := tlsConfig(cfg.MQTT)
+	tlsConfig, err := cfg.TLSConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -108,31 +105,6 @@ func newSubscription(ctx context.Context, cfg MQTTConfig, handle func(Message), 
 	}
 	s.client = mqtt.NewClient(opts)
 	return s, nil
-}
-
-func tlsConfig(c config.MQTT) (*tls.Config, error) {
-	if c.CAFile == "" && c.CertFile == "" {
-		return nil, nil
-	}
-	t := &tls.Config{MinVersion: tls.VersionTLS12}
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("MQTT CA: %w", err)
-		}
-		t.RootCAs = x509.NewCertPool()
-		if !t.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("MQTT CA %s: no certificate found", c.CAFile)
-		}
-	}
-	if c.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("MQTT client certificate: %w", err)
-		}
-		t.Certificates = []tls.Certificate{cert}
-	}
-	return t, nil
 }
 
 // connect connects (retrying in the background until ctx ends) and starts the publisher.

@@ -34,6 +34,12 @@ type Settings struct {
 func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.Logger) error {
 	m := NewMetrics(reg)
 	s.Pipeline = s.Pipeline.withDefaults()
+	// The subscription first: a bad MQTT/TLS setting fails the start before anything runs.
+	var a *Archiver
+	sub, err := newSubscription(ctx, s.MQTT, func(msg Message) { a.Handle(msg) }, m, log)
+	if err != nil {
+		return err
+	}
 	if s.Registry != "" {
 		keys, err := registry.Open(s.Registry)
 		if err != nil {
@@ -65,11 +71,6 @@ func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.L
 	}()
 	defer func() { stopOpening(); <-opened }()
 
-	var a *Archiver
-	sub, err := newSubscription(ctx, s.MQTT, func(msg Message) { a.Handle(msg) }, m, log)
-	if err != nil {
-		return err
-	}
 	a = New(s.Pipeline, db, sub.publishQuarantine, m, log)
 	sub.connect()
 	runErr := a.Run(ctx)

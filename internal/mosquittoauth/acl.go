@@ -70,16 +70,6 @@ func ParseACL(b []byte) (*ACL, error) {
 	return a, sc.Err()
 }
 
-// HasUserEntries reports whether the ACL names users (as opposed to patterns only).
-func (a *ACL) HasUserEntries() bool {
-	for u := range a.Users {
-		if u != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // CanWrite reports whether user, connected with clientID, may publish to topic: a pattern or one
 // of the user's topic lines grants write (write or readwrite) and none denies it.
 func (a *ACL) CanWrite(user, clientID, topic string) bool {

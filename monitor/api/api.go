@@ -29,7 +29,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
-	"github.com/trenzinho/trenzinho/wire"
+	"github.com/trenzinho/trenzinho/monitor/view"
 )
 
 // Users authenticates people and manages their accounts and sessions.
@@ -64,40 +64,7 @@ type Episodes interface {
 
 // Fleet tells the live state of the vehicles.
 type Fleet interface {
-	Vehicles(ctx context.Context) ([]Vehicle, error)
-}
-
-// Vehicle is the live state of one vehicle as GET /api/v1/vehicles shows it. What is not known is
-// omitted.
-type Vehicle struct {
-	ID           string            `json:"id"`
-	Licensee     string            `json:"licensee,omitempty"`
-	Online       *bool             `json:"online,omitempty"`
-	LastSeen     wire.Time         `json:"last_seen,omitzero"`
-	Lat          *float64          `json:"lat,omitempty"`
-	Lon          *float64          `json:"lon,omitempty"`
-	CourseDeg    *float64          `json:"course_deg,omitempty"`
-	SpeedKmh     *float64          `json:"speed_kmh,omitempty"`
-	LAeqDB       *float64          `json:"laeq_db,omitempty"`
-	InService    *bool             `json:"in_service,omitempty"`
-	Devices      map[string]string `json:"devices,omitempty"` // as in the bridge's status: gps, tacho, slm
-	SpoolDepth   *int64            `json:"spool_depth,omitempty"`
-	OpenEpisodes []string          `json:"open_episodes"`   // ids; [] when none
-	Epoch        string            `json:"epoch,omitempty"` // the bridge's sequence epoch
-	// Telemetry health: what the monitor did not judge of the vehicle's data, since it was first
-	// seen (readings older than the newest of their kind, readings not fit as evidence, batches
-	// seen before, readings or batches timed ahead of the receive clock), and its open
-	// clock_fault episode, if any.
-	Telemetry *VehicleTelemetry `json:"telemetry,omitempty"`
-}
-
-// VehicleTelemetry counts what the monitor did not judge of a vehicle's data.
-type VehicleTelemetry struct {
-	OutOfOrder  int64  `json:"out_of_order"`
-	NotEvidence int64  `json:"not_evidence"`
-	Duplicates  int64  `json:"duplicates"`
-	ClockFaults int64  `json:"clock_faults"`
-	ClockFault  string `json:"clock_fault,omitempty"` // id of the open clock_fault episode
+	Vehicles(ctx context.Context) ([]view.Vehicle, error)
 }
 
 // Config is what a Server needs. Users, Audit and Episodes are required.
@@ -115,9 +82,9 @@ type Config struct {
 	RenderPDF func(w io.Writer, d *store.DraftRecord) error
 	Health    func(context.Context) error // nil: always healthy
 	Hub       *Hub                        // nil: New makes one; see Server.Hub
-	// Registry serves GET /metrics and receives the API's own metrics. Default: a new, empty
-	// registry (never the global one).
-	Registry *prometheus.Registry
+	// Metrics is the Prometheus registry that serves GET /metrics and receives the API's own
+	// metrics. Default: a new, empty registry (never the global one).
+	Metrics *prometheus.Registry
 	// Static serves everything outside /api/, /healthz and /metrics without authentication:
 	// the dashboard and its login page. Nil: 404.
 	Static http.Handler
@@ -227,7 +194,7 @@ func New(cfg Config) *Server {
 	if s.keepAlive <= 0 {
 		s.keepAlive = defaultKeepAlive
 	}
-	reg := cfg.Registry
+	reg := cfg.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
@@ -393,27 +360,39 @@ func (s *Server) internalError(w http.ResponseWriter, r *http.Request, err error
 }
 
 // decodeBody decodes the JSON request body into v, refusing unknown fields, trailing data and
-// bodies over maxBodyBytes. On error it has answered the request.
+// bodies over maxBodyBytes. On error it has answered the request: 413 for a body too large, 400
+// saying what is wrong otherwise — the JSON itself (briefly, without echoing the body), or the
+// value one of v's own types refused (a registry date not written AAAA-MM-DD, a time not RFC
+// 3339 in UTC), in that type's words.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
 		if _, err2 := dec.Token(); err2 != io.EOF {
-			err = errors.New("trailing data")
+			err = errTrailingData
 		}
 	}
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.writeError(w, r, http.StatusRequestEntityTooLarge, "corpo da requisição grande demais")
-			return false
-		}
+	if err == nil {
+		return true
+	}
+	var tooBig *http.MaxBytesError
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &tooBig):
+		s.writeError(w, r, http.StatusRequestEntityTooLarge, "corpo da requisição grande demais")
+	case errors.As(err, &syntax), errors.As(err, &typ), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, errTrailingData), strings.HasPrefix(err.Error(), "json: "):
 		s.writeError(w, r, http.StatusBadRequest, "corpo da requisição inválido: "+jsonProblem(err))
-		return false
+	default: // a value v's own types refuse
+		s.writeError(w, r, http.StatusBadRequest, "corpo da requisição inválido: "+err.Error())
 	}
-	return true
+	return false
 }
+
+// errTrailingData is data after the JSON value of a body.
+var errTrailingData = errors.New("trailing data")
 
 // jsonProblem describes a decoding error briefly, without echoing the body.
 func jsonProblem(err error) string {

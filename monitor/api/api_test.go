@@ -21,6 +21,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -44,9 +45,9 @@ type fixture struct {
 	reg *prometheus.Registry
 }
 
-type fakeFleet []api.Vehicle
+type fakeFleet []view.Vehicle
 
-func (f fakeFleet) Vehicles(context.Context) ([]api.Vehicle, error) { return f, nil }
+func (f fakeFleet) Vehicles(context.Context) ([]view.Vehicle, error) { return f, nil }
 
 // newFixture starts the API on a real store in a temporary directory, with an admin "admin"
 // and a viewer "maria". edit may change the configuration first.
@@ -71,12 +72,12 @@ func newFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		Episodes: db,
 		Fleet:    fakeFleet{{ID: "PIU-001", Licensee: "Trem da Alegria Ltda", SpeedKmh: &speed}},
 		Health:   db.Ping,
-		Registry: prometheus.NewRegistry(),
+		Metrics:  prometheus.NewRegistry(),
 	}
 	if edit != nil {
 		edit(&cfg)
 	}
-	f := &fixture{t: t, db: db, reg: cfg.Registry}
+	f := &fixture{t: t, db: db, reg: cfg.Metrics}
 	f.api = api.New(cfg)
 	f.srv = httptest.NewServer(f.api.Handler())
 	t.Cleanup(f.srv.Close)
@@ -381,7 +382,7 @@ func TestHealthAndMetricsWithoutAuth(t *testing.T) {
 	mine := prometheus.NewCounter(prometheus.CounterOpts{Name: "test_only_total", Help: "x"})
 	unhealthy := false
 	f := newFixture(t, func(c *api.Config) {
-		c.Registry.MustRegister(mine)
+		c.Metrics.MustRegister(mine)
 		c.Health = func(context.Context) error {
 			if unhealthy {
 				return errors.New("database gone")
@@ -455,7 +456,7 @@ func TestVehicles(t *testing.T) {
 func TestVehiclesPaginated(t *testing.T) {
 	var fleet fakeFleet
 	for i := range 250 {
-		fleet = append(fleet, api.Vehicle{ID: fmt.Sprintf("V-%03d", 249-i)}) // unsorted
+		fleet = append(fleet, view.Vehicle{ID: fmt.Sprintf("V-%03d", 249-i)}) // unsorted
 	}
 	f := newFixture(t, func(c *api.Config) { c.Fleet = fleet })
 	_, token := f.login("maria", viewerPassword)
@@ -467,7 +468,7 @@ func TestVehiclesPaginated(t *testing.T) {
 		}
 		code, b, _ := f.do("GET", "/api/v1/vehicles?limit=100&cursor="+cursor, nil, session{bearer: token})
 		var page struct {
-			Items      []api.Vehicle
+			Items      []view.Vehicle
 			NextCursor string `json:"next_cursor"`
 		}
 		if code != http.StatusOK || json.Unmarshal(b, &page) != nil || len(page.Items) > 100 {

@@ -20,6 +20,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -120,7 +121,7 @@ func (s *Server) caseError(w http.ResponseWriter, r *http.Request, err error) bo
 // DecisionAnswer is the answer of POST /api/v1/drafts/{id}/decision: the draft, and the case
 // with the penalty calculus when it was issued.
 type DecisionAnswer struct {
-	DraftSummary
+	view.DraftSummary
 	Case *CaseView `json:"case,omitempty"`
 }
 

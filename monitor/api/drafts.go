@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -23,26 +23,10 @@ type Drafts interface {
 	DecideDraft(ctx context.Context, id, decision, reason, user string, at time.Time) (string, error)
 }
 
-// DraftSummary is a draft in a list (docs/api.md).
-type DraftSummary struct {
-	ID         string    `json:"id"`
-	EpisodeIDs []string  `json:"episode_ids"`
-	Vehicle    string    `json:"vehicle"`
-	Licensee   string    `json:"licensee,omitempty"`
-	Rules      []string  `json:"rules"`
-	Articles   []string  `json:"articles"`
-	Penalty    string    `json:"penalty"`
-	FineUFMP   float64   `json:"fine_ufmp"`
-	Status     string    `json:"status"`
-	Notice     string    `json:"notice,omitempty"`
-	CreatedAt  wire.Time `json:"created_at"`
-	Integrity  string    `json:"integrity"` // "ok", or what is wrong, in Portuguese
-}
-
 // DraftView is a whole draft: the draft, its case, its integrity, the sealed bundle, the
 // addenda.
 type DraftView struct {
-	DraftSummary
+	view.DraftSummary
 	Draft     drafts.Draft     `json:"draft"`
 	DecidedBy string           `json:"decided_by,omitempty"`
 	DecidedAt *wire.Time       `json:"decided_at,omitempty"`
@@ -80,20 +64,10 @@ func (s *Server) verify(ctx context.Context, d *store.DraftRecord) string {
 	return "ok"
 }
 
-func (s *Server) summary(ctx context.Context, d *store.DraftRecord) DraftSummary {
-	sum := NewDraftSummary(&d.Doc, d.Status, s.verify(ctx, d))
+func (s *Server) summary(ctx context.Context, d *store.DraftRecord) view.DraftSummary {
+	sum := view.NewDraftSummary(&d.Doc, d.Status, s.verify(ctx, d))
 	sum.ID, sum.Notice, sum.CreatedAt = d.Sealed.ID, d.Notice, wire.NewTime(d.CreatedAt)
 	return sum
-}
-
-// NewDraftSummary is a draft as lists and the stream show it: never its facts, warnings or
-// driver, which may name a person (fiscal and above read those, audited).
-func NewDraftSummary(d *drafts.Draft, status, integrity string) DraftSummary {
-	return DraftSummary{
-		ID: d.ID, EpisodeIDs: d.EpisodeIDs, Vehicle: d.Vehicle, Licensee: d.Licensee, Rules: d.Rules,
-		Articles: d.Articles, Penalty: d.Penalty, FineUFMP: d.FineUFMP, Status: status, CreatedAt: d.CreatedAt,
-		Integrity: integrity,
-	}
 }
 
 // handleDrafts serves GET /api/v1/drafts?status=&limit=&cursor=.
@@ -111,15 +85,11 @@ func (s *Server) handleDrafts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ds, next, err := s.drafts.Drafts(r.Context(), status, limit, q.Get("cursor"))
-	if errors.Is(err, store.ErrBadCursor) {
-		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "auto")
 		return
 	}
-	items := make([]DraftSummary, len(ds))
+	items := make([]view.DraftSummary, len(ds))
 	for i := range ds {
 		items[i] = s.summary(r.Context(), &ds[i])
 	}
@@ -128,12 +98,8 @@ func (s *Server) handleDrafts(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) loadDraft(w http.ResponseWriter, r *http.Request) (*store.DraftRecord, bool) {
 	d, err := s.drafts.DraftByID(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, http.StatusNotFound, "auto não encontrado")
-		return nil, false
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "auto")
 		return nil, false
 	}
 	return d, true
@@ -255,15 +221,11 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	user := userFrom(r.Context())
 	notice, err := s.decide(r, d, decision, req.Reason, user.Name) // cases.go: issuing opens the case
-	if errors.Is(err, store.ErrDecided) {
-		s.writeError(w, r, http.StatusConflict, "o auto já foi decidido")
-		return
-	}
 	if s.caseError(w, r, err) {
 		return
 	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "auto")
 		return
 	}
 	before, _ := json.Marshal(map[string]string{"status": d.Status})

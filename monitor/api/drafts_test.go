@@ -14,6 +14,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -59,7 +60,7 @@ func TestDraftsIssueAndTamper(t *testing.T) {
 	_, viewer := f.login("maria", viewerPassword)
 	_, fiscal := f.login("joao", "senha-do-joao")
 
-	var list struct{ Items []api.DraftSummary }
+	var list struct{ Items []view.DraftSummary }
 	code, body, _ := f.do("GET", "/api/v1/drafts?status=draft", nil, session{bearer: viewer})
 	if code != http.StatusOK || json.Unmarshal(body, &list) != nil || len(list.Items) != 3 {
 		t.Fatalf("list: %d %s", code, body)
@@ -77,7 +78,7 @@ func TestDraftsIssueAndTamper(t *testing.T) {
 		t.Errorf("dismiss without a reason: %d", code)
 	}
 	code, body, _ = f.do("POST", "/api/v1/drafts/D1/decision", map[string]string{"decision": "issue"}, session{bearer: fiscal})
-	var issued api.DraftSummary
+	var issued view.DraftSummary
 	if code != http.StatusOK || json.Unmarshal(body, &issued) != nil || issued.Status != drafts.StatusIssued || issued.Notice != "AI-"+time.Now().Format("2006")+"/0001" {
 		t.Fatalf("issue: %d %s", code, body)
 	}

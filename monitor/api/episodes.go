@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/base64"
-	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -33,7 +33,7 @@ func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
 		}
 		after = string(b)
 	}
-	var vs []Vehicle
+	var vs []view.Vehicle
 	if s.fleet != nil {
 		var err error
 		if vs, err = s.fleet.Vehicles(r.Context()); err != nil {
@@ -41,12 +41,12 @@ func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	byID := func(a, b Vehicle) int { return strings.Compare(a.ID, b.ID) }
+	byID := func(a, b view.Vehicle) int { return strings.Compare(a.ID, b.ID) }
 	if !slices.IsSortedFunc(vs, byID) { // Fleet sorts them, as a rule
 		vs = slices.Clone(vs)
 		slices.SortFunc(vs, byID)
 	}
-	start, _ := slices.BinarySearchFunc(vs, after, func(v Vehicle, id string) int { return strings.Compare(v.ID, id) })
+	start, _ := slices.BinarySearchFunc(vs, after, func(v view.Vehicle, id string) int { return strings.Compare(v.ID, id) })
 	if start < len(vs) && after != "" && vs[start].ID == after {
 		start++
 	}
@@ -103,12 +103,8 @@ func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	eps, next, err := s.episodes.Episodes(r.Context(), f, limit, q.Get("cursor"))
-	if errors.Is(err, store.ErrBadCursor) {
-		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "episódio")
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, newList(eps, next))
@@ -117,12 +113,8 @@ func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
 // handleEpisode serves GET /api/v1/episodes/{id}: the episode with its readings.
 func (s *Server) handleEpisode(w http.ResponseWriter, r *http.Request) {
 	e, err := s.episodes.Episode(r.Context(), r.PathValue("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, http.StatusNotFound, "episódio não encontrado")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "episódio")
 		return
 	}
 	// readings is always present here, [] when none: rules.Episode omits it when empty.

@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -317,7 +315,7 @@ func (s *Server) handlePutLicensee(w http.ResponseWriter, r *http.Request) {
 	before, existed := reg.Licensee(l.ID)
 	created, err := reg.PutLicensee(l)
 	if err != nil {
-		s.registryError(w, r, err)
+		s.fail(w, r, err, "registro")
 		return
 	}
 	after, _ := reg.Licensee(l.ID)
@@ -338,7 +336,7 @@ func (s *Server) handlePutVehicle(w http.ResponseWriter, r *http.Request) {
 	// The signing key is `monitor vehicle add`'s (docs/registry.md): kept as it is on file.
 	created, err := reg.PutVehicleKeepingKey(v)
 	if err != nil {
-		s.registryError(w, r, err)
+		s.fail(w, r, err, "registro")
 		return
 	}
 	after, _ := reg.Vehicle(v.ID)
@@ -361,7 +359,7 @@ func (s *Server) handlePutDriver(w http.ResponseWriter, r *http.Request) {
 	before, existed := reg.Driver(d.ID)
 	created, err := reg.PutDriver(d)
 	if err != nil {
-		s.registryError(w, r, err)
+		s.fail(w, r, err, "registro")
 		return
 	}
 	after, _ := reg.Driver(d.ID)
@@ -399,7 +397,7 @@ func (s *Server) handleDeleteRecord(kind string) http.HandlerFunc {
 			err = reg.DeleteDriver(id)
 		}
 		if err != nil {
-			s.registryError(w, r, err)
+			s.fail(w, r, err, "registro")
 			return
 		}
 		s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditRegistryPrefix + kind + ".delete",
@@ -431,65 +429,11 @@ func putStatus(created bool) int {
 	return http.StatusOK
 }
 
-// fieldProblem is one validation problem in a 422 answer.
-type fieldProblem struct {
-	// Path is the record and the field as the registry's validator names them:
-	// "drivers[D1].cpf", "vehicles[PIU-001].devices[0].valid_until".
-	Path    string `json:"path"`
-	Message string `json:"message"` // in Portuguese
-}
-
-type invalidRegistry struct {
-	Error  string         `json:"error"`
-	Fields []fieldProblem `json:"fields"`
-}
-
-// registryError answers an error of a registry edit: 422 with the field paths for invalid
-// data, 404 for an unknown id, 409 for a record still in use.
-func (s *Server) registryError(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, registry.ErrInvalid):
-		fes := registry.FieldErrors(err)
-		out := invalidRegistry{Error: fmt.Sprintf("cadastro inválido: %d problema(s)", len(fes)), Fields: []fieldProblem{}}
-		for _, fe := range fes {
-			out.Fields = append(out.Fields, fieldProblem{Path: fe.Record + "." + fe.Field, Message: fe.Msg})
-		}
-		s.writeJSON(w, r, http.StatusUnprocessableEntity, out)
-	case errors.Is(err, registry.ErrNotFound):
-		s.writeError(w, r, http.StatusNotFound, "registro não encontrado no cadastro")
-	case errors.Is(err, registry.ErrInUse):
-		msg := strings.TrimPrefix(err.Error(), "registry: ")
-		s.writeError(w, r, http.StatusConflict, "registro em uso: "+msg)
-	default:
-		s.internalError(w, r, err)
-	}
-}
-
-// decodeRecord decodes a record from the request body as decodeBody does (unknown fields
-// refused, body bounded), and takes its id from the path: a body without one gets the path's,
-// a body with another is refused. On error it has answered the request.
+// decodeRecord decodes a record from the request body (decodeBody), and takes its id from the
+// path: a body without one gets the path's, a body with another is refused. On error it has
+// answered the request.
 func (s *Server) decodeRecord(w http.ResponseWriter, r *http.Request, v any, id *string) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, err2 := dec.Token(); err2 != io.EOF {
-			err = errors.New("trailing data")
-		}
-	}
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		var syntax *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &tooBig):
-			s.writeError(w, r, http.StatusRequestEntityTooLarge, "corpo da requisição grande demais")
-		case errors.As(err, &syntax), errors.As(err, &typ), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-			strings.HasPrefix(err.Error(), "json: "), err.Error() == "trailing data":
-			s.writeError(w, r, http.StatusBadRequest, "corpo da requisição inválido: "+jsonProblem(err))
-		default: // a value the record's own types refuse, e.g. a date not written AAAA-MM-DD
-			s.writeError(w, r, http.StatusBadRequest, "corpo da requisição inválido: "+err.Error())
-		}
+	if !s.decodeBody(w, r, v) {
 		return false
 	}
 	path := r.PathValue("id")

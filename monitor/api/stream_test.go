@@ -139,7 +139,7 @@ func (l slowListener) Accept() (net.Conn, error) {
 func TestStreamSlowClientDoesNotBlockPublish(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	hub := api.NewHub(api.HubConfig{Buffer: 4})
-	f := newFixture(t, func(c *api.Config) { c.Hub = hub; c.Registry = reg })
+	f := newFixture(t, func(c *api.Config) { c.Hub = hub; c.Metrics = reg })
 	// Serve the same handler from a server whose sockets have small buffers.
 	srv := httptest.NewUnstartedServer(f.api.Handler())
 	srv.Listener = slowListener{srv.Listener}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -56,17 +55,17 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !validAgent(req.Agent) {
-		s.userError(w, r, store.ErrInvalidAgent)
+		s.fail(w, r, store.ErrInvalidAgent, "usuário")
 		return
 	}
 	u, err := s.users.CreateUser(r.Context(), req.Name, req.Password, req.Role)
 	if err != nil {
-		s.userError(w, r, err)
+		s.fail(w, r, err, "usuário")
 		return
 	}
 	if req.Agent != (store.Agent{}) {
 		if err := s.users.SetAgent(r.Context(), u.Name, req.Agent); err != nil {
-			s.userError(w, r, err)
+			s.fail(w, r, err, "usuário")
 			return
 		}
 		if u, err = s.users.UserByName(r.Context(), u.Name); err != nil {
@@ -115,19 +114,19 @@ func (s *Server) handlePatchUser(w http.ResponseWriter, r *http.Request) {
 	// Refuse what the store would refuse before changing anything, so that a request is not
 	// applied in part.
 	if req.Role != nil && !req.Role.Valid() {
-		s.userError(w, r, store.ErrInvalidRole)
+		s.fail(w, r, store.ErrInvalidRole, "usuário")
 		return
 	}
 	if req.Password != nil {
 		if n := utf8.RuneCountInString(*req.Password); n < store.MinPasswordLen || n > store.MaxPasswordLen {
-			s.userError(w, r, store.ErrWeakPassword)
+			s.fail(w, r, store.ErrWeakPassword, "usuário")
 			return
 		}
 	}
 	ctx := r.Context()
 	before, err := s.users.UserByName(ctx, r.PathValue("name"))
 	if err != nil {
-		s.userError(w, r, err)
+		s.fail(w, r, err, "usuário")
 		return
 	}
 	name := before.Name
@@ -139,29 +138,29 @@ func (s *Server) handlePatchUser(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if !validAgent(a) {
-			s.userError(w, r, store.ErrInvalidAgent)
+			s.fail(w, r, store.ErrInvalidAgent, "usuário")
 			return
 		}
 		if err := s.users.SetAgent(ctx, name, a); err != nil {
-			s.userError(w, r, err)
+			s.fail(w, r, err, "usuário")
 			return
 		}
 	}
 	if req.Role != nil && *req.Role != before.Role {
 		if err := s.users.SetRole(ctx, name, *req.Role); err != nil {
-			s.userError(w, r, err)
+			s.fail(w, r, err, "usuário")
 			return
 		}
 	}
 	if req.Disabled != nil && *req.Disabled != before.Disabled {
 		if err := s.users.SetDisabled(ctx, name, *req.Disabled); err != nil {
-			s.userError(w, r, err)
+			s.fail(w, r, err, "usuário")
 			return
 		}
 	}
 	if req.Password != nil {
 		if err := s.users.SetPassword(ctx, name, *req.Password); err != nil {
-			s.userError(w, r, err)
+			s.fail(w, r, err, "usuário")
 			return
 		}
 	}
@@ -179,28 +178,6 @@ func (s *Server) handlePatchUser(w http.ResponseWriter, r *http.Request) {
 	s.record(r, store.AuditEntry{User: userFrom(ctx).Name, Action: "user.update", Object: "user:" + name,
 		Before: mustJSON(toUserJSON(before)), After: mustJSON(auditAfter)})
 	s.writeJSON(w, r, http.StatusOK, out)
-}
-
-// userError answers an error of the users store.
-func (s *Server) userError(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		s.writeError(w, r, http.StatusNotFound, "usuário não encontrado")
-	case errors.Is(err, store.ErrExists):
-		s.writeError(w, r, http.StatusConflict, "já existe um usuário com esse nome")
-	case errors.Is(err, store.ErrInvalidName):
-		s.writeError(w, r, http.StatusBadRequest, "nome de usuário inválido: use de 1 a 64 letras, dígitos e . _ @ -")
-	case errors.Is(err, store.ErrInvalidRole):
-		s.writeError(w, r, http.StatusBadRequest, "papel inválido: use viewer, fiscal, supervisor, autoridade ou admin")
-	case errors.Is(err, store.ErrInvalidAgent):
-		s.writeError(w, r, http.StatusBadRequest, "nome completo, matrícula e cargo: até 200 caracteres cada, sem caracteres de controle")
-	case errors.Is(err, store.ErrWeakPassword):
-		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("a senha deve ter de %d a %d caracteres", store.MinPasswordLen, store.MaxPasswordLen))
-	case errors.Is(err, store.ErrLastAdmin):
-		s.writeError(w, r, http.StatusConflict, "não é possível rebaixar ou desativar o último administrador ativo")
-	default:
-		s.internalError(w, r, err)
-	}
 }
 
 // auditJSON is an audit entry as GET /api/v1/audit shows it.
@@ -232,12 +209,8 @@ func (s *Server) handleListAudit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	entries, next, err := s.audit.ListAudit(r.Context(), f, limit, q.Get("cursor"))
-	if errors.Is(err, store.ErrBadCursor) {
-		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "registro de auditoria")
 		return
 	}
 	items := make([]auditJSON, len(entries))

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"net/http"
 	"strings"
@@ -94,12 +93,8 @@ func (s *Server) handleVerification(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	ep, err := s.episodes.Episode(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, http.StatusNotFound, "episódio não encontrado")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "episódio")
 		return
 	}
 	if !acceptsVerification(ep, req.Kind) {
@@ -119,12 +114,8 @@ func (s *Server) handleVerification(w http.ResponseWriter, r *http.Request) {
 	user := userFrom(r.Context())
 	v := &rules.Verification{Kind: req.Kind, By: user.Name, At: wire.NewTime(time.Now()), Note: strings.TrimSpace(req.Note), Measurement: req.Measurement}
 	before, after, err := s.episodes.RecordVerification(r.Context(), id, v)
-	if errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, http.StatusNotFound, "episódio não encontrado")
-		return
-	}
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err, "episódio")
 		return
 	}
 	b, _ := json.Marshal(before.Verification)

@@ -21,10 +21,10 @@ import (
 
 	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/internal/replay"
-	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -68,7 +68,7 @@ type Config struct {
 	// FlushEvery and FlushBatches bound how long and how many batches wait for a commit.
 	FlushEvery   time.Duration
 	FlushBatches int
-	Registry     prometheus.Registerer
+	Metrics      prometheus.Registerer // receives the judge's metrics; nil: not registered
 	Now          func() time.Time
 	// Drafter makes drafts from closed episodes; nil: no drafts.
 	Drafter *drafts.Drafter
@@ -182,8 +182,8 @@ func New(cfg Config) *Judge {
 			Help: "Episodes open now.",
 		}),
 	}
-	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
 	}
 	return j
 }
@@ -263,7 +263,7 @@ func (j *Judge) Run(ctx context.Context) error {
 				if j.cfg.Hub != nil {
 					// The summary only: the stream is open to every role, and a draft's facts
 					// and warnings may name its driver (personal data, fiscal and above).
-					j.cfg.Hub.Publish("draft", api.NewDraftSummary(&m.Draft, drafts.StatusDraft, "ok")) // sealed just now
+					j.cfg.Hub.Publish("draft", view.NewDraftSummary(&m.Draft, drafts.StatusDraft, "ok")) // sealed just now
 				}
 			}
 		}
@@ -643,13 +643,13 @@ const onlineWithin = 2 * time.Minute
 // fleetEntry is a vehicle as the dashboard shows it, and whether its bridge's will message
 // said it went offline.
 type fleetEntry struct {
-	api.Vehicle
+	view.Vehicle
 	statusOffline bool
 }
 
 func (j *Judge) view(v *rules.Vehicle, now time.Time) fleetEntry {
-	e := fleetEntry{Vehicle: api.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs(),
-		Telemetry: &api.VehicleTelemetry{OutOfOrder: v.OutOfOrder, NotEvidence: v.NotEvidence, Duplicates: v.Duplicates,
+	e := fleetEntry{Vehicle: view.Vehicle{ID: v.ID, Licensee: v.Licensee, Epoch: v.Epoch, OpenEpisodes: v.OpenEpisodeIDs(),
+		Telemetry: &view.Telemetry{OutOfOrder: v.OutOfOrder, NotEvidence: v.NotEvidence, Duplicates: v.Duplicates,
 			ClockFaults: v.ClockFaults, ClockFault: v.ClockFaultID()}}}
 	vv := &e.Vehicle
 	if vv.OpenEpisodes == nil {
@@ -690,15 +690,15 @@ func (e *fleetEntry) setOnline(now time.Time) {
 }
 
 // Vehicles returns the fleet as last committed, sorted by id.
-func (j *Judge) Vehicles(context.Context) ([]api.Vehicle, error) {
+func (j *Judge) Vehicles(context.Context) ([]view.Vehicle, error) {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	now := j.cfg.Now()
-	out := make([]api.Vehicle, 0, len(j.fleet))
+	out := make([]view.Vehicle, 0, len(j.fleet))
 	for _, e := range j.fleet {
 		e.setOnline(now)
 		out = append(out, e.Vehicle)
 	}
-	slices.SortFunc(out, func(a, b api.Vehicle) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b view.Vehicle) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -18,14 +18,14 @@ func TestFleetMetrics(t *testing.T) {
 	spool := int64(42)
 	j := &Judge{cfg: Config{Now: func() time.Time { return now }}, fleet: map[string]fleetEntry{
 		// Seen 30 s ago, meter missing, 42 batches spooled.
-		"PIU-001": {Vehicle: api.Vehicle{ID: "PIU-001", LastSeen: wire.NewTime(now.Add(-30 * time.Second)), SpoolDepth: &spool,
+		"PIU-001": {Vehicle: view.Vehicle{ID: "PIU-001", LastSeen: wire.NewTime(now.Add(-30 * time.Second)), SpoolDepth: &spool,
 			Devices: map[string]string{"gps": wire.DeviceOK, "slm": wire.DeviceMissing}}},
 		// Seen 30 s ago, but its will said offline.
-		"PIU-002": {Vehicle: api.Vehicle{ID: "PIU-002", LastSeen: wire.NewTime(now.Add(-30 * time.Second))}, statusOffline: true},
+		"PIU-002": {Vehicle: view.Vehicle{ID: "PIU-002", LastSeen: wire.NewTime(now.Add(-30 * time.Second))}, statusOffline: true},
 		// Seen 3 minutes ago.
-		"PIU-003": {Vehicle: api.Vehicle{ID: "PIU-003", LastSeen: wire.NewTime(now.Add(-3 * time.Minute))}},
+		"PIU-003": {Vehicle: view.Vehicle{ID: "PIU-003", LastSeen: wire.NewTime(now.Add(-3 * time.Minute))}},
 		// Never seen (restored without batches).
-		"PIU-004": {Vehicle: api.Vehicle{ID: "PIU-004"}},
+		"PIU-004": {Vehicle: view.Vehicle{ID: "PIU-004"}},
 	}}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(fleetCollector{j})

@@ -137,7 +137,7 @@ func TestForgedBatchNotJudged(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			var logs lockedWriter
 			j := judge.New(judge.Config{
-				Engine: rules.New(profile.Piuma(), set), Store: st, Registry: reg, Logger: testLogger(&logs),
+				Engine: rules.New(profile.Piuma(), set), Store: st, Metrics: reg, Logger: testLogger(&logs),
 				FlushEvery: 10 * time.Millisecond, Now: func() time.Time { return now },
 				Signatures: batchsig.Policy{Required: tc.required, Keys: keys},
 			})

@@ -191,141 +191,204 @@ func Fine(p *profile.Profile, rule string, offence time.Time, issueDate time.Tim
 //
 // docs/penalty.md states each rule precisely.
 func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Result, error) {
+	a, err := newAssessment(p, o)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := a.penalty(); err != nil {
+		return Result{}, err
+	}
+	if err := a.notices(history); err != nil {
+		return Result{}, err
+	}
+	a.ex("Infração: %s (%s), punida pelo %s.", joinPT(a.res.Articles), a.first.Text, a.first.Penalty)
+	if a.licensee == "" {
+		a.ex("Prestador do serviço não identificado: não é possível verificar reincidência (Art. 48) nem suspensões anteriores (Art. 53, III).")
+	}
+	if a.res.BaseUFMP == 0 {
+		warning, err := a.repeat(opt)
+		if err != nil {
+			return Result{}, err
+		}
+		if warning {
+			a.res.CassacaoRecommended = cassacao(p, a.all, a.issueDay, a.ex)
+			return a.res, nil
+		}
+	} else {
+		a.ex("Multa prevista: %s %s (%s).", formatUFMP(a.res.BaseUFMP), a.unit, a.res.Penalty)
+	}
+	total, specific := a.recidivism()
+	if err := a.inReais(total); err != nil {
+		return Result{}, err
+	}
+	a.suspension(specific)
+	a.res.CassacaoRecommended = cassacao(p, a.all, a.issueDay, a.ex)
+	return a.res, nil
+}
+
+// assessment is the state of one Assess: the offence, its days, the licensee's notices and the
+// result so far, whose Explanation ex appends to, step by step.
+type assessment struct {
+	p                    *profile.Profile
+	o                    Offence
+	loc                  *time.Location
+	rec                  profile.Recidivism
+	unit                 string // the fiscal unit's name
+	offenceDay, issueDay time.Time
+	first                profile.Rule // the profile's rule of o.Rules[0]
+	licensee             string
+	all, mine            []Notice // the licensee's notices; those of facts before this one, oldest first
+	res                  Result
+}
+
+func (a *assessment) ex(format string, args ...any) {
+	a.res.Explanation = append(a.res.Explanation, fmt.Sprintf(format, args...))
+}
+
+// newAssessment checks the offence and the parts of the profile the calculus reads.
+func newAssessment(p *profile.Profile, o Offence) (*assessment, error) {
 	if p == nil || p.Location() == nil {
-		return Result{}, errors.New("penalty: profile not loaded (use profile.Load or profile.Parse)")
+		return nil, errors.New("penalty: profile not loaded (use profile.Load or profile.Parse)")
 	}
 	loc := p.Location()
 	if len(o.Rules) == 0 {
-		return Result{}, errors.New("penalty: offence without a rule")
+		return nil, errors.New("penalty: offence without a rule")
 	}
 	if o.Date.IsZero() {
-		return Result{}, errors.New("penalty: offence without a date")
+		return nil, errors.New("penalty: offence without a date")
 	}
 	if o.Issue.IsZero() {
-		return Result{}, errors.New("penalty: offence without a date of issue")
+		return nil, errors.New("penalty: offence without a date of issue")
 	}
 	offenceDay, issueDay := dayOf(o.Date, loc), dayOf(o.Issue, loc)
 	if issueDay.Before(offenceDay) {
-		return Result{}, fmt.Errorf("penalty: issued on %s, before the offence on %s",
+		return nil, fmt.Errorf("penalty: issued on %s, before the offence on %s",
 			issueDay.Format(time.DateOnly), offenceDay.Format(time.DateOnly))
 	}
 	rec := p.Recidivism
 	if rec.Basis != "confirmed" && rec.Basis != "issued" {
-		return Result{}, fmt.Errorf("penalty: recidivism.basis: want confirmed or issued, got %q", rec.Basis)
+		return nil, fmt.Errorf("penalty: recidivism.basis: want confirmed or issued, got %q", rec.Basis)
 	}
 	if rec.Same != "article" && rec.Same != "any" {
-		return Result{}, fmt.Errorf("penalty: recidivism.same: want article or any, got %q", rec.Same)
+		return nil, fmt.Errorf("penalty: recidivism.same: want article or any, got %q", rec.Same)
 	}
 	if !(rec.Factor > 0) {
-		return Result{}, fmt.Errorf("penalty: recidivism.factor: must be > 0, got %v", rec.Factor)
+		return nil, fmt.Errorf("penalty: recidivism.factor: must be > 0, got %v", rec.Factor)
 	}
 	if s := p.Suspension; s.MinDays <= 0 || s.MaxDays < s.MinDays {
-		return Result{}, fmt.Errorf("penalty: suspension: want 0 < min_days ≤ max_days, got %d–%d", s.MinDays, s.MaxDays)
+		return nil, fmt.Errorf("penalty: suspension: want 0 < min_days ≤ max_days, got %d–%d", s.MinDays, s.MaxDays)
 	}
 	if c := p.Cassacao; c.WithinMonths <= 0 || c.MoreThan < 0 {
-		return Result{}, fmt.Errorf("penalty: cassacao: want within_months > 0 and suspensions_more_than ≥ 0, got %d and %d",
+		return nil, fmt.Errorf("penalty: cassacao: want within_months > 0 and suspensions_more_than ≥ 0, got %d and %d",
 			c.WithinMonths, c.MoreThan)
 	}
+	return &assessment{p: p, o: o, loc: loc, rec: rec, unit: p.FiscalUnit.Name, offenceDay: offenceDay, issueDay: issueDay,
+		res: Result{FiscalUnit: p.FiscalUnit.Name, Factor: 1}}, nil
+}
 
-	var first profile.Rule
-	res := Result{FiscalUnit: p.FiscalUnit.Name, Factor: 1}
-	for i, id := range o.Rules {
-		r, ok := p.Rules[id]
+// penalty finds the one penalty the offence's rules share (Art. 41, § 3º: different penalties
+// are fined apart) and the precepts they violate.
+func (a *assessment) penalty() error {
+	for i, id := range a.o.Rules {
+		r, ok := a.p.Rules[id]
 		switch {
 		case !ok:
-			return Result{}, fmt.Errorf("penalty: rule %q is not in the profile", id)
+			return fmt.Errorf("penalty: rule %q is not in the profile", id)
 		case !r.Infraction:
-			return Result{}, fmt.Errorf("penalty: rule %q is not an infraction (rules.%s.infraction)", id, id)
+			return fmt.Errorf("penalty: rule %q is not an infraction (rules.%s.infraction)", id, id)
 		case !(r.FineUFMP >= 0):
-			return Result{}, fmt.Errorf("penalty: rules.%s.fine: must be ≥ 0, got %v", id, r.FineUFMP)
+			return fmt.Errorf("penalty: rules.%s.fine: must be ≥ 0, got %v", id, r.FineUFMP)
 		case i == 0:
-			first = r
-		case r.Penalty != first.Penalty || r.FineUFMP != first.FineUFMP:
-			return Result{}, fmt.Errorf("penalty: rules %q and %q have different penalties (%s, %v; %s, %v): fine them apart (Art. 41, § 3º)",
-				o.Rules[0], id, first.Penalty, first.FineUFMP, r.Penalty, r.FineUFMP)
+			a.first = r
+		case r.Penalty != a.first.Penalty || r.FineUFMP != a.first.FineUFMP:
+			return fmt.Errorf("penalty: rules %q and %q have different penalties (%s, %v; %s, %v): fine them apart (Art. 41, § 3º)",
+				a.o.Rules[0], id, a.first.Penalty, a.first.FineUFMP, r.Penalty, r.FineUFMP)
 		}
-		res.Rules = append(res.Rules, id)
-		if !slices.ContainsFunc(res.Articles, func(a string) bool { return samePrecept(a, r.Article) }) {
-			res.Articles = append(res.Articles, r.Article)
+		a.res.Rules = append(a.res.Rules, id)
+		if !slices.ContainsFunc(a.res.Articles, func(s string) bool { return samePrecept(s, r.Article) }) {
+			a.res.Articles = append(a.res.Articles, r.Article)
 		}
 	}
-	res.Penalty, res.BaseUFMP = first.Penalty, first.FineUFMP
-	unit := p.FiscalUnit.Name
-	ex := func(format string, a ...any) { res.Explanation = append(res.Explanation, fmt.Sprintf(format, a...)) }
+	a.res.Penalty, a.res.BaseUFMP = a.first.Penalty, a.first.FineUFMP
+	return nil
+}
 
-	licensee := strings.TrimSpace(o.Licensee)
-	var all, mine []Notice // the licensee's notices; those of facts before this one
+// notices keeps the licensee's notices of history (none when the licensee is unknown), and
+// those of facts before this one, oldest first.
+func (a *assessment) notices(history []Notice) error {
+	a.licensee = strings.TrimSpace(a.o.Licensee)
 	for _, n := range history {
-		if licensee == "" || strings.TrimSpace(n.Licensee) != licensee {
+		if a.licensee == "" || strings.TrimSpace(n.Licensee) != a.licensee {
 			continue
 		}
 		if err := n.check(); err != nil {
-			return Result{}, err
+			return err
 		}
-		all = append(all, n)
-		if !n.Offence.IsZero() && n.Offence.Before(o.Date) {
-			mine = append(mine, n)
+		a.all = append(a.all, n)
+		if !n.Offence.IsZero() && n.Offence.Before(a.o.Date) {
+			a.mine = append(a.mine, n)
 		}
 	}
-	slices.SortStableFunc(mine, func(a, b Notice) int {
-		return cmp.Or(a.Offence.Compare(b.Offence), strings.Compare(a.ID, b.ID))
+	slices.SortStableFunc(a.mine, func(x, y Notice) int {
+		return cmp.Or(x.Offence.Compare(y.Offence), strings.Compare(x.ID, y.ID))
 	})
+	return nil
+}
 
-	ex("Infração: %s (%s), punida pelo %s.", joinPT(res.Articles), first.Text, first.Penalty)
-	if licensee == "" {
-		ex("Prestador do serviço não identificado: não é possível verificar reincidência (Art. 48) nem suspensões anteriores (Art. 53, III).")
+// repeat assesses a rule fined only on repeat (Art. 41, I): the first offence is a notificação
+// preliminar (warning true: the result is complete but for the cassação), a repeat is fined
+// with the repeat fine of opt.
+func (a *assessment) repeat(opt Options) (warning bool, err error) {
+	rule := a.o.Rules[0]
+	rep, ok := opt.Repeat[rule]
+	if !ok {
+		return false, fmt.Errorf("penalty: rule %q has no fine (rules.%s.fine is 0) and no repeat fine in the options; the profile says: %q",
+			rule, rule, a.first.Notice)
 	}
-
-	// A rule fined only on repeat (Art. 41, I): the first offence is a notificação preliminar.
-	if res.BaseUFMP == 0 {
-		rep, ok := opt.Repeat[o.Rules[0]]
-		if !ok {
-			return Result{}, fmt.Errorf("penalty: rule %q has no fine (rules.%s.fine is 0) and no repeat fine in the options; the profile says: %q",
-				o.Rules[0], o.Rules[0], first.Notice)
-		}
-		if !(rep.UFMP > 0) || strings.TrimSpace(rep.Penalty) == "" {
-			return Result{}, fmt.Errorf("penalty: repeat fine of rule %q: want a penalty and an amount > 0, got %q and %v",
-				o.Rules[0], rep.Penalty, rep.UFMP)
-		}
-		// A notificação preliminar counts once delivered before the new fact: the offender is
-		// notified "mediante a entrega" (Art. 54), or by the edital's publication (§ 1º).
-		for _, n := range mine {
-			if n.Status.void() || !sharesPrecept(n.Articles, res.Articles) {
-				continue
-			}
-			delivered := n.Notified
-			if n.Mode == ModeEdital && !n.Published.IsZero() {
-				delivered = n.Published
-			}
-			if delivered.IsZero() || !dayOf(delivered, loc).Before(offenceDay) {
-				ex("Não considerado como repetição: o auto %s (fato de %s) não foi entregue ao autuado antes deste fato (Art. 54).",
-					n.ID, dateBR(n.Offence, loc))
-				continue
-			}
-			res.RepeatOf = append(res.RepeatOf, n)
-		}
-		if len(res.RepeatOf) == 0 {
-			res.Warning, res.TotalBRL = true, "0.00"
-			ex("Primeira ocorrência: notificação preliminar (Art. 41, I), sem multa; a repetição é punida com multa de %s %s (%s).",
-				formatUFMP(rep.UFMP), unit, rep.Penalty)
-			if first.Notice != "" {
-				ex("Providência prevista no perfil: %s.", first.Notice)
-			}
-			res.CassacaoRecommended = cassacao(p, all, issueDay, ex)
-			return res, nil
-		}
-		res.Penalty, res.BaseUFMP = rep.Penalty, rep.UFMP
-		ex("Repetição da infração já notificada anteriormente pelo mesmo preceito (%s): aplica-se a multa do %s, de %s %s.",
-			noticeList(res.RepeatOf, loc), rep.Penalty, formatUFMP(rep.UFMP), unit)
-	} else {
-		ex("Multa prevista: %s %s (%s).", formatUFMP(res.BaseUFMP), unit, res.Penalty)
+	if !(rep.UFMP > 0) || strings.TrimSpace(rep.Penalty) == "" {
+		return false, fmt.Errorf("penalty: repeat fine of rule %q: want a penalty and an amount > 0, got %q and %v",
+			rule, rep.Penalty, rep.UFMP)
 	}
+	// A notificação preliminar counts once delivered before the new fact: the offender is
+	// notified "mediante a entrega" (Art. 54), or by the edital's publication (§ 1º).
+	for _, n := range a.mine {
+		if n.Status.void() || !sharesPrecept(n.Articles, a.res.Articles) {
+			continue
+		}
+		delivered := n.Notified
+		if n.Mode == ModeEdital && !n.Published.IsZero() {
+			delivered = n.Published
+		}
+		if delivered.IsZero() || !dayOf(delivered, a.loc).Before(a.offenceDay) {
+			a.ex("Não considerado como repetição: o auto %s (fato de %s) não foi entregue ao autuado antes deste fato (Art. 54).",
+				n.ID, dateBR(n.Offence, a.loc))
+			continue
+		}
+		a.res.RepeatOf = append(a.res.RepeatOf, n)
+	}
+	if len(a.res.RepeatOf) == 0 {
+		a.res.Warning, a.res.TotalBRL = true, "0.00"
+		a.ex("Primeira ocorrência: notificação preliminar (Art. 41, I), sem multa; a repetição é punida com multa de %s %s (%s).",
+			formatUFMP(rep.UFMP), a.unit, rep.Penalty)
+		if a.first.Notice != "" {
+			a.ex("Providência prevista no perfil: %s.", a.first.Notice)
+		}
+		return true, nil
+	}
+	a.res.Penalty, a.res.BaseUFMP = rep.Penalty, rep.UFMP
+	a.ex("Repetição da infração já notificada anteriormente pelo mesmo preceito (%s): aplica-se a multa do %s, de %s %s.",
+		noticeList(a.res.RepeatOf, a.loc), rep.Penalty, formatUFMP(rep.UFMP), a.unit)
+	return false, nil
+}
 
-	// Recidivism (Art. 48) and specific recidivism (Art. 52).
-	var specific []Notice
+// recidivism applies Art. 48: the earlier fines that count make the fine the profile's factor
+// times the base. It returns the total in fiscal units and the earlier fines for the same
+// precept (specific recidivism, Art. 52).
+func (a *assessment) recidivism() (total *big.Rat, specific []Notice) {
+	rec, loc, offenceDay := a.rec, a.loc, a.offenceDay
 	var grounds, reasons []string
-	for _, n := range mine {
-		same := sharesPrecept(n.Articles, res.Articles)
+	for _, n := range a.mine {
+		same := sharesPrecept(n.Articles, a.res.Articles)
 		if rec.Same == "article" && !same {
 			continue
 		}
@@ -335,7 +398,7 @@ func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Resul
 			}
 			continue
 		}
-		event, what, ok := countsFrom(p, rec.Basis, n)
+		event, what, ok := countsFrom(a.p, rec.Basis, n)
 		if !ok {
 			reasons = append(reasons, fmt.Sprintf("o auto %s (fato de %s) não conta: %s", n.ID, dateBR(n.Offence, loc), what))
 			continue
@@ -350,7 +413,7 @@ func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Resul
 				n.ID, dateBR(n.Offence, loc), what, offenceDay.Format(dateLayoutBR)))
 			continue
 		}
-		res.RelyingOn = append(res.RelyingOn, n)
+		a.res.RelyingOn = append(a.res.RelyingOn, n)
 		grounds = append(grounds, fmt.Sprintf("auto %s (fato de %s; %s)", n.ID, dateBR(n.Offence, loc), what))
 		if same {
 			specific = append(specific, n)
@@ -360,55 +423,62 @@ func Assess(p *profile.Profile, o Offence, history []Notice, opt Options) (Resul
 	if rec.Basis == "issued" {
 		basis = "autos de multa emitidos antes da data do fato, salvo os arquivados, anulados ou com defesa acolhida"
 	}
-	scope := "pelo mesmo preceito (" + joinPT(res.Articles) + ")"
+	scope := "pelo mesmo preceito (" + joinPT(a.res.Articles) + ")"
 	if rec.Same == "any" {
 		scope = "por qualquer preceito desta lei"
 	}
-	total := ratFromFloat(res.BaseUFMP)
-	if len(res.RelyingOn) > 0 {
-		res.Recidivist, res.Factor = true, rec.Factor
+	total = ratFromFloat(a.res.BaseUFMP)
+	if len(a.res.RelyingOn) > 0 {
+		a.res.Recidivist, a.res.Factor = true, rec.Factor
 		total.Mul(total, ratFromFloat(rec.Factor))
-		ex("Reincidência (Art. 48, § 1º): o prestador %s já havia sido multado %s — %s. Contam %s.",
-			licensee, scope, joinPT(grounds), basis)
+		a.ex("Reincidência (Art. 48, § 1º): o prestador %s já havia sido multado %s — %s. Contam %s.",
+			a.licensee, scope, joinPT(grounds), basis)
 		how := "aplicada em dobro (Art. 48)"
 		if rec.Factor != 2 {
 			how = "multiplicada pelo fator de reincidência do perfil (o Art. 48 diz em dobro)"
 		}
-		ex("Em caso de reincidência a multa é %s: %s × %s = %s %s.",
-			how, formatUFMP(res.BaseUFMP), formatUFMP(rec.Factor), formatRat(total), unit)
-	} else if licensee != "" {
-		ex("Sem reincidência (Art. 48): nenhuma multa anterior do prestador %s %s que conte (contam %s).", licensee, scope, basis)
+		a.ex("Em caso de reincidência a multa é %s: %s × %s = %s %s.",
+			how, formatUFMP(a.res.BaseUFMP), formatUFMP(rec.Factor), formatRat(total), a.unit)
+	} else if a.licensee != "" {
+		a.ex("Sem reincidência (Art. 48): nenhuma multa anterior do prestador %s %s que conte (contam %s).", a.licensee, scope, basis)
 	}
 	for _, r := range reasons {
-		ex("Não considerado para reincidência: %s.", r)
+		a.ex("Não considerado para reincidência: %s.", r)
 	}
-	res.TotalUFMP, _ = total.Float64()
+	a.res.TotalUFMP, _ = total.Float64()
+	return total, specific
+}
 
-	// Art. 44: the value of the fiscal unit in force on the day of issue.
-	v, value, err := unitValue(p, issueDay)
+// inReais converts total fiscal units to reais at the value in force on the day of issue
+// (Art. 44), exactly, rounded half-up to the centavo.
+func (a *assessment) inReais(total *big.Rat) error {
+	v, value, err := unitValue(a.p, a.issueDay)
 	if err != nil {
-		return Result{}, err
+		return err
 	}
-	res.UnitValueBRL, res.UnitValueFrom = v.BRL, v.From
+	a.res.UnitValueBRL, a.res.UnitValueFrom = v.BRL, v.From
 	brl := new(big.Rat).Mul(total, value)
 	cents := roundCents(brl)
-	res.TotalBRL = formatCents(cents, false)
+	a.res.TotalBRL = formatCents(cents, false)
 	from, _ := time.Parse(time.DateOnly, v.From)
-	ex("Valor da %s vigente na data de emissão, %s: R$ %s, desde %s (Art. 44).",
-		unit, issueDay.Format(dateLayoutBR), strings.Replace(v.BRL, ".", ",", 1), from.Format(dateLayoutBR))
-	ex("Valor da multa: %s %s × R$ %s = %s (calculado exatamente e arredondado ao centavo, meio centavo para cima).",
-		formatRat(total), unit, strings.Replace(v.BRL, ".", ",", 1), formatCents(cents, true))
+	a.ex("Valor da %s vigente na data de emissão, %s: R$ %s, desde %s (Art. 44).",
+		a.unit, a.issueDay.Format(dateLayoutBR), strings.Replace(v.BRL, ".", ",", 1), from.Format(dateLayoutBR))
+	a.ex("Valor da multa: %s %s × R$ %s = %s (calculado exatamente e arredondado ao centavo, meio centavo para cima).",
+		formatRat(total), a.unit, strings.Replace(v.BRL, ".", ",", 1), formatCents(cents, true))
+	return nil
+}
 
-	if len(specific) > 0 {
-		s := p.Suspension
-		res.SuspensionRecommended = &SuspensionRecommendation{MinDays: s.MinDays, MaxDays: s.MaxDays,
-			Reason: fmt.Sprintf("Reincidência específica (Art. 52): o prestador %s já havia sido multado pelo mesmo preceito (%s) — %s. "+
-				"Recomenda-se ao agente a suspensão da licença por %d a %d dias (Art. 52, parágrafo único); a decisão é da autoridade competente.",
-				licensee, joinPT(res.Articles), noticeList(specific, loc), s.MinDays, s.MaxDays)}
-		ex("%s", res.SuspensionRecommended.Reason)
+// suspension recommends a suspension of the licence on specific recidivism (Art. 52).
+func (a *assessment) suspension(specific []Notice) {
+	if len(specific) == 0 {
+		return
 	}
-	res.CassacaoRecommended = cassacao(p, all, issueDay, ex)
-	return res, nil
+	s := a.p.Suspension
+	a.res.SuspensionRecommended = &SuspensionRecommendation{MinDays: s.MinDays, MaxDays: s.MaxDays,
+		Reason: fmt.Sprintf("Reincidência específica (Art. 52): o prestador %s já havia sido multado pelo mesmo preceito (%s) — %s. "+
+			"Recomenda-se ao agente a suspensão da licença por %d a %d dias (Art. 52, parágrafo único); a decisão é da autoridade competente.",
+			a.licensee, joinPT(a.res.Articles), noticeList(specific, a.loc), s.MinDays, s.MaxDays)}
+	a.ex("%s", a.res.SuspensionRecommended.Reason)
 }
 
 // check reports a notice whose status or mode is not one this package knows.

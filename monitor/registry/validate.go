@@ -66,9 +66,6 @@ func FieldErrors(err error) []*FieldError {
 // idPattern is the pattern of every record id; vehicle ids are the MQTT vehicle names.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
-// ValidID reports whether s may be the id of a record: [A-Za-z0-9_-]{1,32}.
-func ValidID(s string) bool { return idPattern.MatchString(s) }
-
 // maxText is the longest free-text field accepted, in bytes.
 const maxText = 300
 
