@@ -258,7 +258,7 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 			draft.Articles = append(draft.Articles, ep.Article)
 		}
 		draft.FineUFMP = max(draft.FineUFMP, ruleOf(p, &ep).FineUFMP)
-		draft.Facts = append(draft.Facts, fact(p, &ep))
+		draft.Facts = append(draft.Facts, fact(p, &ep, d.cfg.Places))
 	}
 	draft.Start, draft.End = wire.NewTime(start), wire.NewTime(end)
 	draft.ID = DraftID(draft.Vehicle, draft.Penalty, d.conduct(&eps[0]), start)
