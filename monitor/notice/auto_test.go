@@ -38,7 +38,7 @@ func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyAr
 		Penalty:  &notice.Penalty{FineUFMP: 400, FineBRL: "1680.00", UnitValueBRL: "4.2000", Recommendation: "Recomenda-se a suspensão (Art. 52): a medição pode ser contestada."}}
 	if issued {
 		at := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC) // Friday 11:00 in Piúma
-		in.Case = notice.Case{Status: drafts.StatusIssued, Notice: "AI-2026/0001", DecidedBy: "joao", DecidedAt: &at,
+		in.Decision = notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0001", DecidedBy: "joao", DecidedAt: &at,
 			Agent: &notice.Agent{FullName: "João Batista Moreira", Matricula: "FP-0042", Cargo: "Agente de Fiscalização de Posturas"}}
 	}
 	return strings.Join(strings.Fields(render(t, in, "auto-"+name)), " ")

@@ -1,6 +1,8 @@
 package notice
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"slices"
 
@@ -37,6 +39,13 @@ func (p *projection) metres(lat, lon float64) (x, y float64) {
 func (p *projection) paper(lat, lon float64) (x, y float64) {
 	mx, my := p.metres(lat, lon)
 	return p.cx + (mx-p.mx)*p.mmPerM, p.cy - (my-p.my)*p.mmPerM
+}
+
+// latLon returns the position at paper point (x, y): the inverse of paper.
+func (p *projection) latLon(x, y float64) (lat, lon float64) {
+	mx := (x-p.cx)/p.mmPerM + p.mx
+	my := (p.cy-y)/p.mmPerM + p.my
+	return p.lat0 + my/p.ky, p.lon0 + mx/p.kx
 }
 
 // bounds accumulates an extent in metres.
@@ -170,6 +179,7 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	pr.mx, pr.my = (bb.minX+bb.maxX)/2, (bb.minY+bb.maxY)/2
 
 	pdf.ClipRect(x, y, w, h, false)
+	based := d.baseMap(pr, x, y, w, h)
 	// Places: the radius of sensitive sites first, then the sites and zones themselves.
 	for _, f := range d.places {
 		if kind, _ := f.Properties["kind"].(string); kind == "sensitive" {
@@ -276,8 +286,58 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	}
 	d.font("I", 6)
 	d.text(colMuted)
-	pdf.Text(x, ly+float64((len(entries)+1)/2)*3.6+0.8, d.tr("Croqui vetorial em projeção local (norte para cima), sem mapa de fundo."))
+	note := "Croqui vetorial em projeção local (norte para cima), sem mapa de fundo."
+	if based {
+		note = "Mapa de fundo: " + d.in.Tiles.attribution() + ". Projeção local, norte para cima."
+	}
+	pdf.Text(x, ly+float64((len(entries)+1)/2)*3.6+0.8, d.tr(note))
 	d.text(colInk)
+}
+
+// baseMap draws the base-map tiles (Input.Tiles) under the box (x, y, w, h), lightened so that
+// the track and the places stand out, and reports whether it did. Without a tile source, or
+// when a tile cannot be fetched within the timeout, it draws nothing: the sketch stands alone.
+func (d *doc) baseMap(pr *projection, x, y, w, h float64) bool {
+	t := d.in.Tiles
+	if t == nil || t.URL == "" {
+		return false
+	}
+	north, west := pr.latLon(x, y)
+	south, east := pr.latLon(x+w, y+h)
+	widthM := w / pr.mmPerM
+	z := zoomFor((north+south)/2, widthM, w)
+	x0, y0 := tileXY(north, west, z)
+	x1, y1 := tileXY(south, east, z)
+	var keys []tileKey
+	for ty := y0; ty <= y1; ty++ {
+		for tx := x0; tx <= x1; tx++ {
+			keys = append(keys, tileKey{z, tx, ty})
+		}
+	}
+	images, err := t.fetch(keys)
+	if err != nil {
+		if t.Logger != nil {
+			t.Logger.Warn("notice: base map left out, the sketch stands alone", "draft", d.d.ID, "err", err)
+		}
+		return false
+	}
+	pdf := d.pdf
+	for _, k := range keys {
+		name := fmt.Sprintf("tile-%d-%d-%d", k.z, k.x, k.y)
+		opt := fpdf.ImageOptions{ImageType: "JPG"}
+		pdf.RegisterImageOptionsReader(name, opt, bytes.NewReader(images[k]))
+		nLat, wLon := tileCorner(k.x, k.y, k.z)
+		sLat, eLon := tileCorner(k.x+1, k.y+1, k.z)
+		px0, py0 := pr.paper(nLat, wLon)
+		px1, py1 := pr.paper(sLat, eLon)
+		pdf.ImageOptions(name, px0, py0, px1-px0, py1-py0, false, opt, 0, "")
+	}
+	// A white veil: the base map is the background, the evidence the figure.
+	pdf.SetAlpha(0.35, "Normal")
+	d.fill(colWhite)
+	pdf.Rect(x, y, w, h, "F")
+	pdf.SetAlpha(1, "Normal")
+	return true
 }
 
 // polyline draws a line through the positions.

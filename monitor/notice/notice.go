@@ -29,8 +29,8 @@ type Input struct {
 	Bundle  *drafts.Bundle
 	Profile *profile.Profile
 
-	// Case is the decision on the draft; zero: a draft waiting for an agent.
-	Case Case
+	// Decision is what became of the draft; zero: a draft waiting for an agent.
+	Decision Decision
 
 	// Registry details, when the vehicle is registered.
 	Licensee *Licensee
@@ -42,12 +42,17 @@ type Input struct {
 	// the draft's base fine is printed and the calculation is left to the issue.
 	Penalty *Penalty
 
+	// Tiles is the base map of the mini-map; nil: the vector sketch alone.
+	Tiles *Tiles
+
 	// Addenda is how many addenda (data that arrived after the draft was made) the case has.
 	Addenda int
 }
 
-// Case is the state of the case a draft became.
-type Case struct {
+// Decision is what an agent decided on a draft: issued as an auto (with its number and the
+// agent's identification) or dismissed (with the reason). The caller reads it from wherever it
+// keeps cases; the renderer only prints it.
+type Decision struct {
 	Status    string     // drafts.StatusDraft (or ""), StatusIssued, StatusDismissed
 	Notice    string     // the notice number, when issued
 	DecidedBy string     // the agent who decided
