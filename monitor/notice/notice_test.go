@@ -458,6 +458,17 @@ func TestIssuedNoticeStatesTheCalculusPenalty(t *testing.T) {
 	mustNotContain(t, text, "0 UFMP", "R$ 0,00", "Multa (")
 }
 
+// TestNoticeSaysWhetherEvidenceIsSigned: the notice prints the draft's evidence_signed line (the
+// speed draft's batches are not signed).
+func TestNoticeSaysWhetherEvidenceIsSigned(t *testing.T) {
+	s, b, f := speedDraft(t)
+	if b.Draft.EvidenceSigned != "sem assinatura" {
+		t.Fatalf("evidence_signed %q, want %q", b.Draft.EvidenceSigned, "sem assinatura")
+	}
+	text := render(t, notice.Input{Sealed: s, Bundle: b, Profile: f.p}, "notice-evidence-unsigned")
+	mustContain(t, text, "Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na selagem das evidências): sem assinatura.")
+}
+
 // testProfile is Piúma's with a default NBR area for the test towns, which have no nbr_zone.
 func testProfile() *profile.Profile {
 	p := profile.Piuma()
