@@ -86,14 +86,7 @@ func TestImportOSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := Write(&buf, fc); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Read(&buf, "osm.geojson")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := writeAndRead(t, fc)
 	if s.Len() != 9 || s2.Len() != 9 {
 		t.Fatalf("Len = %d, %d", s.Len(), s2.Len())
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paulmach/orb"
+	"github.com/paulmach/orb/geojson"
 )
 
 // piumaExtract imports the synthetic Piúma street extract as the monitor does (ImportOSM,
@@ -24,15 +25,21 @@ func piumaExtract(t testing.TB) (*Set, Stats) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writeAndRead(t, fc), st
+}
+
+// writeAndRead writes fc as the importer's command does and loads it.
+func writeAndRead(t testing.TB, fc *geojson.FeatureCollection) *Set {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := Write(&buf, fc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Read(&buf, "piuma-osm.geojson")
+	s, err := Read(&buf, "osm.geojson")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, st
+	return s
 }
 
 func TestImportOSMStreetsAndLandmarks(t *testing.T) {

@@ -3,9 +3,7 @@ package drafts_test
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
-	"github.com/trenzinho/trenzinho/monitor/store"
 )
 
 // streetExtract imports the synthetic Piúma street extract as `monitor geofences import-osm`
@@ -42,15 +39,27 @@ func streetExtract(t *testing.T) geofences.File {
 	return geofences.File{Name: "piuma-osm.geojson", Collection: out}
 }
 
+// townWithStreets is the test town with the street extract.
+func townWithStreets(t *testing.T) *geofences.Set {
+	t.Helper()
+	set, err := geofences.NewSet(townFile(t), streetExtract(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func townFile(t *testing.T) geofences.File {
+	t.Helper()
+	fc, err := geojson.UnmarshalFeatureCollection([]byte(town))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return geofences.File{Name: "town.geojson", Collection: fc}
+}
+
 func TestPlaceAt(t *testing.T) {
-	townFC, err := geojson.UnmarshalFeatureCollection([]byte(town))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := geofences.NewSet(geofences.File{Name: "town.geojson", Collection: townFC}, streetExtract(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := townWithStreets(t)
 	// On the avenue, 55 m south of the square.
 	pl := drafts.PlaceAt(set, -20.8418, -40.7245)
 	if pl == nil || pl.Street != "Avenida Beira-Mar" || pl.StreetDistanceM > 2 || pl.StreetOSMID != "way/910001" ||
@@ -68,7 +77,7 @@ func TestPlaceAt(t *testing.T) {
 	if pl := drafts.PlaceAt(set, -20.80, -40.70); pl != nil {
 		t.Errorf("out of town: %+v", pl)
 	}
-	noStreets, err := geofences.NewSet(geofences.File{Name: "town.geojson", Collection: townFC})
+	noStreets, err := geofences.NewSet(townFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,23 +98,11 @@ func TestPlaceAt(t *testing.T) {
 
 // A draft made with the street extract names the place of each fact, as observed data.
 func TestDraftNamesThePlace(t *testing.T) {
-	townFC, err := geojson.UnmarshalFeatureCollection([]byte(town))
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := geofences.NewSet(geofences.File{Name: "town.geojson", Collection: townFC}, streetExtract(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	f := newFixture(t)
+	set := townWithStreets(t)
 	p := profile.Piuma()
-	f := &fixture{db: db, engine: rules.New(p, set), key: key,
-		drafter: drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Places: set, Key: key, Software: "test", Settle: time.Minute})}
+	f.engine = rules.New(p, set)
+	f.drafter = drafts.NewDrafter(drafts.Config{Store: f.db, Profile: p, ProfileYAML: profile.PiumaYAML(), Places: set, Key: f.key, Software: "test", Settle: time.Minute})
 	start := time.Date(2026, 11, 27, 10, 0, 0, 0, p.Location())
 	f.play(t, f.play(t, start, 120, 80), 200, 50)
 	f.verify(t, rules.VerifyMusic)
@@ -117,7 +114,7 @@ func TestDraftNamesThePlace(t *testing.T) {
 	// The vehicle stood on Rua Quintino Bocaiúva, 50 m north of the school (a named site of
 	// the survey: a landmark too).
 	const want = `Local aproximado da posição registrada no instante do valor máximo: nas proximidades de Rua Quintino Bocaiúva, a cerca de 50 m de "EMEF Teste".`
-	b, err := drafts.Verify(&made[0].Sealed, key.Public().(ed25519.PublicKey))
+	b, err := drafts.Verify(&made[0].Sealed, f.key.Public().(ed25519.PublicKey))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,15 +118,7 @@ func TestIssuedAutoQuotesTheLawExactly(t *testing.T) {
 // is filed, the last day to file it when received on the day of issue, and what follows
 // without payment.
 func TestIssuedAutoAgentAndDefence(t *testing.T) {
-	y := strings.NewReplacer(
-		"  to: \"\"", "  to: Autoridade Julgadora de Posturas",
-		"  address: \"\"", "  address: Rua Dr. Jones dos Santos Neves, 100, Centro, Piúma-ES",
-		"  email: \"\"", "  email: defesa@piuma.es.gov.br").Replace(string(profile.PiumaYAML()))
-	p, err := profile.Parse([]byte(y), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := issuedAuto(t, p, "agent", "speed", "Art. 23", "Art. 46, X", true)
+	text := issuedAuto(t, defenceProfile(t), "agent", "speed", "Art. 23", "Art. 46, X", true)
 	// Issued Friday 27/11/2026, received that day: 10 days from Saturday → Monday 07/12/2026.
 	mustContain(t, text, "João Batista Moreira", "FP-0042", "Agente de Fiscalização de Posturas",
 		"Autoridade Julgadora de Posturas", "Rua Dr. Jones dos Santos Neves, 100, Centro, Piúma-ES", "defesa@piuma.es.gov.br",
