@@ -14,12 +14,17 @@ import (
 // distance in metres from the position. It describes the position, which the coordinates
 // state exactly: it is approximate, and no rule judges it. Either name is empty when none lies
 // within its radius.
+//
+// StreetID and LandmarkID are the geofence ids of the features, whose geometry the bundle
+// keeps with the sites (Bundle.Places) so that the mini-map draws them.
 type Place struct {
 	Street          string  `json:"street,omitempty"`
+	StreetID        string  `json:"street_id,omitempty"`
 	StreetOSMID     string  `json:"street_osm_id,omitempty"`
 	StreetDistanceM float64 `json:"street_distance_m,omitempty"`
 
 	Landmark          string  `json:"landmark,omitempty"`
+	LandmarkID        string  `json:"landmark_id,omitempty"`
 	LandmarkOSMID     string  `json:"landmark_osm_id,omitempty"`
 	LandmarkDistanceM float64 `json:"landmark_distance_m,omitempty"`
 
@@ -41,11 +46,11 @@ func PlaceAt(set *geofences.Set, lat, lon float64) *Place {
 	}
 	pl := &Place{}
 	if h := g.Street; h != nil {
-		pl.Street, pl.StreetDistanceM, pl.Source = h.Feature.Name, round1(h.DistanceM), h.Feature.Source
+		pl.Street, pl.StreetID, pl.StreetDistanceM, pl.Source = h.Feature.Name, h.Feature.ID, round1(h.DistanceM), h.Feature.Source
 		pl.StreetOSMID, _ = h.Feature.Properties["osm_id"].(string)
 	}
 	if h := g.Landmark; h != nil {
-		pl.Landmark, pl.LandmarkDistanceM = h.Feature.Name, round1(h.DistanceM)
+		pl.Landmark, pl.LandmarkID, pl.LandmarkDistanceM = h.Feature.Name, h.Feature.ID, round1(h.DistanceM)
 		pl.LandmarkOSMID, _ = h.Feature.Properties["osm_id"].(string)
 		if pl.Source == "" {
 			pl.Source = h.Feature.Source

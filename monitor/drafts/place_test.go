@@ -118,6 +118,18 @@ func TestDraftNamesThePlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bundle keeps the street's geometry with the school's (the landmark), for the map.
+	var ids []string
+	for _, raw := range b.Places {
+		f, err := geojson.UnmarshalFeature(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, f.Properties.MustString("id", ""))
+	}
+	if strings.Join(ids, ",") != "school,osm-way-910002" {
+		t.Errorf("bundle places %v", ids)
+	}
 	for _, fct := range b.Draft.Facts {
 		if fct.Place == nil || fct.Place.Street != "Rua Quintino Bocaiúva" || fct.Place.Landmark != "EMEF Teste" {
 			t.Errorf("fact %s: place %+v", fct.Rule, fct.Place)

@@ -158,7 +158,11 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	}
 	for _, f := range d.places {
 		r := 0.0
-		if kind, _ := f.Properties["kind"].(string); kind == "sensitive" {
+		kind, _ := f.Properties["kind"].(string)
+		if kind == "street" || kind == "landmark" {
+			continue // they name the place; the map is framed on the evidence
+		}
+		if kind == "sensitive" {
 			r = radius
 		}
 		eachPoint(f.Geometry, func(p orb.Point) {
@@ -180,6 +184,7 @@ func (d *doc) drawMap(x, y, w, h float64) {
 
 	pdf.ClipRect(x, y, w, h, false)
 	based := d.baseMap(pr, x, y, w, h)
+	d.drawStreets(pr)
 	// Places: the radius of sensitive sites first, then the sites and zones themselves.
 	for _, f := range d.places {
 		if kind, _ := f.Properties["kind"].(string); kind == "sensitive" {
@@ -188,7 +193,9 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	}
 	for _, f := range d.places {
 		kind, _ := f.Properties["kind"].(string)
-		d.drawPlace(pr, f.Geometry, kind)
+		if kind != "street" {
+			d.drawPlace(pr, f.Geometry, kind)
+		}
 	}
 	// The track: the raw batches around the facts, then the facts.
 	pdf.SetLineCapStyle("round")
@@ -216,10 +223,14 @@ func (d *doc) drawMap(x, y, w, h float64) {
 		pdf.Line(px-1.4, py-1.4, px+1.4, py+1.4)
 		pdf.Line(px-1.4, py+1.4, px+1.4, py-1.4)
 	}
-	// Labels of the places.
+	// Labels of the places; a street's along it, near the facts.
 	for _, f := range d.places {
 		name, _ := f.Properties["name"].(string)
 		if name == "" {
+			continue
+		}
+		if kind, _ := f.Properties["kind"].(string); kind == "street" {
+			d.streetLabel(pr, f.Geometry, name)
 			continue
 		}
 		c := f.Geometry.Bound().Center()
@@ -291,6 +302,84 @@ func (d *doc) drawMap(x, y, w, h float64) {
 		note = "Mapa de fundo: " + d.in.Tiles.attribution() + ". Projeção local, norte para cima."
 	}
 	pdf.Text(x, ly+float64((len(entries)+1)/2)*3.6+0.8, d.tr(note))
+	d.text(colInk)
+}
+
+// drawStreets draws the streets that name the facts' places as light roads under everything
+// else.
+func (d *doc) drawStreets(pr *projection) {
+	for _, f := range d.places {
+		if kind, _ := f.Properties["kind"].(string); kind != "street" {
+			continue
+		}
+		for _, ls := range lines(f.Geometry) {
+			pts := make([]latLon, 0, len(ls))
+			for _, p := range ls {
+				pts = append(pts, latLon{p.Lat(), p.Lon()})
+			}
+			d.pdf.SetLineCapStyle("round")
+			d.draw(rgb{205, 210, 218})
+			d.pdf.SetLineWidth(2.4)
+			d.polyline(pr, pts)
+			d.draw(colWhite)
+			d.pdf.SetLineWidth(1.6)
+			d.polyline(pr, pts)
+			d.pdf.SetLineCapStyle("butt")
+		}
+	}
+}
+
+// lines returns the lines of a LineString or MultiLineString.
+func lines(g orb.Geometry) []orb.LineString {
+	switch g := g.(type) {
+	case orb.LineString:
+		return []orb.LineString{g}
+	case orb.MultiLineString:
+		return g
+	}
+	return nil
+}
+
+// streetLabel writes a street's name beside it, at its point nearest to the first fact's
+// position (inside the map, which clips).
+func (d *doc) streetLabel(pr *projection, g orb.Geometry, name string) {
+	var fx, fy float64
+	found := false
+	for _, f := range d.d.Facts {
+		if f.Lat != 0 || f.Lon != 0 {
+			fx, fy = pr.paper(f.Lat, f.Lon)
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	best, bx, by := math.Inf(1), 0.0, 0.0
+	for _, ls := range lines(g) {
+		for i := 1; i < len(ls); i++ {
+			ax, ay := pr.paper(ls[i-1].Lat(), ls[i-1].Lon())
+			cx, cy := pr.paper(ls[i].Lat(), ls[i].Lon())
+			// The point of segment a–c nearest to the fact.
+			dx, dy := cx-ax, cy-ay
+			t := 0.0
+			if l2 := dx*dx + dy*dy; l2 > 0 {
+				t = math.Min(1, math.Max(0, ((fx-ax)*dx+(fy-ay)*dy)/l2))
+			}
+			px, py := ax+t*dx, ay+t*dy
+			if dist := math.Hypot(px-fx, py-fy); dist < best {
+				best, bx, by = dist, px, py
+			}
+		}
+	}
+	if math.IsInf(best, 1) {
+		return
+	}
+	d.font("I", 6.3)
+	d.text(colMuted)
+	label := d.tr(name)
+	// Beside the street, clear of the peak's mark.
+	d.pdf.Text(bx+3, by+3.8, label)
 	d.text(colInk)
 }
 
