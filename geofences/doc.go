@@ -64,7 +64,8 @@
 //
 // # OpenStreetMap and sample data
 //
-// ImportOSM converts an OpenStreetMap GeoJSON export into sensitive
+// ImportOSM converts an OpenStreetMap GeoJSON export (or an Overpass API
+// JSON answer) into sensitive
 // features marked source "osm" and unverified, and into the named streets
 // and landmarks with which ReverseGeocode names the place of an auto
 // offline (the nearest street within a few tens of metres, the nearest

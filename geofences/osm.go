@@ -59,7 +59,8 @@ func categoryLabel(c Category) string {
 }
 
 // ImportOSM converts an OpenStreetMap GeoJSON export (as produced by
-// overpass-turbo or osmtogeojson) into sensitive features, and the named
+// overpass-turbo or osmtogeojson), or an Overpass API JSON answer with
+// geometry ([out:json] … out geom; see fromOverpass), into sensitive features, and the named
 // streets and landmarks that name the place of an auto
 // (Set.ReverseGeocode). Sensitive sites are:
 //
@@ -94,15 +95,14 @@ func ImportOSM(r io.Reader) (*geojson.FeatureCollection, Stats, error) {
 	if err != nil {
 		return nil, st, fmt.Errorf("geofences: import OSM: %w", err)
 	}
-	in, err := geojson.UnmarshalFeatureCollection(data)
-	if err != nil {
-		var probe struct {
-			Elements json.RawMessage `json:"elements"`
+	in, isOverpass, err := decodeOverpass(data)
+	switch {
+	case err != nil:
+		return nil, st, fmt.Errorf("geofences: import OSM: %w", err)
+	case !isOverpass:
+		if in, err = geojson.UnmarshalFeatureCollection(data); err != nil {
+			return nil, st, fmt.Errorf("geofences: import OSM: neither a GeoJSON FeatureCollection nor Overpass JSON: %w", err)
 		}
-		if json.Unmarshal(data, &probe) == nil && probe.Elements != nil {
-			return nil, st, fmt.Errorf("geofences: import OSM: this is Overpass JSON, not GeoJSON; export as GeoJSON (overpass-turbo) or convert it with osmtogeojson")
-		}
-		return nil, st, fmt.Errorf("geofences: import OSM: not a GeoJSON FeatureCollection: %w", err)
 	}
 	out := geojson.NewFeatureCollection()
 	seen := make(map[string]bool)

@@ -102,9 +102,9 @@ func TestImportOSM(t *testing.T) {
 }
 
 func TestImportOSMErrors(t *testing.T) {
-	_, _, err := ImportOSM(strings.NewReader(`{"version":0.6,"elements":[{"type":"node","id":1}]}`))
-	if err == nil || !strings.Contains(err.Error(), "osmtogeojson") {
-		t.Errorf("Overpass JSON: %v", err)
+	_, _, err := ImportOSM(strings.NewReader(`{"version":0.6,"elements":{"type":"node","id":1}}`))
+	if err == nil || !strings.Contains(err.Error(), "Overpass JSON") {
+		t.Errorf("bad Overpass JSON: %v", err)
 	}
 	_, _, err = ImportOSM(strings.NewReader(`<osm/>`))
 	if err == nil {
