@@ -185,7 +185,14 @@ func TestMiniMapOverBaseTiles(t *testing.T) {
 	if n == 0 || n != asked || asked > 36 {
 		t.Errorf("%d images in the PDF, %d tiles asked (%v)", n, asked, paths)
 	}
+	// The second render draws the tiles from the cache: the server is not asked again.
 	text := render(t, in, "notice-basemap")
+	mu.Lock()
+	again := len(paths)
+	mu.Unlock()
+	if again != asked {
+		t.Errorf("the second render asked %d more tiles", again-asked)
+	}
 	mustContain(t, text, "Mapa de fundo: servidor de mapas 127.0.0.1")
 	mustNotContain(t, text, "sem mapa de fundo")
 

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -26,7 +27,9 @@ import (
 // dashboard uses (TRENZINHO_TILE_URL). The URL comes from the configuration only; the tile
 // numbers are computed from the evidence's positions, so no network input chooses what is
 // fetched. Tiles are fetched when the PDF is rendered, all within Timeout: if any tile fails,
-// the document falls back to the vector sketch (a partial base map would mislead).
+// the document falls back to the vector sketch (a partial base map would mislead). Fetched
+// tiles are cached for a day (at most 512): one Tiles serves every render and must not be
+// copied.
 type Tiles struct {
 	// URL is the template, with {z}, {x} and {y} and optionally {s} (a, b or c), e.g.
 	// https://tile.openstreetmap.org/{z}/{x}/{y}.png.
@@ -42,6 +45,54 @@ type Tiles struct {
 	UserAgent string
 	// Logger reports why the base map was left out; nil: not reported.
 	Logger *slog.Logger
+
+	// The tiles fetched lately, so that printing the autos of one evening does not ask the
+	// tile server for the same tiles again (tile usage policies ask clients to cache).
+	mu    sync.Mutex
+	cache map[tileKey]cachedTile
+}
+
+// cachedTile is a fetched tile, re-encoded, and when it was fetched.
+type cachedTile struct {
+	jpeg    []byte
+	fetched time.Time
+}
+
+// The tile cache: at most tileCacheSize tiles (about 20 kB each), each kept tileCacheAge.
+const (
+	tileCacheSize = 512
+	tileCacheAge  = 24 * time.Hour
+)
+
+// cached returns a tile fetched less than tileCacheAge ago.
+func (t *Tiles) cached(k tileKey) ([]byte, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.cache[k]
+	if !ok || time.Since(c.fetched) > tileCacheAge {
+		return nil, false
+	}
+	return c.jpeg, true
+}
+
+// keep caches a tile, dropping the oldest when the cache is full.
+func (t *Tiles) keep(k tileKey, b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cache == nil {
+		t.cache = make(map[tileKey]cachedTile)
+	}
+	if len(t.cache) >= tileCacheSize {
+		var oldest tileKey
+		first := true
+		for key, c := range t.cache {
+			if first || c.fetched.Before(t.cache[oldest].fetched) {
+				oldest, first = key, false
+			}
+		}
+		delete(t.cache, oldest)
+	}
+	t.cache[k] = cachedTile{jpeg: b, fetched: time.Now()}
 }
 
 // Limits of a base map.
@@ -134,11 +185,16 @@ func (t *Tiles) fetch(keys []tileKey) (map[tileKey][]byte, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(tileFetchers)
 	for i, k := range keys {
+		if b, ok := t.cached(k); ok {
+			out[i] = b
+			continue
+		}
 		g.Go(func() error {
 			b, err := t.fetchOne(ctx, client, k)
 			if err != nil {
 				return fmt.Errorf("tile %d/%d/%d: %w", k.z, k.x, k.y, err)
 			}
+			t.keep(k, b)
 			out[i] = b
 			return nil
 		})
