@@ -24,6 +24,10 @@
 //	garage          Polygon, MultiPolygon      licensee
 //	public_road     Polygon, MultiPolygon      (none): a public road (via pública), its
 //	                                             carriageway and kerbside parking
+//	street          LineString,                name; a named street of the OpenStreetMap
+//	                MultiLineString              extract (judges nothing: names places)
+//	landmark        Point, Polygon,            name; a named point of interest of the
+//	                MultiPolygon                 extract (judges nothing: names places)
 //
 // Other properties (name, note, …) are kept in Feature.Properties. A value
 // that is not known is omitted, never written as "". Load, LoadFS, Read
@@ -60,8 +64,12 @@
 //
 // # OpenStreetMap and sample data
 //
-// ImportOSM converts an OpenStreetMap GeoJSON export into sensitive
-// features marked source "osm" and unverified, and Write writes a
+// ImportOSM converts an OpenStreetMap GeoJSON export (or an Overpass API
+// JSON answer) into sensitive
+// features marked source "osm" and unverified, and into the named streets
+// and landmarks with which ReverseGeocode names the place of an auto
+// offline (the nearest street within a few tens of metres, the nearest
+// landmark within a few hundred, each with its distance). Write writes a
 // FeatureCollection one feature per line. Sample returns an invented but
 // plausible set for Piúma-ES, every feature marked source "sample".
 package geofences

@@ -30,6 +30,14 @@ const (
 	// kerbside parking. Parked there outside authorised hours is Art. 13's infraction; parked
 	// elsewhere outside the garage is at most an alert.
 	KindPublicRoad Kind = "public_road"
+	// KindStreet is a named street of the municipality's OpenStreetMap extract (a highway way
+	// with a name): LineString or MultiLineString. It judges nothing; it names the place of an
+	// auto (Set.ReverseGeocode).
+	KindStreet Kind = "street"
+	// KindLandmark is a named point of interest of the extract (an amenity, a square, a
+	// beach, …): Point, Polygon or MultiPolygon. It judges nothing; it names the place of an
+	// auto.
+	KindLandmark Kind = "landmark"
 )
 
 // A Category is the category of a sensitive site, its category property.

@@ -216,11 +216,11 @@ func NewSet(files ...File) (*Set, error) {
 // for an unknown kind.
 func allowedGeometries(k Kind) []string {
 	switch k {
-	case KindSensitive:
+	case KindSensitive, KindLandmark:
 		return []string{"Point", "Polygon", "MultiPolygon"}
 	case KindNBRZone, KindGarage, KindPublicRoad:
 		return []string{"Polygon", "MultiPolygon"}
-	case KindItinerary:
+	case KindItinerary, KindStreet:
 		return []string{"LineString", "MultiLineString"}
 	case KindBoardingPoint:
 		return []string{"Point"}
@@ -251,7 +251,7 @@ func decodeFeature(gf *geojson.Feature) (*Feature, []error) {
 	kind, ok := props.str("kind", true)
 	f.Kind = Kind(kind)
 	if ok && allowedGeometries(f.Kind) == nil {
-		addErr(fmt.Errorf("unknown kind %q (want sensitive, nbr_zone, itinerary, boarding_point or garage)", kind))
+		addErr(fmt.Errorf("unknown kind %q (want sensitive, nbr_zone, itinerary, boarding_point, garage, public_road, street or landmark)", kind))
 	}
 
 	// Geometry.
@@ -266,7 +266,8 @@ func decodeFeature(gf *geojson.Feature) (*Feature, []error) {
 		}
 	}
 
-	f.Name, _ = props.str("name", f.Kind == KindSensitive)
+	named := f.Kind == KindSensitive || f.Kind == KindStreet || f.Kind == KindLandmark
+	f.Name, _ = props.str("name", named)
 	f.Source, _ = props.str("source", f.Kind == KindSensitive)
 	f.VerifiedBy, _ = props.str("verified_by", false)
 	f.VerifiedAt = props.date("verified_at", true)

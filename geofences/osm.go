@@ -2,6 +2,7 @@ package geofences
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,14 +18,18 @@ import (
 
 // Stats counts what ImportOSM did.
 type Stats struct {
-	Features     int              // features read
-	Imported     int              // sensitive features written
-	ByCategory   map[Category]int // imported features per category
-	NotSensitive int              // skipped: no tag of a sensitive site
-	NoID         int              // skipped: no OSM id
-	BadGeometry  int              // skipped: geometry missing, not a point or area, or invalid
-	Duplicates   int              // skipped: OSM id already imported
-	Unnamed      int              // imported with a generated name
+	Features   int              // features read
+	Imported   int              // sensitive features written
+	ByCategory map[Category]int // imported features per category
+	Streets    int              // named highway ways written as streets
+	Landmarks  int              // named points of interest written as landmarks
+	// Unused counts the features skipped because they are neither a sensitive site, nor a
+	// named highway way, nor a named point of interest.
+	Unused      int
+	NoID        int // skipped: no OSM id
+	BadGeometry int // skipped: geometry missing, not a point or area, or invalid
+	Duplicates  int // skipped: OSM id already imported
+	Unnamed     int // imported with a generated name
 	// UnparsedOpeningHours counts sites whose opening_hours tag is outside
 	// the supported syntax: they are imported without opening_hours
 	// (always open), the tag kept as osm_opening_hours.
@@ -54,7 +59,10 @@ func categoryLabel(c Category) string {
 }
 
 // ImportOSM converts an OpenStreetMap GeoJSON export (as produced by
-// overpass-turbo or osmtogeojson) into sensitive features:
+// overpass-turbo or osmtogeojson), or an Overpass API JSON answer with
+// geometry ([out:json] … out geom; see fromOverpass), into sensitive features, and the named
+// streets and landmarks that name the place of an auto
+// (Set.ReverseGeocode). Sensitive sites are:
 //
 //	amenity=hospital, healthcare=hospital         hospital
 //	amenity=clinic|doctors, other healthcare=*    health
@@ -62,6 +70,14 @@ func categoryLabel(c Category) string {
 //	amenity=library                               library
 //	amenity=townhall|courthouse, office=government public_office
 //	amenity=place_of_worship                      church
+//
+// A way with a highway tag of a road (highway=residential, primary, …; see
+// streetHighways) and a name (or, lacking one, a ref such as "ES-060") is a
+// street (kind street, osm_tag "highway=…"), its geometry a LineString or
+// MultiLineString. Any other named feature with an amenity, tourism,
+// leisure, historic, shop, man_made, natural, place or public_transport tag
+// is a landmark (kind landmark), a Point or Polygon. A generated name of an
+// unnamed sensitive site is marked name_generated: it never names a place.
 //
 // Tags may be flat properties or nested in a "tags" object; the OSM id is
 // read from the feature id, "@id", "id" ("node/123") or "type" and a
@@ -79,15 +95,14 @@ func ImportOSM(r io.Reader) (*geojson.FeatureCollection, Stats, error) {
 	if err != nil {
 		return nil, st, fmt.Errorf("geofences: import OSM: %w", err)
 	}
-	in, err := geojson.UnmarshalFeatureCollection(data)
-	if err != nil {
-		var probe struct {
-			Elements json.RawMessage `json:"elements"`
+	in, isOverpass, err := decodeOverpass(data)
+	switch {
+	case err != nil:
+		return nil, st, fmt.Errorf("geofences: import OSM: %w", err)
+	case !isOverpass:
+		if in, err = geojson.UnmarshalFeatureCollection(data); err != nil {
+			return nil, st, fmt.Errorf("geofences: import OSM: neither a GeoJSON FeatureCollection nor Overpass JSON: %w", err)
 		}
-		if json.Unmarshal(data, &probe) == nil && probe.Elements != nil {
-			return nil, st, fmt.Errorf("geofences: import OSM: this is Overpass JSON, not GeoJSON; export as GeoJSON (overpass-turbo) or convert it with osmtogeojson")
-		}
-		return nil, st, fmt.Errorf("geofences: import OSM: not a GeoJSON FeatureCollection: %w", err)
 	}
 	out := geojson.NewFeatureCollection()
 	seen := make(map[string]bool)
@@ -98,16 +113,30 @@ func ImportOSM(r io.Reader) (*geojson.FeatureCollection, Stats, error) {
 		st.Features++
 		tags := osmTags(gf)
 		cat, tag := osmCategory(tags)
-		if cat == "" {
-			st.NotSensitive++
-			continue
+		kind := KindSensitive
+		name := firstTag(tags, "name", "name:pt", "official_name", "short_name", "alt_name")
+		switch {
+		case cat != "":
+		case streetHighways[tags["highway"]] && cmp.Or(name, tags["ref"]) != "":
+			kind, tag, name = KindStreet, "highway="+tags["highway"], cmp.Or(name, strings.TrimSpace(tags["ref"]))
+		default:
+			if tag = landmarkTag(tags); tag == "" || name == "" {
+				st.Unused++
+				continue
+			}
+			kind = KindLandmark
 		}
 		typ, num, ok := osmID(gf)
 		if !ok {
 			st.NoID++
 			continue
 		}
-		geom := osmGeometry(gf.Geometry)
+		var geom orb.Geometry
+		if kind == KindStreet {
+			geom = streetGeometry(gf.Geometry)
+		} else {
+			geom = osmGeometry(gf.Geometry)
+		}
 		if geom == nil {
 			st.BadGeometry++
 			continue
@@ -122,14 +151,24 @@ func ImportOSM(r io.Reader) (*geojson.FeatureCollection, Stats, error) {
 
 		f := geojson.NewFeature(geom)
 		f.Properties["id"] = id
-		f.Properties["kind"] = string(KindSensitive)
-		f.Properties["category"] = string(cat)
+		f.Properties["kind"] = string(kind)
 		f.Properties["source"] = "osm"
 		f.Properties["osm_id"] = osmRef
 		f.Properties["osm_tag"] = tag
-		name := firstTag(tags, "name", "name:pt", "official_name", "short_name", "alt_name")
+		if kind != KindSensitive {
+			f.Properties["name"] = name
+			out.Append(f)
+			if kind == KindStreet {
+				st.Streets++
+			} else {
+				st.Landmarks++
+			}
+			continue
+		}
+		f.Properties["category"] = string(cat)
 		if name == "" {
 			name = categoryLabel(cat) + " sem nome (OSM " + osmRef + ")"
+			f.Properties["name_generated"] = true
 			st.Unnamed++
 		}
 		f.Properties["name"] = name
@@ -226,6 +265,42 @@ func osmID(f *geojson.Feature) (typ, num string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// streetHighways are the highway values of roads a vehicle drives on (not
+// footways, paths, cycleways or steps, nor nodes such as bus stops).
+var streetHighways = map[string]bool{
+	"motorway": true, "trunk": true, "primary": true, "secondary": true, "tertiary": true,
+	"motorway_link": true, "trunk_link": true, "primary_link": true, "secondary_link": true, "tertiary_link": true,
+	"unclassified": true, "residential": true, "living_street": true, "service": true,
+	"pedestrian": true, "road": true, "track": true, "busway": true,
+}
+
+// landmarkKeys are the tags that make a named feature a landmark, in the
+// order they are looked at.
+var landmarkKeys = []string{"amenity", "tourism", "leisure", "historic", "shop", "man_made", "natural", "place", "public_transport"}
+
+// landmarkTag returns the tag ("tourism=attraction") that makes a feature a
+// landmark, or "".
+func landmarkTag(tags map[string]string) string {
+	for _, k := range landmarkKeys {
+		if v := strings.TrimSpace(tags[k]); v != "" && v != "no" {
+			return k + "=" + v
+		}
+	}
+	return ""
+}
+
+// streetGeometry returns the geometry of a street to keep, or nil: a line,
+// open or closed (a roundabout).
+func streetGeometry(g orb.Geometry) orb.Geometry {
+	switch g.(type) {
+	case orb.LineString, orb.MultiLineString:
+		if len(checkGeometry(g)) == 0 {
+			return g
+		}
+	}
+	return nil
 }
 
 // osmGeometry returns the geometry to keep, or nil.

@@ -21,7 +21,7 @@ func TestImportOSM(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Stats{
-		Features: 12, Imported: 8, NotSensitive: 1, NoID: 1, BadGeometry: 1, Duplicates: 1,
+		Features: 12, Imported: 8, Landmarks: 1, NoID: 1, BadGeometry: 1, Duplicates: 1,
 		Unnamed: 1, UnparsedOpeningHours: 1,
 		ByCategory: map[Category]int{
 			CategoryChurch: 1, CategorySchool: 2, CategoryHospital: 1, CategoryHealth: 1,
@@ -38,7 +38,11 @@ func TestImportOSM(t *testing.T) {
 		id := f.Properties["id"].(string)
 		ids = append(ids, id)
 		byID[id] = f.Properties
-		if f.Properties["source"] != "osm" || f.Properties["kind"] != "sensitive" {
+		if want := "sensitive"; id == "osm-node-1004" {
+			if f.Properties["kind"] != "landmark" || f.Properties["name"] != "Restaurante da Orla" || f.Properties["osm_tag"] != "amenity=restaurant" {
+				t.Errorf("restaurant: %v", f.Properties)
+			}
+		} else if f.Properties["source"] != "osm" || f.Properties["kind"] != want {
 			t.Errorf("%s: source %v kind %v", id, f.Properties["source"], f.Properties["kind"])
 		}
 		if _, ok := f.Properties["verified_by"]; ok {
@@ -46,7 +50,7 @@ func TestImportOSM(t *testing.T) {
 		}
 	}
 	wantIDs := []string{"osm-node-1001", "osm-way-2001", "osm-way-2002", "osm-node-1002",
-		"osm-node-1003", "osm-relation-3001", "osm-node-1005", "osm-node-1006"}
+		"osm-node-1003", "osm-node-1004", "osm-relation-3001", "osm-node-1005", "osm-node-1006"}
 	if !reflect.DeepEqual(ids, wantIDs) {
 		t.Errorf("ids = %v\nwant  %v", ids, wantIDs)
 	}
@@ -56,7 +60,7 @@ func TestImportOSM(t *testing.T) {
 		church["osm_tag"] != "amenity=place_of_worship" {
 		t.Errorf("church = %v", church)
 	}
-	if h := byID["osm-way-2002"]; h["name"] != "Hospital sem nome (OSM way/2002)" || h["category"] != "hospital" {
+	if h := byID["osm-way-2002"]; h["name"] != "Hospital sem nome (OSM way/2002)" || h["category"] != "hospital" || h["name_generated"] != true {
 		t.Errorf("unnamed hospital = %v", h)
 	}
 	if u := byID["osm-node-1002"]; u["category"] != "health" || u["opening_hours"] != nil ||
@@ -82,15 +86,8 @@ func TestImportOSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := Write(&buf, fc); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Read(&buf, "osm.geojson")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Len() != 8 || s2.Len() != 8 {
+	s2 := writeAndRead(t, fc)
+	if s.Len() != 9 || s2.Len() != 9 {
 		t.Fatalf("Len = %d, %d", s.Len(), s2.Len())
 	}
 	for _, f := range s.Features() {
@@ -105,9 +102,9 @@ func TestImportOSM(t *testing.T) {
 }
 
 func TestImportOSMErrors(t *testing.T) {
-	_, _, err := ImportOSM(strings.NewReader(`{"version":0.6,"elements":[{"type":"node","id":1}]}`))
-	if err == nil || !strings.Contains(err.Error(), "osmtogeojson") {
-		t.Errorf("Overpass JSON: %v", err)
+	_, _, err := ImportOSM(strings.NewReader(`{"version":0.6,"elements":{"type":"node","id":1}}`))
+	if err == nil || !strings.Contains(err.Error(), "Overpass JSON") {
+		t.Errorf("bad Overpass JSON: %v", err)
 	}
 	_, _, err = ImportOSM(strings.NewReader(`<osm/>`))
 	if err == nil {

@@ -16,6 +16,7 @@ type Set struct {
 	byID     map[string]*Feature
 
 	sensitive, zones, itineraries, boarding, garages, roads layer
+	streets, landmarks                                      layer
 
 	byLicensee map[string][]*Feature // itineraries, sorted by id
 	garagesOf  map[string][]*Feature // garages, sorted by id
@@ -68,6 +69,8 @@ func newSet(features []*Feature) *Set {
 	s.boarding = newLayer(byKind[KindBoardingPoint])
 	s.garages = newLayer(byKind[KindGarage])
 	s.roads = newLayer(byKind[KindPublicRoad])
+	s.streets = newLayer(byKind[KindStreet])
+	s.landmarks = newLayer(byKind[KindLandmark])
 	return s
 }
 
@@ -102,6 +105,10 @@ func (s *Set) OfKind(k Kind) []*Feature {
 		l = &s.garages
 	case KindPublicRoad:
 		l = &s.roads
+	case KindStreet:
+		l = &s.streets
+	case KindLandmark:
+		l = &s.landmarks
 	default:
 		return nil
 	}

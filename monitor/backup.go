@@ -44,10 +44,13 @@ func cmdBackup(ctx context.Context, args []string) error {
 func cmdGeofences(args []string) error {
 	fs := flag.NewFlagSet("geofences import-osm", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: monitor geofences import-osm IN.geojson OUT.geojson\n\n"+
-			"Converts an OpenStreetMap GeoJSON export (overpass-turbo, osmtogeojson) of hospitals,\n"+
+		fmt.Fprintln(fs.Output(), "Usage: monitor geofences import-osm IN.geojson|IN.json OUT.geojson\n\n"+
+			"Converts an OpenStreetMap GeoJSON export (overpass-turbo, osmtogeojson) or an Overpass\n"+
+			"API JSON answer (out geom) of hospitals,\n"+
 			"health units, schools, libraries, places of worship and public offices into sensitive\n"+
-			"sites (source: osm, unverified), keeping OSM ids and opening_hours.")
+			"sites (source: osm, unverified), keeping OSM ids and opening_hours, and its named streets\n"+
+			"(highway ways) and points of interest into street and landmark features, with which the\n"+
+			"autos name their place offline. Put OUT in the geofences directory.")
 	}
 	if len(args) == 0 || args[0] != "import-osm" {
 		fs.Usage()

@@ -3,7 +3,7 @@
 // HTTP API and the dashboard.
 //
 //	monitor [serve]                       the server (default)
-//	monitor geofences import-osm IN OUT   convert an OpenStreetMap export to sensitive sites
+//	monitor geofences import-osm IN OUT   convert an OpenStreetMap export to sensitive sites, streets and landmarks
 //	monitor backup DEST                   online backup of the SQLite database
 //	monitor verify DRAFT.json             check an exported draft offline
 //	monitor vehicle add VEHICLE_ID        enrol a vehicle's bridge (password, key, ACL, registry)
@@ -29,7 +29,7 @@ const usage = `monitor judges the trenzinhos' telemetry and serves the control r
 
 Usage:
   monitor [serve] [flags]                  run the server (the default)
-  monitor geofences import-osm IN OUT      convert an OpenStreetMap GeoJSON export to sensitive sites
+  monitor geofences import-osm IN OUT      convert an OpenStreetMap export to sensitive sites, streets and landmarks
   monitor backup [flags] DEST              online backup of the SQLite database to DEST
   monitor verify [--key HEX] DRAFT.json    check an exported draft (hash, signature) offline
   monitor vehicle add [flags] VEHICLE_ID   enrol a vehicle: MQTT password, signing key, bridge.env for its Pi

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,7 +25,6 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/judge"
-	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
@@ -219,21 +217,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	})
 	srv := api.New(api.Config{
 		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
-		RenderPDF: func(w io.Writer, d *store.DraftRecord) error {
-			c := notice.Case{Status: d.Status, Notice: d.Notice, DecidedBy: d.DecidedBy, Reason: d.Reason}
-			if d.DecidedAt != nil {
-				t := d.DecidedAt.Time
-				c.DecidedAt = &t
-			}
-			// The penalty calculus made when the draft was issued (its case): fine in R$, recidivism.
-			pen, agent, err := notice.Issued(context.Background(), db, d.Sealed.ID, prof.Location())
-			if err != nil {
-				return err
-			}
-			c.Agent = agent
-			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: prof, Case: c, Addenda: len(d.Addenda), Penalty: pen})
-		},
-		Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
+		RenderPDF: noticePDF(db, prof, c.tileURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
 		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore: regStore,
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore,

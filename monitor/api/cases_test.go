@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,17 +87,26 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
 		c.Cases = &api.CasesConfig{Store: db, Profile: p, Registry: reg, Now: cf.now}
 		// As monitor/serve.go renders it.
 		c.RenderPDF = func(w io.Writer, d *store.DraftRecord) error {
-			cs := notice.Case{Status: d.Status, Notice: d.Notice, DecidedBy: d.DecidedBy, Reason: d.Reason}
+			in := notice.Input{Sealed: d.Sealed, Profile: p, Addenda: len(d.Addenda),
+				Decision: notice.Decision{Status: d.Status, Notice: d.Notice, DecidedBy: d.DecidedBy, Reason: d.Reason}}
 			if d.DecidedAt != nil {
 				t := d.DecidedAt.Time
-				cs.DecidedAt = &t
+				in.Decision.DecidedAt = &t
 			}
-			pen, agent, err := notice.Issued(context.Background(), db, d.Sealed.ID, p.Location())
-			if err != nil {
+			c, err := db.CaseByDraft(context.Background(), d.Sealed.ID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
 				return err
+			default:
+				if c.Assessment != nil {
+					in.Penalty = notice.PenaltyOf(c.Assessment, c.Licensee, c.Issued, p.Location())
+				}
+				if a := c.IssuerAgent; a != nil {
+					in.Decision.Agent = &notice.Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
+				}
 			}
-			cs.Agent = agent
-			return notice.Render(w, notice.Input{Sealed: d.Sealed, Profile: p, Case: cs, Addenda: len(d.Addenda), Penalty: pen})
+			return notice.Render(w, in)
 		}
 	})
 	ctx := context.Background()

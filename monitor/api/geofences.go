@@ -84,6 +84,9 @@ func (s *Server) handleGeofences(w http.ResponseWriter, r *http.Request) {
 	}
 	if set := s.mapCfg.Geofences; set != nil {
 		for _, f := range set.Features() {
+			if f.Kind == geofences.KindStreet || f.Kind == geofences.KindLandmark {
+				continue // the street extract names the place of an auto; the map does not draw it
+			}
 			props := maps.Clone(f.Properties)
 			if props == nil {
 				props = geojson.Properties{}

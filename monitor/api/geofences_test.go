@@ -154,3 +154,22 @@ func TestConfigProfileWarningsForAdmins(t *testing.T) {
 		t.Fatalf("viewer: %d %s", code, body)
 	}
 }
+
+// The street extract (street and landmark features) names the place of an auto; the map does
+// not get it.
+func TestGeofencesLeaveOutTheStreetExtract(t *testing.T) {
+	set, err := geofences.Read(strings.NewReader(`{"type":"FeatureCollection","features":[
+{"type":"Feature","properties":{"id":"s","kind":"sensitive","category":"school","name":"EMEF","source":"survey"},"geometry":{"type":"Point","coordinates":[-40.73,-20.84]}},
+{"type":"Feature","properties":{"id":"osm-way-1","kind":"street","name":"Avenida Beira-Mar","source":"osm"},"geometry":{"type":"LineString","coordinates":[[-40.74,-20.8418],[-40.72,-20.8418]]}},
+{"type":"Feature","properties":{"id":"osm-node-2","kind":"landmark","name":"Praça Oceânica","source":"osm"},"geometry":{"type":"Point","coordinates":[-40.7245,-20.8413]}}]}`), "t.geojson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(c *api.Config) { c.Map = api.MapConfig{Geofences: set} })
+	_, token := f.login("maria", viewerPassword)
+	code, b, _ := f.do("GET", "/api/v1/geofences", nil, session{bearer: token})
+	var c struct{ Features []struct{ ID string } }
+	if err := json.Unmarshal(b, &c); code != http.StatusOK || err != nil || len(c.Features) != 1 || c.Features[0].ID != "s" {
+		t.Errorf("geofences: %d %s", code, b)
+	}
+}

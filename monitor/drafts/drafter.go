@@ -258,7 +258,7 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 			draft.Articles = append(draft.Articles, ep.Article)
 		}
 		draft.FineUFMP = max(draft.FineUFMP, ruleOf(p, &ep).FineUFMP)
-		draft.Facts = append(draft.Facts, fact(p, &ep))
+		draft.Facts = append(draft.Facts, fact(p, &ep, d.cfg.Places))
 	}
 	draft.Start, draft.End = wire.NewTime(start), wire.NewTime(end)
 	draft.ID = DraftID(draft.Vehicle, draft.Penalty, d.conduct(&eps[0]), start)
@@ -280,7 +280,7 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 	d.register(&draft, eps, batches)
 	bundle := Bundle{
 		Format: BundleFormat, Draft: draft, Episodes: eps, Faults: faults, Batches: batches,
-		Places:  d.places(eps),
+		Places:  d.places(eps, draft.Facts),
 		Profile: ProfileRecord{ID: p.ID, Version: p.Version, YAML: string(d.cfg.ProfileYAML)},
 	}
 	if bundle.Batches == nil {
@@ -320,19 +320,31 @@ func DraftID(vehicle, penalty, conduct string, start time.Time) string {
 	return fmt.Sprintf("%s.%s.%s.%s", vehicle, slug, c, start.UTC().Format("20060102T150405.000Z"))
 }
 
-// places returns the GeoJSON of the sites and zones the episodes name.
-func (d *Drafter) places(eps []rules.Episode) []json.RawMessage {
+// places returns the GeoJSON of the sites and zones the episodes name, and of the streets and
+// landmarks that name the facts' places.
+func (d *Drafter) places(eps []rules.Episode, facts []Fact) []json.RawMessage {
 	if d.cfg.Places == nil {
 		return nil
 	}
+	var ids []string
+	for _, ep := range eps {
+		if ep.Site != nil {
+			ids = append(ids, ep.Site.ID)
+		}
+	}
+	for _, f := range facts {
+		if pl := f.Place; pl != nil {
+			ids = append(ids, pl.StreetID, pl.LandmarkID)
+		}
+	}
 	var out []json.RawMessage
 	seen := map[string]bool{}
-	for _, ep := range eps {
-		if ep.Site == nil || seen[ep.Site.ID] {
+	for _, id := range ids {
+		if id == "" || seen[id] {
 			continue
 		}
-		seen[ep.Site.ID] = true
-		f, ok := d.cfg.Places.Feature(ep.Site.ID)
+		seen[id] = true
+		f, ok := d.cfg.Places.Feature(id)
 		if !ok {
 			continue
 		}

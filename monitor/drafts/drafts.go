@@ -116,26 +116,29 @@ type Driver struct {
 
 // Fact is one episode as the draft states it.
 type Fact struct {
-	EpisodeID   string      `json:"episode_id"`
-	Rule        string      `json:"rule"`
-	Article     string      `json:"article"`
-	LegalText   string      `json:"legal_text"`
-	Description string      `json:"description"` // pt-BR, generated from the measured values
-	Start       wire.Time   `json:"start"`
-	End         wire.Time   `json:"end"`
-	DurationS   float64     `json:"duration_s"`
-	Peak        float64     `json:"peak"`
-	Unit        string      `json:"unit"`
-	Limit       float64     `json:"limit"`
-	Tolerance   float64     `json:"tolerance,omitempty"`
-	Estimate    bool        `json:"estimate,omitempty"`
-	Lat         float64     `json:"lat"`
-	Lon         float64     `json:"lon"`
-	Site        *rules.Site `json:"site,omitempty"`
-	Area        string      `json:"area,omitempty"`
-	Source      string      `json:"source,omitempty"`
-	Closed      string      `json:"closed_reason,omitempty"`
-	Evidence    int         `json:"evidence_count"`
+	EpisodeID   string    `json:"episode_id"`
+	Rule        string    `json:"rule"`
+	Article     string    `json:"article"`
+	LegalText   string    `json:"legal_text"`
+	Description string    `json:"description"` // pt-BR, generated from the measured values
+	Start       wire.Time `json:"start"`
+	End         wire.Time `json:"end"`
+	DurationS   float64   `json:"duration_s"`
+	Peak        float64   `json:"peak"`
+	Unit        string    `json:"unit"`
+	Limit       float64   `json:"limit"`
+	Tolerance   float64   `json:"tolerance,omitempty"`
+	Estimate    bool      `json:"estimate,omitempty"`
+	Lat         float64   `json:"lat"`
+	Lon         float64   `json:"lon"`
+	// Place names the position (Lat, Lon) from the municipality's street extract; nil without
+	// one: the coordinates alone state the place.
+	Place    *Place      `json:"place,omitempty"`
+	Site     *rules.Site `json:"site,omitempty"`
+	Area     string      `json:"area,omitempty"`
+	Source   string      `json:"source,omitempty"`
+	Closed   string      `json:"closed_reason,omitempty"`
+	Evidence int         `json:"evidence_count"`
 	// Detail is the episode's detail (document_expired: the document kind).
 	Detail string `json:"detail,omitempty"`
 	// Document is, for document_expired, the expired document: kind, record, number and last

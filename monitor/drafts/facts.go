@@ -8,14 +8,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 )
 
 // fact states one episode in the draft, with a description in Portuguese generated from the
-// measured values.
-func fact(p *profile.Profile, ep *rules.Episode) Fact {
+// measured values, and its place named from the street extract of places, if any.
+func fact(p *profile.Profile, ep *rules.Episode, places *geofences.Set) Fact {
 	f := Fact{
 		EpisodeID: ep.ID, Rule: ep.Rule, Article: ep.Article, LegalText: ruleOf(p, ep).Text,
 		Start: ep.Start, DurationS: ep.DurationS, Peak: ep.Peak, Unit: ep.Unit, Limit: ep.Limit,
@@ -32,6 +33,10 @@ func fact(p *profile.Profile, ep *rules.Episode) Fact {
 		f.Closed = *ep.Closed
 	}
 	f.Description = describe(p, ep)
+	if f.Place = PlaceAt(places, f.Lat, f.Lon); f.Place != nil {
+		// Observed data, approximate: the coordinates state the position.
+		f.Description += " Local aproximado da posição registrada no instante do valor máximo: nas proximidades de " + f.Place.Text() + "."
+	}
 	return f
 }
 

@@ -38,7 +38,7 @@ func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyAr
 		Penalty:  &notice.Penalty{FineUFMP: 400, FineBRL: "1680.00", UnitValueBRL: "4.2000", Recommendation: "Recomenda-se a suspensão (Art. 52): a medição pode ser contestada."}}
 	if issued {
 		at := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC) // Friday 11:00 in Piúma
-		in.Case = notice.Case{Status: drafts.StatusIssued, Notice: "AI-2026/0001", DecidedBy: "joao", DecidedAt: &at,
+		in.Decision = notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0001", DecidedBy: "joao", DecidedAt: &at,
 			Agent: &notice.Agent{FullName: "João Batista Moreira", Matricula: "FP-0042", Cargo: "Agente de Fiscalização de Posturas"}}
 	}
 	return strings.Join(strings.Fields(render(t, in, "auto-"+name)), " ")
@@ -118,15 +118,7 @@ func TestIssuedAutoQuotesTheLawExactly(t *testing.T) {
 // is filed, the last day to file it when received on the day of issue, and what follows
 // without payment.
 func TestIssuedAutoAgentAndDefence(t *testing.T) {
-	y := strings.NewReplacer(
-		"  to: \"\"", "  to: Autoridade Julgadora de Posturas",
-		"  address: \"\"", "  address: Rua Dr. Jones dos Santos Neves, 100, Centro, Piúma-ES",
-		"  email: \"\"", "  email: defesa@piuma.es.gov.br").Replace(string(profile.PiumaYAML()))
-	p, err := profile.Parse([]byte(y), "test.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := issuedAuto(t, p, "agent", "speed", "Art. 23", "Art. 46, X", true)
+	text := issuedAuto(t, defenceProfile(t), "agent", "speed", "Art. 23", "Art. 46, X", true)
 	// Issued Friday 27/11/2026, received that day: 10 days from Saturday → Monday 07/12/2026.
 	mustContain(t, text, "João Batista Moreira", "FP-0042", "Agente de Fiscalização de Posturas",
 		"Autoridade Julgadora de Posturas", "Rua Dr. Jones dos Santos Neves, 100, Centro, Piúma-ES", "defesa@piuma.es.gov.br",

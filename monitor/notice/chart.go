@@ -241,11 +241,96 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // drawChart draws a fact's readings over time against its limit (solid) and limit plus
-// tolerance (dashed), with the episode's span shaded, in the box (x, y, w, h).
+// tolerance (dashed), with the episode's span shaded, in the box (x, y, w, h): the title, the
+// legend, then the plot (bands, grid and axes, limit lines, readings, labels, peak).
 func (d *doc) drawChart(x, y, w, h float64, n int, f drafts.Fact, ep *rules.Episode) {
-	pdf := d.pdf
 	ss, from, to := d.chartSeries(f, ep)
+	d.chartTitle(x, y, n, f)
+	limits := f.Limit > 0 || f.Tolerance > 0
+	legendBottom := d.chartLegend(x+chartLeft, y+7, x+w, ss, f, limits)
 
+	// Plot area.
+	pl := &plot{f: f, limits: limits, x: x + chartLeft, y: legendBottom + 3.5}
+	pl.w, pl.h = w-chartLeft-1, y+h-10-pl.y
+	d.fill(colWhite)
+	d.draw(colRule)
+	d.pdf.SetLineWidth(0.2)
+	d.pdf.Rect(pl.x, pl.y, pl.w, pl.h, "FD")
+	count := 0
+	for _, s := range ss {
+		count += len(s.pts)
+	}
+	if count < 2 {
+		d.font("I", 8)
+		d.text(colMuted)
+		d.pdf.SetXY(pl.x, pl.y+pl.h/2-2)
+		d.pdf.CellFormat(pl.w, 4, d.tr("Leituras insuficientes para o gráfico."), "", 0, "C", false, 0, "")
+		d.text(colInk)
+		return
+	}
+	pl.scale(ss, from, to)
+	d.plotBands(pl)
+	d.plotGrid(pl)
+	d.plotTimeAxis(pl)
+	d.pdf.ClipRect(pl.x, pl.y, pl.w, pl.h, false)
+	d.plotLimits(pl)
+	d.plotSeries(pl, ss)
+	d.pdf.ClipEnd()
+	d.plotLimitLabels(pl)
+	d.plotPeak(pl, ss, ep)
+	d.text(colInk)
+}
+
+// chartLeft is the room left of a chart's plot area for the value labels and the unit, mm.
+const chartLeft = 16.0
+
+// plot is the plot area of a chart and its scales.
+type plot struct {
+	f          drafts.Fact
+	limits     bool    // the fact has a limit or a tolerance to draw
+	x, y, w, h float64 // the area on the page, mm
+	from, to   time.Time
+	lo, hi     float64 // the value range
+	step       float64 // the value grid step
+}
+
+// X and Y place a time and a value on the page.
+func (p *plot) X(t time.Time) float64 {
+	return p.x + p.w*t.Sub(p.from).Seconds()/p.to.Sub(p.from).Seconds()
+}
+func (p *plot) Y(v float64) float64 { return p.y + p.h - p.h*(v-p.lo)/(p.hi-p.lo) }
+
+// scale sets the time range (from, to) and a value range that holds the readings, the limits
+// and the peak, rounded to a grid step.
+func (p *plot) scale(ss []series, from, to time.Time) {
+	f := p.f
+	if !to.After(from) {
+		from, to = from.Add(-time.Second), to.Add(time.Second)
+	}
+	p.from, p.to = from, to
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range ss {
+		for _, pt := range s.pts {
+			lo, hi = math.Min(lo, pt.v), math.Max(hi, pt.v)
+		}
+	}
+	if p.limits {
+		lo, hi = math.Min(lo, f.Limit), math.Max(hi, f.Limit+f.Tolerance)
+	}
+	lo, hi = math.Min(lo, f.Peak), math.Max(hi, f.Peak)
+	switch f.Unit {
+	case "km/h", "min", "m":
+		lo = 0
+	default:
+		lo -= 0.1 * math.Max(hi-lo, 1)
+	}
+	hi += 0.12 * math.Max(hi-lo, 1)
+	p.step = niceStep((hi - lo) / 5)
+	p.lo, p.hi = math.Floor(lo/p.step)*p.step, math.Ceil(hi/p.step)*p.step
+}
+
+// chartTitle writes the chart's title: what is plotted, and whether it is an estimate.
+func (d *doc) chartTitle(x, y float64, n int, f drafts.Fact) {
 	what := "valor"
 	switch f.Unit {
 	case "km/h":
@@ -263,9 +348,22 @@ func (d *doc) drawChart(x, y, w, h float64, n int, f drafts.Fact, ep *rules.Epis
 	}
 	d.font("B", 7.8)
 	d.text(colInk)
-	pdf.Text(x, y+3, d.tr(title))
+	d.pdf.Text(x, y+3, d.tr(title))
+}
 
-	// Legend, left to right under the title, wrapping.
+// limitName is what a fact's limit is called: an emission threshold for the sound near sites
+// and boarding points, a limit otherwise.
+func limitName(f drafts.Fact) string {
+	if f.Rule == "sensitive_zone_sound" || f.Rule == "boarding_sound" {
+		return "limiar de emissão"
+	}
+	return "limite"
+}
+
+// chartLegend draws the legend from (x0, y0), left to right, wrapping at right, and returns
+// the baseline of its last row.
+func (d *doc) chartLegend(x0, y0, right float64, ss []series, f drafts.Fact, limits bool) float64 {
+	pdf := d.pdf
 	type entry struct {
 		label string
 		c     rgb
@@ -279,30 +377,25 @@ func (d *doc) drawChart(x, y, w, h float64, n int, f drafts.Fact, ep *rules.Epis
 			entries = append(entries, entry{label: s.label, c: s.c, lw: s.lw})
 		}
 	}
-	limits := f.Limit > 0 || f.Tolerance > 0
 	if limits {
-		name := "limite"
-		if f.Rule == "sensitive_zone_sound" || f.Rule == "boarding_sound" {
-			name = "limiar de emissão"
-		}
+		name := limitName(f)
 		entries = append(entries, entry{label: name, c: colRed, lw: 0.4})
 		if f.Tolerance > 0 {
 			entries = append(entries, entry{label: name + " + tolerância", c: colRed, lw: 0.4, dash: true})
 		}
 	}
 	entries = append(entries, entry{label: "duração do episódio", band: true})
-	const left = 16.0
 	d.font("", 6.5)
 	type placed struct {
 		e    entry
 		x, y float64
 	}
 	var legend []placed
-	lx, ly := x+left, y+7
+	lx, ly := x0, y0
 	for _, e := range entries {
 		ew := 7 + pdf.GetStringWidth(d.tr(e.label)) + 5
-		if lx+ew > x+w && lx > x+left {
-			lx, ly = x+left, ly+3.6
+		if lx+ew > right && lx > x0 {
+			lx, ly = x0, ly+3.6
 		}
 		legend = append(legend, placed{e, lx, ly})
 		lx += ew
@@ -324,125 +417,102 @@ func (d *doc) drawChart(x, y, w, h float64, n int, f drafts.Fact, ep *rules.Epis
 		d.text(colInk)
 		pdf.Text(p.x+7, p.y+0.9, d.tr(p.e.label))
 	}
+	return ly
+}
 
-	// Plot area.
-	px, py := x+left, ly+3.5
-	pw, ph := w-left-1, y+h-10-py
-	d.fill(colWhite)
-	d.draw(colRule)
-	pdf.SetLineWidth(0.2)
-	pdf.Rect(px, py, pw, ph, "FD")
-	count := 0
-	for _, s := range ss {
-		count += len(s.pts)
-	}
-	if count < 2 {
-		d.font("I", 8)
-		d.text(colMuted)
-		pdf.SetXY(px, py+ph/2-2)
-		pdf.CellFormat(pw, 4, d.tr("Leituras insuficientes para o gráfico."), "", 0, "C", false, 0, "")
-		d.text(colInk)
-		return
-	}
-
-	// Ranges.
-	if !to.After(from) {
-		from, to = from.Add(-time.Second), to.Add(time.Second)
-	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range ss {
-		for _, p := range s.pts {
-			lo, hi = math.Min(lo, p.v), math.Max(hi, p.v)
-		}
-	}
-	if limits {
-		lo, hi = math.Min(lo, f.Limit), math.Max(hi, f.Limit+f.Tolerance)
-	}
-	lo, hi = math.Min(lo, f.Peak), math.Max(hi, f.Peak)
-	switch f.Unit {
-	case "km/h", "min", "m":
-		lo = 0
-	default:
-		lo -= 0.1 * math.Max(hi-lo, 1)
-	}
-	hi += 0.12 * math.Max(hi-lo, 1)
-	step := niceStep((hi - lo) / 5)
-	lo, hi = math.Floor(lo/step)*step, math.Ceil(hi/step)*step
-	X := func(t time.Time) float64 { return px + pw*t.Sub(from).Seconds()/to.Sub(from).Seconds() }
-	Y := func(v float64) float64 { return py + ph - ph*(v-lo)/(hi-lo) }
-
-	pdf.ClipRect(px, py, pw, ph, false)
-	if limits {
+// plotBands shades the area above the limit plus tolerance and the episode's span.
+func (d *doc) plotBands(p *plot) {
+	pdf, f := d.pdf, p.f
+	pdf.ClipRect(p.x, p.y, p.w, p.h, false)
+	if p.limits {
 		d.fill(colRedFill)
-		pdf.Rect(px, py, pw, Y(f.Limit+f.Tolerance)-py, "F")
+		pdf.Rect(p.x, p.y, p.w, p.Y(f.Limit+f.Tolerance)-p.y, "F")
 	}
 	if !f.End.IsZero() {
 		pdf.SetAlpha(0.45, "Multiply")
 		d.fill(rgb{200, 212, 230})
-		pdf.Rect(X(f.Start.Time), py, X(f.End.Time)-X(f.Start.Time), ph, "F")
+		pdf.Rect(p.X(f.Start.Time), p.y, p.X(f.End.Time)-p.X(f.Start.Time), p.h, "F")
 		pdf.SetAlpha(1, "Normal")
 	}
 	pdf.ClipEnd()
+}
 
-	// Grid and ticks.
+// plotGrid draws the horizontal grid lines with their values.
+func (d *doc) plotGrid(p *plot) {
+	pdf := d.pdf
 	digits := 0
-	if step < 1 {
+	if p.step < 1 {
 		digits = 1
 	}
 	d.font("", 6.3)
 	d.text(colMuted)
-	for v := lo; v <= hi+step/1000; v += step {
-		yy := Y(v)
+	for v := p.lo; v <= p.hi+p.step/1000; v += p.step {
+		yy := p.Y(v)
 		d.draw(rgb{228, 231, 236})
 		pdf.SetLineWidth(0.12)
-		pdf.Line(px, yy, px+pw, yy)
+		pdf.Line(p.x, yy, p.x+p.w, yy)
 		label := num(v, digits)
-		pdf.Text(px-1.2-pdf.GetStringWidth(label), yy+0.9, label)
+		pdf.Text(p.x-1.2-pdf.GetStringWidth(label), yy+0.9, label)
 	}
+}
+
+// plotTimeAxis draws the vertical grid lines at round local times, their labels, the time
+// axis's title and the unit.
+func (d *doc) plotTimeAxis(p *plot) {
+	pdf := d.pdf
 	tstep := timeSteps[len(timeSteps)-1]
 	for _, s := range timeSteps {
-		if to.Sub(from)/s <= 8 {
+		if p.to.Sub(p.from)/s <= 8 {
 			tstep = s
 			break
 		}
 	}
-	lfrom := d.local(from)
+	lfrom := d.local(p.from)
 	first := lfrom.Truncate(tstep)
 	if first.Before(lfrom) {
 		first = first.Add(tstep)
 	}
-	for t := first; !t.After(d.local(to)); t = t.Add(tstep) {
-		xx := X(t)
+	for t := first; !t.After(d.local(p.to)); t = t.Add(tstep) {
+		xx := p.X(t)
 		d.draw(rgb{228, 231, 236})
 		pdf.SetLineWidth(0.12)
-		pdf.Line(xx, py, xx, py+ph)
+		pdf.Line(xx, p.y, xx, p.y+p.h)
 		d.draw(colRule)
-		pdf.Line(xx, py+ph, xx, py+ph+1)
+		pdf.Line(xx, p.y+p.h, xx, p.y+p.h+1)
 		label := clock(t)
 		if tstep >= time.Minute {
 			label = t.Format("15:04")
 		}
-		pdf.Text(xx-pdf.GetStringWidth(label)/2, py+ph+3.6, label)
+		pdf.Text(xx-pdf.GetStringWidth(label)/2, p.y+p.h+3.6, label)
 	}
 	d.font("", 6.6)
 	axis := "Hora local (" + date(lfrom) + ", " + utcOffset(lfrom) + ")"
-	pdf.Text(px+pw/2-pdf.GetStringWidth(d.tr(axis))/2, py+ph+7.4, d.tr(axis))
+	pdf.Text(p.x+p.w/2-pdf.GetStringWidth(d.tr(axis))/2, p.y+p.h+7.4, d.tr(axis))
 	d.font("B", 6.6)
 	d.text(colInk)
-	pdf.Text(x, py+ph/2+1, d.tr(f.Unit))
+	pdf.Text(p.x-chartLeft, p.y+p.h/2+1, d.tr(p.f.Unit))
+}
 
-	pdf.ClipRect(px, py, pw, ph, false)
-	if limits {
-		d.draw(colRed)
-		pdf.SetLineWidth(0.4)
-		pdf.Line(px, Y(f.Limit), px+pw, Y(f.Limit))
-		if f.Tolerance > 0 {
-			pdf.SetDashPattern([]float64{1.6, 1.1}, 0)
-			pdf.Line(px, Y(f.Limit+f.Tolerance), px+pw, Y(f.Limit+f.Tolerance))
-			pdf.SetDashPattern(nil, 0)
-		}
+// plotLimits draws the limit (solid) and the limit plus tolerance (dashed).
+func (d *doc) plotLimits(p *plot) {
+	if !p.limits {
+		return
 	}
-	// The lines, the main one last; a line breaks where readings are missing.
+	pdf, f := d.pdf, p.f
+	d.draw(colRed)
+	pdf.SetLineWidth(0.4)
+	pdf.Line(p.x, p.Y(f.Limit), p.x+p.w, p.Y(f.Limit))
+	if f.Tolerance > 0 {
+		pdf.SetDashPattern([]float64{1.6, 1.1}, 0)
+		pdf.Line(p.x, p.Y(f.Limit+f.Tolerance), p.x+p.w, p.Y(f.Limit+f.Tolerance))
+		pdf.SetDashPattern(nil, 0)
+	}
+}
+
+// plotSeries draws the readings, the main series last; a line breaks where readings are
+// missing (a gap of more than five times the median interval, at least 5 s).
+func (d *doc) plotSeries(p *plot, ss []series) {
+	pdf := d.pdf
 	slices.SortStableFunc(ss, func(a, b series) int {
 		if a.main == b.main {
 			return 0
@@ -473,61 +543,63 @@ func (d *doc) drawChart(x, y, w, h float64, n int, f drafts.Fact, ep *rules.Epis
 		for i := 1; i < len(s.pts); i++ {
 			a, b := s.pts[i-1], s.pts[i]
 			if b.t.Sub(a.t) <= gap {
-				pdf.Line(X(a.t), Y(a.v), X(b.t), Y(b.v))
+				pdf.Line(p.X(a.t), p.Y(a.v), p.X(b.t), p.Y(b.v))
 			}
 		}
 	}
 	pdf.SetLineCapStyle("butt")
 	pdf.SetLineJoinStyle("miter")
-	pdf.ClipEnd()
+}
 
-	// Limit labels, right-aligned inside the plot: the limit below its line, limit plus
-	// tolerance above its line.
-	if limits {
-		d.font("", 6.3)
-		d.text(colRed)
-		ll := "limite " + num(f.Limit, 1) + " " + f.Unit
-		if f.Rule == "sensitive_zone_sound" || f.Rule == "boarding_sound" {
-			ll = "limiar de emissão " + num(f.Limit, 1) + " " + f.Unit
-		}
-		d.label(px+pw-1.5, Y(f.Limit)+2.6, ll)
-		if f.Tolerance > 0 {
-			tl := "limite + tolerância " + num(f.Limit+f.Tolerance, 1) + " " + f.Unit
-			d.label(px+pw-1.5, Y(f.Limit+f.Tolerance)-1, tl)
-		}
+// plotLimitLabels labels the limit lines, right-aligned inside the plot: the limit below its
+// line, limit plus tolerance above its line.
+func (d *doc) plotLimitLabels(p *plot) {
+	if !p.limits {
+		return
 	}
-	// The episode's peak, as recorded.
+	f := p.f
+	d.font("", 6.3)
+	d.text(colRed)
+	d.label(p.x+p.w-1.5, p.Y(f.Limit)+2.6, limitName(f)+" "+num(f.Limit, 1)+" "+f.Unit)
+	if f.Tolerance > 0 {
+		d.label(p.x+p.w-1.5, p.Y(f.Limit+f.Tolerance)-1, "limite + tolerância "+num(f.Limit+f.Tolerance, 1)+" "+f.Unit)
+	}
+}
+
+// plotPeak marks the episode's peak, as recorded, with its value.
+func (d *doc) plotPeak(p *plot, ss []series, ep *rules.Episode) {
+	pdf, f := d.pdf, p.f
 	at := ep.PeakAt.Time
 	if at.IsZero() {
 		for _, s := range ss {
 			if s.main {
-				for _, p := range s.pts {
-					if p.v == f.Peak {
-						at = p.t
+				for _, pt := range s.pts {
+					if pt.v == f.Peak {
+						at = pt.t
 					}
 				}
 			}
 		}
 	}
-	if !at.IsZero() && !at.Before(from) && !at.After(to) {
-		pkx, pky := X(at), Y(f.Peak)
-		d.draw(colInk)
-		d.fill(colWhite)
-		pdf.SetLineWidth(0.35)
-		pdf.Circle(pkx, pky, 0.9, "FD")
-		d.font("B", 6.3)
-		d.text(colInk)
-		pl := "máx. " + num(f.Peak, 2) + " " + f.Unit
-		if f.Estimate {
-			pl += " (estimado)"
-		}
-		lx := pkx + 1.6
-		if lx+pdf.GetStringWidth(d.tr(pl)) > px+pw-1 {
-			lx = pkx - 1.6 - pdf.GetStringWidth(d.tr(pl))
-		}
-		pdf.Text(lx, math.Max(pky-1.4, py+2.6), d.tr(pl))
+	if at.IsZero() || at.Before(p.from) || at.After(p.to) {
+		return
 	}
+	pkx, pky := p.X(at), p.Y(f.Peak)
+	d.draw(colInk)
+	d.fill(colWhite)
+	pdf.SetLineWidth(0.35)
+	pdf.Circle(pkx, pky, 0.9, "FD")
+	d.font("B", 6.3)
 	d.text(colInk)
+	label := "máx. " + num(f.Peak, 2) + " " + f.Unit
+	if f.Estimate {
+		label += " (estimado)"
+	}
+	lx := pkx + 1.6
+	if lx+pdf.GetStringWidth(d.tr(label)) > p.x+p.w-1 {
+		lx = pkx - 1.6 - pdf.GetStringWidth(d.tr(label))
+	}
+	pdf.Text(lx, math.Max(pky-1.4, p.y+2.6), d.tr(label))
 }
 
 // label writes text right-aligned at (right, baseline) on a light background, so that it stays

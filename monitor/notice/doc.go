@@ -96,10 +96,10 @@ func newDoc(in Input, b *drafts.Bundle) *doc {
 }
 
 func (d *doc) status() string {
-	if d.in.Case.Status == "" {
+	if d.in.Decision.Status == "" {
 		return drafts.StatusDraft
 	}
-	return d.in.Case.Status
+	return d.in.Decision.Status
 }
 
 func (d *doc) issued() bool { return d.status() == drafts.StatusIssued }
@@ -116,8 +116,8 @@ func (d *doc) title() string {
 	switch d.status() {
 	case drafts.StatusIssued:
 		t := "AUTO DE INFRAÇÃO"
-		if d.in.Case.Notice != "" {
-			t += " Nº " + d.in.Case.Notice
+		if d.in.Decision.Notice != "" {
+			t += " Nº " + d.in.Decision.Notice
 		}
 		if pe := d.in.Penalty; pe != nil && pe.Warning {
 			t += " — NOTIFICAÇÃO PRELIMINAR"
@@ -351,8 +351,8 @@ func (d *doc) footer() {
 	d.text(colMuted)
 	pdf.SetXY(marginL, pageH-12)
 	id := "Minuta " + d.d.ID
-	if d.issued() && d.in.Case.Notice != "" {
-		id = "Auto nº " + d.in.Case.Notice + " — registro " + d.d.ID
+	if d.issued() && d.in.Decision.Notice != "" {
+		id = "Auto nº " + d.in.Decision.Notice + " — registro " + d.d.ID
 	}
 	pdf.CellFormat(width-30, 4, d.tr(id+" — SHA-256 "+short(d.in.Sealed.Hash, 16)), "", 0, "L", false, 0, "")
 	pdf.CellFormat(30, 4, d.tr(fmt.Sprintf("Página %d de {nb}", pdf.PageNo())), "", 0, "R", false, 0, "")
@@ -395,18 +395,18 @@ func (d *doc) head() {
 	var rows [][2]string
 	switch d.status() {
 	case drafts.StatusIssued:
-		rows = append(rows, [2]string{"Auto nº", d.in.Case.Notice})
-		if t := d.in.Case.DecidedAt; t != nil {
+		rows = append(rows, [2]string{"Auto nº", d.in.Decision.Notice})
+		if t := d.in.Decision.DecidedAt; t != nil {
 			rows = append(rows, [2]string{"Emitido em", dateTime(d.local(*t))})
 		}
-		if a := d.in.Case.Agent; a != nil {
+		if a := d.in.Decision.Agent; a != nil {
 			rows = append(rows, [2]string{"Agente", a.FullName}, [2]string{"Matrícula", a.Matricula}, [2]string{"Cargo", a.Cargo})
-		} else if d.in.Case.DecidedBy != "" {
-			rows = append(rows, [2]string{"Agente", d.in.Case.DecidedBy})
+		} else if d.in.Decision.DecidedBy != "" {
+			rows = append(rows, [2]string{"Agente", d.in.Decision.DecidedBy})
 		}
 	case drafts.StatusDismissed:
 		rows = append(rows, [2]string{"Situação", "minuta arquivada"})
-		if t := d.in.Case.DecidedAt; t != nil {
+		if t := d.in.Decision.DecidedAt; t != nil {
 			rows = append(rows, [2]string{"Arquivada em", dateTime(d.local(*t))})
 		}
 	default:
@@ -465,8 +465,8 @@ func (d *doc) head() {
 	pdf.SetLineWidth(0.2)
 	pdf.Line(marginL, pdf.GetY()+1.5, pageW-marginR, pdf.GetY()+1.5)
 	pdf.Ln(3)
-	if d.status() == drafts.StatusDismissed && d.in.Case.Reason != "" {
-		d.kv("Motivo do arquivamento", d.in.Case.Reason, 40)
+	if d.status() == drafts.StatusDismissed && d.in.Decision.Reason != "" {
+		d.kv("Motivo do arquivamento", d.in.Decision.Reason, 40)
 	}
 }
 
@@ -756,9 +756,12 @@ func (d *doc) when() {
 			continue
 		}
 		done = append(done, p)
-		label := "Posição"
+		label, place := "Posição", "Local"
 		if len(d.d.Facts) > 1 {
-			label = fmt.Sprintf("Posição (fato %d)", i+1)
+			label, place = fmt.Sprintf("Posição (fato %d)", i+1), fmt.Sprintf("Local (fato %d)", i+1)
+		}
+		if f.Place != nil {
+			d.kv(place, placeText(f.Place), lw)
 		}
 		d.kv(label, "latitude "+coord(f.Lat)+", longitude "+coord(f.Lon)+" (WGS 84), no instante do valor máximo", lw)
 	}
@@ -810,6 +813,18 @@ func (d *doc) when() {
 	} else {
 		pdf.SetY(textEnd + 1)
 	}
+}
+
+// placeText states a fact's place as observed data: approximate, the street and landmark
+// nearest to the recorded position in the municipality's street base, the coordinates being
+// the exact statement.
+func placeText(p *drafts.Place) string {
+	src := "base de logradouros importada pelo município"
+	if p.Source == "osm" {
+		src += " (OpenStreetMap)"
+	}
+	return "nas proximidades de " + p.Text() + " — logradouro e ponto de referência mais próximos da posição registrada, segundo a " +
+		src + "; distâncias aproximadas; a posição exata é a das coordenadas"
 }
 
 // siteVerification says where a site's data came from and who verified it.
@@ -1085,7 +1100,7 @@ func (d *doc) defence() {
 	d.font("B", 9)
 	d.pdf.SetX(marginL)
 	first := fmt.Sprintf("Prazo para defesa: %d dias contados do recebimento deste auto.", days)
-	if t := d.in.Case.DecidedAt; d.issued() && t != nil {
+	if t := d.in.Decision.DecidedAt; d.issued() && t != nil {
 		deadline, _ := penalty.DefenceDeadline(d.p, *t, penalty.ModeInPerson, time.Time{})
 		if !deadline.IsZero() {
 			first = fmt.Sprintf("Prazo para defesa: %d dias contados do recebimento deste auto. Recebido em %s (data da emissão), o prazo termina em %s.",
@@ -1149,7 +1164,7 @@ func (d *doc) signatures() {
 	d.need(62)
 	y := pdf.GetY() + 1
 	half := width / 2
-	if a := d.in.Case.Agent; a != nil && d.issued() {
+	if a := d.in.Decision.Agent; a != nil && d.issued() {
 		d.kv("Agente fiscal", a.FullName+" — "+a.Cargo, 30)
 		d.kv("Matrícula", a.Matricula, 30)
 		y = pdf.GetY() + 1

@@ -47,7 +47,7 @@ func TestTelemetryConflictWarnsInThePreviewOnly(t *testing.T) {
 	mustContain(t, preview, "ATENÇÃO — AVISOS AO AGENTE", warning)
 
 	at := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
-	in.Case = notice.Case{Status: drafts.StatusIssued, Notice: "AI-2026/0009", DecidedBy: "joao", DecidedAt: &at,
+	in.Decision = notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0009", DecidedBy: "joao", DecidedAt: &at,
 		Agent: &notice.Agent{FullName: "João Batista Moreira", Matricula: "FP-0042", Cargo: "Agente de Fiscalização de Posturas"}}
 	issued := strings.Join(strings.Fields(render(t, in, "notice-conflict-issued")), " ")
 	mustContain(t, issued, "AI-2026/0009")

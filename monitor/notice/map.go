@@ -1,6 +1,8 @@
 package notice
 
 import (
+	"bytes"
+	"fmt"
 	"math"
 	"slices"
 
@@ -37,6 +39,13 @@ func (p *projection) metres(lat, lon float64) (x, y float64) {
 func (p *projection) paper(lat, lon float64) (x, y float64) {
 	mx, my := p.metres(lat, lon)
 	return p.cx + (mx-p.mx)*p.mmPerM, p.cy - (my-p.my)*p.mmPerM
+}
+
+// latLon returns the position at paper point (x, y): the inverse of paper.
+func (p *projection) latLon(x, y float64) (lat, lon float64) {
+	mx := (x-p.cx)/p.mmPerM + p.mx
+	my := (p.cy-y)/p.mmPerM + p.my
+	return p.lat0 + my/p.ky, p.lon0 + mx/p.kx
 }
 
 // bounds accumulates an extent in metres.
@@ -149,7 +158,11 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	}
 	for _, f := range d.places {
 		r := 0.0
-		if kind, _ := f.Properties["kind"].(string); kind == "sensitive" {
+		kind, _ := f.Properties["kind"].(string)
+		if kind == "street" || kind == "landmark" {
+			continue // they name the place; the map is framed on the evidence
+		}
+		if kind == "sensitive" {
 			r = radius
 		}
 		eachPoint(f.Geometry, func(p orb.Point) {
@@ -170,6 +183,8 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	pr.mx, pr.my = (bb.minX+bb.maxX)/2, (bb.minY+bb.maxY)/2
 
 	pdf.ClipRect(x, y, w, h, false)
+	based := d.baseMap(pr, x, y, w, h)
+	d.drawStreets(pr)
 	// Places: the radius of sensitive sites first, then the sites and zones themselves.
 	for _, f := range d.places {
 		if kind, _ := f.Properties["kind"].(string); kind == "sensitive" {
@@ -178,7 +193,9 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	}
 	for _, f := range d.places {
 		kind, _ := f.Properties["kind"].(string)
-		d.drawPlace(pr, f.Geometry, kind)
+		if kind != "street" {
+			d.drawPlace(pr, f.Geometry, kind)
+		}
 	}
 	// The track: the raw batches around the facts, then the facts.
 	pdf.SetLineCapStyle("round")
@@ -206,10 +223,14 @@ func (d *doc) drawMap(x, y, w, h float64) {
 		pdf.Line(px-1.4, py-1.4, px+1.4, py+1.4)
 		pdf.Line(px-1.4, py+1.4, px+1.4, py-1.4)
 	}
-	// Labels of the places.
+	// Labels of the places; a street's along it, near the facts.
 	for _, f := range d.places {
 		name, _ := f.Properties["name"].(string)
 		if name == "" {
+			continue
+		}
+		if kind, _ := f.Properties["kind"].(string); kind == "street" {
+			d.streetLabel(pr, f.Geometry, name)
 			continue
 		}
 		c := f.Geometry.Bound().Center()
@@ -276,8 +297,136 @@ func (d *doc) drawMap(x, y, w, h float64) {
 	}
 	d.font("I", 6)
 	d.text(colMuted)
-	pdf.Text(x, ly+float64((len(entries)+1)/2)*3.6+0.8, d.tr("Croqui vetorial em projeção local (norte para cima), sem mapa de fundo."))
+	note := "Croqui vetorial em projeção local (norte para cima), sem mapa de fundo."
+	if based {
+		note = "Mapa de fundo: " + d.in.Tiles.attribution() + ". Projeção local, norte para cima."
+	}
+	pdf.Text(x, ly+float64((len(entries)+1)/2)*3.6+0.8, d.tr(note))
 	d.text(colInk)
+}
+
+// drawStreets draws the streets that name the facts' places as light roads under everything
+// else.
+func (d *doc) drawStreets(pr *projection) {
+	for _, f := range d.places {
+		if kind, _ := f.Properties["kind"].(string); kind != "street" {
+			continue
+		}
+		for _, ls := range lines(f.Geometry) {
+			pts := make([]latLon, 0, len(ls))
+			for _, p := range ls {
+				pts = append(pts, latLon{p.Lat(), p.Lon()})
+			}
+			d.pdf.SetLineCapStyle("round")
+			d.draw(rgb{205, 210, 218})
+			d.pdf.SetLineWidth(2.4)
+			d.polyline(pr, pts)
+			d.draw(colWhite)
+			d.pdf.SetLineWidth(1.6)
+			d.polyline(pr, pts)
+			d.pdf.SetLineCapStyle("butt")
+		}
+	}
+}
+
+// lines returns the lines of a LineString or MultiLineString.
+func lines(g orb.Geometry) []orb.LineString {
+	switch g := g.(type) {
+	case orb.LineString:
+		return []orb.LineString{g}
+	case orb.MultiLineString:
+		return g
+	}
+	return nil
+}
+
+// streetLabel writes a street's name beside it, at its point nearest to the first fact's
+// position (inside the map, which clips).
+func (d *doc) streetLabel(pr *projection, g orb.Geometry, name string) {
+	var fx, fy float64
+	found := false
+	for _, f := range d.d.Facts {
+		if f.Lat != 0 || f.Lon != 0 {
+			fx, fy = pr.paper(f.Lat, f.Lon)
+			found = true
+			break
+		}
+	}
+	if !found {
+		return
+	}
+	best, bx, by := math.Inf(1), 0.0, 0.0
+	for _, ls := range lines(g) {
+		for i := 1; i < len(ls); i++ {
+			ax, ay := pr.paper(ls[i-1].Lat(), ls[i-1].Lon())
+			cx, cy := pr.paper(ls[i].Lat(), ls[i].Lon())
+			// The point of segment a–c nearest to the fact.
+			dx, dy := cx-ax, cy-ay
+			t := 0.0
+			if l2 := dx*dx + dy*dy; l2 > 0 {
+				t = math.Min(1, math.Max(0, ((fx-ax)*dx+(fy-ay)*dy)/l2))
+			}
+			px, py := ax+t*dx, ay+t*dy
+			if dist := math.Hypot(px-fx, py-fy); dist < best {
+				best, bx, by = dist, px, py
+			}
+		}
+	}
+	if math.IsInf(best, 1) {
+		return
+	}
+	d.font("I", 6.3)
+	d.text(colMuted)
+	label := d.tr(name)
+	// Beside the street, clear of the peak's mark.
+	d.pdf.Text(bx+3, by+3.8, label)
+	d.text(colInk)
+}
+
+// baseMap draws the base-map tiles (Input.Tiles) under the box (x, y, w, h), lightened so that
+// the track and the places stand out, and reports whether it did. Without a tile source, or
+// when a tile cannot be fetched within the timeout, it draws nothing: the sketch stands alone.
+func (d *doc) baseMap(pr *projection, x, y, w, h float64) bool {
+	t := d.in.Tiles
+	if t == nil || t.URL == "" {
+		return false
+	}
+	north, west := pr.latLon(x, y)
+	south, east := pr.latLon(x+w, y+h)
+	widthM := w / pr.mmPerM
+	z := zoomFor((north+south)/2, widthM, w)
+	x0, y0 := tileXY(north, west, z)
+	x1, y1 := tileXY(south, east, z)
+	var keys []tileKey
+	for ty := y0; ty <= y1; ty++ {
+		for tx := x0; tx <= x1; tx++ {
+			keys = append(keys, tileKey{z, tx, ty})
+		}
+	}
+	images, err := t.fetch(keys)
+	if err != nil {
+		if t.Logger != nil {
+			t.Logger.Warn("notice: base map left out, the sketch stands alone", "draft", d.d.ID, "err", err)
+		}
+		return false
+	}
+	pdf := d.pdf
+	for _, k := range keys {
+		name := fmt.Sprintf("tile-%d-%d-%d", k.z, k.x, k.y)
+		opt := fpdf.ImageOptions{ImageType: "JPG"}
+		pdf.RegisterImageOptionsReader(name, opt, bytes.NewReader(images[k]))
+		nLat, wLon := tileCorner(k.x, k.y, k.z)
+		sLat, eLon := tileCorner(k.x+1, k.y+1, k.z)
+		px0, py0 := pr.paper(nLat, wLon)
+		px1, py1 := pr.paper(sLat, eLon)
+		pdf.ImageOptions(name, px0, py0, px1-px0, py1-py0, false, opt, 0, "")
+	}
+	// A white veil: the base map is the background, the evidence the figure.
+	pdf.SetAlpha(0.35, "Normal")
+	d.fill(colWhite)
+	pdf.Rect(x, y, w, h, "F")
+	pdf.SetAlpha(1, "Normal")
+	return true
 }
 
 // polyline draws a line through the positions.

@@ -1,9 +1,14 @@
 // Package notice renders a draft of an auto de infração as an A4 PDF in Portuguese: the
 // municipality and fiscal organ, the legal basis, the licensee, vehicle and driver, the date,
-// time and place, each fact with its measured values, the measuring devices, a vector
-// mini-map of the track and a chart of the readings against the limit, the fine, the
-// defence deadline, the fields the agent fills in, the draft's warnings, and the evidence
-// hash and signature that `monitor verify` checks.
+// time and place (the nearest street and landmark the draft recorded from the street extract,
+// approximate, and the coordinates), each fact with its measured values, the measuring
+// devices, a mini-map of the track (over base-map tiles when Input.Tiles is set, else a vector
+// sketch) and a chart of the readings against the limit, the fine, the defence deadline, the
+// fields the agent fills in, the draft's warnings, and the evidence hash and signature that
+// `monitor verify` checks.
+//
+// The package renders plain data: the caller reads the decision, the penalty calculus and the
+// agent from wherever it keeps cases (monitor serve reads the store) and passes them in Input.
 //
 // The document is drawn with fpdf's core fonts (no font files at run time): text is
 // translated to cp1252, which holds every letter of Portuguese. While the case is a draft the
@@ -29,8 +34,8 @@ type Input struct {
 	Bundle  *drafts.Bundle
 	Profile *profile.Profile
 
-	// Case is the decision on the draft; zero: a draft waiting for an agent.
-	Case Case
+	// Decision is what became of the draft; zero: a draft waiting for an agent.
+	Decision Decision
 
 	// Registry details, when the vehicle is registered.
 	Licensee *Licensee
@@ -42,12 +47,17 @@ type Input struct {
 	// the draft's base fine is printed and the calculation is left to the issue.
 	Penalty *Penalty
 
+	// Tiles is the base map of the mini-map; nil: the vector sketch alone.
+	Tiles *Tiles
+
 	// Addenda is how many addenda (data that arrived after the draft was made) the case has.
 	Addenda int
 }
 
-// Case is the state of the case a draft became.
-type Case struct {
+// Decision is what an agent decided on a draft: issued as an auto (with its number and the
+// agent's identification) or dismissed (with the reason). The caller reads it from wherever it
+// keeps cases; the renderer only prints it.
+type Decision struct {
 	Status    string     // drafts.StatusDraft (or ""), StatusIssued, StatusDismissed
 	Notice    string     // the notice number, when issued
 	DecidedBy string     // the agent who decided

@@ -96,8 +96,8 @@ func (f *fixture) draft(t *testing.T) drafts.Made {
 // speedDraft is a real speed draft (engine, store, drafter): a train at 20 km/h that runs at
 // up to 45 km/h for 25 s on a street south of the school, then re-sealed as the draft of a
 // registered vehicle.
-func speedDraft(t *testing.T) (drafts.Sealed, *drafts.Bundle, *fixture) {
-	f := newFixture(t)
+func speedDraft(t *testing.T, geo ...string) (drafts.Sealed, *drafts.Bundle, *fixture) {
+	f := newFixture(t, geo...)
 	loc := f.p.Location()
 	start := time.Date(2026, 11, 27, 19, 30, 0, 0, loc)
 	speeds := repeat(20, 150)
@@ -333,10 +333,10 @@ func TestIssuedNoticeWithPenalty(t *testing.T) {
 	s, b, f := speedDraft(t)
 	at := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
 	in := notice.Input{Sealed: s, Profile: f.p, // the bundle is decoded from the sealed draft
-		Case:    notice.Case{Status: drafts.StatusIssued, Notice: "0042/2026", DecidedBy: "Maria Conceição", DecidedAt: &at},
-		Driver:  &notice.Driver{Name: "João da Silva", CNH: "01234567890", Card: "0000000086H101"},
-		Penalty: &notice.Penalty{FineUFMP: 800, FineBRL: "3360.00", UnitValueBRL: "4.2000", UnitDate: at, Recidivism: "Reincidente: multa anterior pelo Art. 23 confirmada em 10/09/2026; multa em dobro (Art. 48).", Recommendation: "Recomenda-se a suspensão do serviço por 10 a 45 dias (Art. 52)."},
-		Addenda: 1,
+		Decision: notice.Decision{Status: drafts.StatusIssued, Notice: "0042/2026", DecidedBy: "Maria Conceição", DecidedAt: &at},
+		Driver:   &notice.Driver{Name: "João da Silva", CNH: "01234567890", Card: "0000000086H101"},
+		Penalty:  &notice.Penalty{FineUFMP: 800, FineBRL: "3360.00", UnitValueBRL: "4.2000", UnitDate: at, Recidivism: "Reincidente: multa anterior pelo Art. 23 confirmada em 10/09/2026; multa em dobro (Art. 48).", Recommendation: "Recomenda-se a suspensão do serviço por 10 a 45 dias (Art. 52)."},
+		Addenda:  1,
 	}
 	text := render(t, in, "notice-issued")
 	mustContain(t, text, "AUTO DE INFRAÇÃO Nº 0042/2026", "800 UFMP", "R$ 3.360,00", "R$ 4,20", "Reincidente",
@@ -353,7 +353,7 @@ func TestDismissedAndTampered(t *testing.T) {
 	m, f := loudDraft(t)
 	at := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	text := render(t, notice.Input{Sealed: m.Sealed, Profile: f.p,
-		Case: notice.Case{Status: drafts.StatusDismissed, DecidedAt: &at, Reason: "Escola em recesso: horário de funcionamento desatualizado."}}, "notice-dismissed")
+		Decision: notice.Decision{Status: drafts.StatusDismissed, DecidedAt: &at, Reason: "Escola em recesso: horário de funcionamento desatualizado."}}, "notice-dismissed")
 	mustContain(t, text, "MINUTA ARQUIVADA", "Escola em recesso")
 
 	bad := m.Sealed
@@ -404,17 +404,28 @@ func TestRenderIsDeterministic(t *testing.T) {
 func TestIssuedNoticeStatesTheCalculusPenalty(t *testing.T) {
 	s, _, f := speedDraft(t) // the draft says Art. 46, X
 	at := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
-	issued := notice.Case{Status: drafts.StatusIssued, Notice: "AI-2026/0007", DecidedBy: "Maria Conceição", DecidedAt: &at}
+	issued := notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0007", DecidedBy: "Maria Conceição", DecidedAt: &at}
 
-	text := render(t, notice.Input{Sealed: s, Profile: f.p, Case: issued,
+	text := render(t, notice.Input{Sealed: s, Profile: f.p, Decision: issued,
 		Penalty: &notice.Penalty{Article: "Art. 47", FineUFMP: 250, FineBRL: "1050.00", UnitValueBRL: "4.2000", UnitDate: at}}, "notice-repeat")
 	mustContain(t, text, "Multa (Art. 47)", "penalidade: Art. 47", "Penalidade: Art. 47", "por repetição de infração já notificada", "R$ 1.050,00")
 	mustNotContain(t, text, "Multa (Art. 46, X)", "penalidade: Art. 46, X")
 
-	text = render(t, notice.Input{Sealed: s, Profile: f.p, Case: issued,
+	text = render(t, notice.Input{Sealed: s, Profile: f.p, Decision: issued,
 		Penalty: &notice.Penalty{Article: "Art. 41, I", Warning: true, FineBRL: "0.00", UnitDate: at}}, "notice-warning")
 	mustContain(t, text, "AUTO DE INFRAÇÃO Nº AI-2026/0007 — NOTIFICAÇÃO PRELIMINAR", "notificação preliminar, sem multa", "Medida (Art. 41, I)")
 	mustNotContain(t, text, "0 UFMP", "R$ 0,00", "Multa (")
+}
+
+// TestNoticeSaysWhetherEvidenceIsSigned: the notice prints the draft's evidence_signed line (the
+// speed draft's batches are not signed).
+func TestNoticeSaysWhetherEvidenceIsSigned(t *testing.T) {
+	s, b, f := speedDraft(t)
+	if b.Draft.EvidenceSigned != "sem assinatura" {
+		t.Fatalf("evidence_signed %q, want %q", b.Draft.EvidenceSigned, "sem assinatura")
+	}
+	text := render(t, notice.Input{Sealed: s, Bundle: b, Profile: f.p}, "notice-evidence-unsigned")
+	mustContain(t, text, "Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na selagem das evidências): sem assinatura.")
 }
 
 // testProfile is Piúma's with a default NBR area for the test towns, which have no nbr_zone.

@@ -41,7 +41,4 @@ func TestPenaltyOf(t *testing.T) {
 	if !strings.HasPrefix(pe.Recidivism, "Não verificada") || pe.FineBRL != "1680.00" || !strings.HasPrefix(pe.Recommendation, "Nenhuma") {
 		t.Errorf("unregistered %+v", pe)
 	}
-	if pe, agent, err := notice.Issued(t.Context(), nil, "x", loc); pe != nil || agent != nil || err != nil {
-		t.Errorf("no source: %v %v %v", pe, agent, err)
-	}
 }

@@ -1,46 +1,12 @@
 package notice
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/store"
 )
-
-// CaseSource finds the case of an issued draft (store.DB).
-type CaseSource interface {
-	CaseByDraft(ctx context.Context, draftID string) (*store.Case, error)
-}
-
-// Issued is what a draft's case recorded when it was issued, as the notice prints it: the
-// penalty calculus (Input.Penalty) and the agent who issued it (Case.Agent). Both are nil when
-// the draft has no case (not issued); each is nil when the case does not record it (issued
-// before the calculus or the agent's identification was kept). The case is read once.
-func Issued(ctx context.Context, src CaseSource, draftID string, loc *time.Location) (*Penalty, *Agent, error) {
-	if src == nil {
-		return nil, nil, nil
-	}
-	c, err := src.CaseByDraft(ctx, draftID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("notice: %w", err)
-	}
-	var pen *Penalty
-	if c.Assessment != nil {
-		pen = PenaltyOf(c.Assessment, c.Licensee, c.Issued, loc)
-	}
-	var agent *Agent
-	if a := c.IssuerAgent; a != nil {
-		agent = &Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
-	}
-	return pen, agent, nil
-}
 
 // PenaltyOf states a penalty calculus (penalty.Result) as the notice prints it: the fine in the
 // fiscal unit and in reais at the value in force on the day of issue, whether it is a recidivism
