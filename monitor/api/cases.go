@@ -168,8 +168,15 @@ type CaseView struct {
 	Deadline *DeadlineView `json:"deadline,omitempty"`
 	// DefenceTimely says whether a filed defence was filed on or before the deadline.
 	DefenceTimely *bool `json:"defence_timely,omitempty"`
-	// FineSuspended says whether, today, a timely defence suspends the fine (Art. 57).
+	// FineSuspended says whether, today, a timely defence (Art. 57) or a timely appeal
+	// suspends the fine.
 	FineSuspended FineSuspendedView `json:"fine_suspended"`
+	// AppealDeadline and PaymentDeadline are the last days to appeal and to pay
+	// ("YYYY-MM-DD"), once the decision is notified.
+	AppealDeadline  string `json:"appeal_deadline,omitempty"`
+	PaymentDeadline string `json:"payment_deadline,omitempty"`
+	// Next is where the process stands today: the next deadline and who may act.
+	Next cases.Next `json:"next"`
 	// Assessment is the penalty calculus made at issue; AssessmentNote says why there is none.
 	Assessment     *penalty.Result `json:"assessment,omitempty"`
 	AssessmentNote string          `json:"assessment_note,omitempty"`
@@ -232,7 +239,15 @@ func (s *Server) caseView(c *store.Case) CaseView {
 			}
 		}
 	}
-	v.FineSuspended.Suspended, v.FineSuspended.Explanation = penalty.FineSuspended(p, c.PenaltyNotice(p), s.casesNow())
+	pc := c.Process()
+	if c.Origin == store.OriginImport {
+		v.FineSuspended.Suspended, v.FineSuspended.Explanation = penalty.FineSuspended(p, c.PenaltyNotice(p), s.casesNow())
+	} else {
+		v.FineSuspended.Suspended, v.FineSuspended.Explanation = pc.Suspended(p, cases.DayOf(s.casesNow(), p.Location()))
+	}
+	v.AppealDeadline, _ = pc.AppealDeadline(p)
+	v.PaymentDeadline, _ = pc.PaymentDeadline(p)
+	v.Next = pc.Next(p, s.casesNow())
 	for _, e := range c.Events {
 		v.Events = append(v.Events, CaseEventView{Seq: e.Seq, Action: e.Action, Date: e.Date, RecordedAt: wire.NewTime(e.At), User: e.User, Data: e.Data})
 	}
@@ -252,7 +267,7 @@ func (s *Server) caseViews(cs []*store.Case) []CaseView {
 
 var caseStates = []penalty.Status{penalty.StatusIssued, penalty.StatusNotified, penalty.StatusDefenceFiled,
 	penalty.StatusDefenceRejected, penalty.StatusDefenceAccepted, penalty.StatusConfirmed, penalty.StatusPaid,
-	penalty.StatusDividaAtiva, penalty.StatusDismissed, penalty.StatusAnnulled}
+	penalty.StatusDividaAtiva, penalty.StatusDismissed, penalty.StatusAnnulled, penalty.StatusAppealFiled, penalty.StatusAppealAccepted}
 
 // listCases answers a list of cases for the filter of the request.
 func (s *Server) listCases(w http.ResponseWriter, r *http.Request, origins []string) {
@@ -362,16 +377,16 @@ func (s *Server) handleDraftCaseAction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a store.CaseAction) {
-	// The acts that decide on an auto are the competent authority's, never its issuer's.
-	if u := userFrom(r.Context()); cases.NeedsAuthority(a.Action) {
-		if !u.Role.AtLeast(store.RoleAutoridade) {
-			s.writeError(w, r, http.StatusForbidden, cases.AuthorityRequired(a.Action, s.cases.Profile.Authority.Title))
-			return
-		}
-		if msg := cases.AuthorityRefusal(a.Action, u.Name, c.IssuedBy); msg != "" && c.Origin != store.OriginImport {
-			s.writeError(w, r, http.StatusConflict, msg)
-			return
-		}
+	// The acts that decide on an auto are the competent authority's (the appeal's, the
+	// superior authority's), never its issuer's nor, for the appeal, who decided the defence.
+	u := userFrom(r.Context())
+	if !u.Role.AtLeast(store.Role(cases.RoleFor(s.cases.Profile, a.Action))) {
+		s.writeError(w, r, http.StatusForbidden, cases.RoleRequired(s.cases.Profile, a.Action))
+		return
+	}
+	if msg := c.Process().Impediment(a.Action, u.Name); msg != "" {
+		s.writeError(w, r, http.StatusConflict, msg)
+		return
 	}
 	_, after, err := s.cases.Store.CaseAct(r.Context(), c.ID, a, s.cases.Profile, s.casesNow(), actor(r))
 	if s.caseError(w, r, err) {
