@@ -338,6 +338,10 @@ func (c *Case) Suspended(p *profile.Profile, today string) (bool, string) {
 		return true, fmt.Sprintf("Recurso interposto no prazo, em %s: a exigibilidade da multa está suspensa até a notificação da decisão do recurso.", br(c.Appealed))
 	case c.DefenceFiled != "" && c.DefenceFiled <= today && c.Decided == "" && c.TimelyDefence(p):
 		return true, fmt.Sprintf("Defesa apresentada no prazo, em %s: a exigibilidade da multa está suspensa até a decisão da autoridade competente (Art. 57).", br(c.DefenceFiled))
+	case c.DefenceFiled != "" && c.DefenceFiled <= today && c.Decided == "":
+		deadline, _ := c.DefenceDeadline(p)
+		return false, fmt.Sprintf("Defesa apresentada em %s, após o prazo (%s): não suspende a exigibilidade da multa (Art. 57).",
+			br(c.DefenceFiled), deadline.Format("02/01/2006"))
 	}
 	return false, "Nenhuma defesa ou recurso no prazo pendente de decisão."
 }
