@@ -639,3 +639,54 @@ func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
 		t.Error("the calculus does not see the decision's notification")
 	}
 }
+
+// Recidivism counts a fine of the monitor final from the day the decision confirming it was
+// notified (the appeal's decision, when a timely appeal was filed), never from the decision.
+func TestFinalFromTheDecisionsNotification(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	now := local(2026, 11, 29, 12, 0)
+	first := caseAt(t, db, p, "A", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
+		CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Julgado à revelia.", Date: "2026-10-16"},
+		CaseAction{Action: ActionNotifyDecision, Date: "2026-10-22"})
+	issue := func(id string, fact, at time.Time) *penalty.Result {
+		t.Helper()
+		putDraft(t, db, id, "L1", fact)
+		c, err := db.IssueDraft(ctx, id, "", p, at, fiscal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Assessment
+	}
+	relies := func(r *penalty.Result) bool {
+		return r.Recidivist && len(r.RelyingOn) == 1 && r.RelyingOn[0].ID == first.Notice
+	}
+	// A fact after the decision but before its notice: not a recidivism.
+	if r := issue("B", local(2026, 10, 21, 15, 0), local(2026, 10, 23, 10, 0)); r.Recidivist {
+		t.Errorf("a fact before the decision's notice is a recidivism: %v", r.Explanation)
+	}
+	// A fact after the notice: a recidivism.
+	if r := issue("C", local(2026, 10, 23, 15, 0), local(2026, 10, 24, 10, 0)); !relies(r) {
+		t.Errorf("a fact after the decision's notice is not a recidivism: %+v", r)
+	}
+	// A timely appeal: not final while it is pending.
+	act(t, db, p, first.ID, now, CaseAction{Action: ActionAppeal, Date: "2026-10-26"})
+	r := issue("D", local(2026, 10, 28, 15, 0), local(2026, 10, 29, 10, 0))
+	if r.Recidivist || !strings.Contains(strings.Join(r.Explanation, " "), "recurso interposto em 26/10/2026") {
+		t.Errorf("a pending appeal counts: %v", r.Explanation)
+	}
+	admin := Actor{User: "admin", RemoteAddr: "192.0.2.3"}
+	for _, a := range []CaseAction{{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Text: "Recurso improvido.", Date: "2026-11-05"},
+		{Action: ActionNotifyAppealDecision, Date: "2026-11-06"}} {
+		if _, _, err := db.CaseAct(ctx, first.ID, a, p, now, admin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Final from the appeal's decision's notice (06/11), not from the first notice (22/10).
+	if r := issue("E", local(2026, 11, 5, 15, 0), local(2026, 11, 9, 10, 0)); r.Recidivist {
+		t.Errorf("a fact before the appeal's decision was notified is a recidivism: %v", r.Explanation)
+	}
+	if r := issue("F", local(2026, 11, 7, 15, 0), local(2026, 11, 9, 11, 0)); !relies(r) {
+		t.Errorf("a fact after the appeal's decision was notified is not a recidivism: %+v", r)
+	}
+}
