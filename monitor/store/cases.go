@@ -22,11 +22,14 @@ import (
 // notice an agent writes from a street observation, or an earlier paper notice imported.
 //
 // A case's identity, facts and the penalty calculus made when it was issued never change. What
-// happens to it is an append-only list of events (issue or import, notify, defence, decide, pay,
-// divida_ativa, suspension); its state is derived from them by folding (Case.fold), and the
-// state column of its row is that derivation, written in the same transaction as each event.
-// Every event is also written to the audit log in that transaction, with the case before and
-// after.
+// happens to it is an append-only list of events (issue or import, then the acts of the
+// process: delivery_failed, notify, defence, decide, notify_decision, appeal, decide_appeal,
+// notify_appeal_decision, pay, divida_ativa, suspension, annul). The process itself — which act
+// the state admits, its checks and deadlines, how it changes the state — is monitor/cases
+// (docs/process.md): the store checks each act with it (cases.Case.Check), persists the event,
+// and derives the state by folding the events with it (Case.fold); the state column of the row
+// is that derivation, written in the same transaction as each event. Every event is also written
+// to the audit log in that transaction, with the case before and after.
 
 // Origins of a case.
 const (
