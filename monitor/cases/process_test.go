@@ -248,3 +248,16 @@ func acts(n Next) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// Electronic notice where the profile enables it: the defence runs from the acknowledgement.
+func TestElectronicNotice(t *testing.T) {
+	p := *profile.Piuma()
+	p.Notification.Electronic = true
+	c := must(t, newCase(), &p, "2026-11-29", Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: "2026-10-05"})
+	if d, why := c.DefenceDeadline(&p); d.Format(time.DateOnly) != "2026-10-15" || !strings.Contains(why, "notificação eletrônica") {
+		t.Errorf("deadline %s %q", d, why)
+	}
+	if err := step(newCase(), &p, "2026-10-06", "fiscal2", Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: "2026-10-05", RefusedToSign: true}); err == nil {
+		t.Error("a refusal to sign an electronic notice")
+	}
+}
