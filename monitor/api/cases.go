@@ -204,7 +204,7 @@ func (s *Server) caseView(c *store.Case) CaseView {
 		LicenseeName: c.LicenseeName, LicenseeCNPJ: c.LicenseeCNPJ, Rules: c.Rules, Articles: c.Articles, Penalty: c.Penalty,
 		Warning: c.Warning, OffenceAt: wire.NewTime(c.Offence), IssuedAt: wire.NewTime(c.Issued), IssuedBy: c.IssuedBy,
 		Manual: c.Manual, CaseStatus: c.CaseStatus, StateText: store.StateText(c.State), Assessment: c.Assessment,
-		Allowed: c.Allowed(p), UpdatedAt: wire.NewTime(c.UpdatedAt)}
+		Allowed: c.Allowed(), UpdatedAt: wire.NewTime(c.UpdatedAt)}
 	if v.Articles == nil {
 		v.Articles = []string{}
 	}

@@ -33,10 +33,10 @@ func ActionText(action string) string { return actionText[action] }
 
 // Allowed lists the acts the case's state admits, in the order of the process (their dates
 // and deadlines are Check's).
-func (c *Case) Allowed(p *profile.Profile) []string {
+func (c *Case) Allowed() []string {
 	var out []string
 	for _, a := range order {
-		if c.stateAllows(p, a) {
+		if c.stateAllows(a) {
 			out = append(out, a)
 		}
 	}
@@ -50,7 +50,7 @@ func (c *Case) decisionToAppeal() bool {
 }
 
 // stateAllows reports whether the case's state admits the act (its dates aside).
-func (c *Case) stateAllows(p *profile.Profile, action string) bool {
+func (c *Case) stateAllows(action string) bool {
 	confirmed := c.State == penalty.StatusConfirmed || c.State == penalty.StatusDefenceRejected
 	switch action {
 	case ActionNotify, ActionDeliveryFailed:
@@ -124,7 +124,7 @@ func (c *Case) Check(p *profile.Profile, a *Action, now time.Time) (string, erro
 
 // checkState refuses an act the case's state does not admit, saying why as precisely as it can.
 func (c *Case) checkState(p *profile.Profile, action string) error {
-	if c.stateAllows(p, action) {
+	if c.stateAllows(action) {
 		return nil
 	}
 	label := actionText[action]

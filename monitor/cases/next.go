@@ -39,7 +39,7 @@ func (c *Case) Next(p *profile.Profile, now time.Time) Next {
 	today := DayOf(now, p.Location())
 	var n Next
 	n.Final, n.FinalText, _ = c.FinalFrom()
-	for _, a := range c.Allowed(p) {
+	for _, a := range c.Allowed() {
 		n.Acts = append(n.Acts, Act{Action: a, Label: actionText[a], Role: RoleFor(p, a), NotBy: c.impeded(a)})
 	}
 	if n.Acts == nil {

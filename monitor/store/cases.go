@@ -271,7 +271,7 @@ func (c *Case) DefenceDeadline(p *profile.Profile) (time.Time, string) {
 }
 
 // Allowed lists the acts the case's state admits, in the order of the process.
-func (c *Case) Allowed(p *profile.Profile) []string { return c.Process().Allowed(p) }
+func (c *Case) Allowed() []string { return c.Process().Allowed() }
 
 // ParseDay reads a calendar day: "YYYY-MM-DD", or an RFC 3339 time whose day in loc is taken.
 func ParseDay(s string, loc *time.Location) (string, bool) { return cases.ParseDay(s, loc) }

@@ -287,7 +287,7 @@ func TestCaseInvalidActions(t *testing.T) {
 		if string(c.State) != state {
 			t.Fatalf("built %s, want %s", c.State, state)
 		}
-		if got := strings.Join(c.Allowed(p), ","); got != strings.Join(allowed[state], ",") {
+		if got := strings.Join(c.Allowed(), ","); got != strings.Join(allowed[state], ",") {
 			t.Errorf("%s allows %s, want %v", state, got, allowed[state])
 		}
 		for action, a := range try {
@@ -592,7 +592,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	// A late defence: the fine stays due (Art. 57 suspends only a timely one).
 	late := caseAt(t, db, p, "L1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
 		CaseAction{Action: ActionDefence, Date: "2026-11-10"})
-	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,annul" {
+	if got := strings.Join(late.Allowed(), ","); got != "decide,pay,annul" {
 		t.Errorf("late defence allows %s", got)
 	}
 	// Art. 51: dívida ativa only after the decision, notified, and the payment period.
