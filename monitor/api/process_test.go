@@ -175,4 +175,36 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 		t.Errorf("annulled: %+v %+v", v.CaseStatus, v.Next)
 	}
 	refused(cf.fiscal, c, map[string]any{"action": "pay", "date": "2026-10-10"}, http.StatusConflict, "está anulado")
+
+	// D: a defence accepted: the auto has no effect, nothing follows.
+	d := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 5, 15))
+	cf.issue(t, d, at(2026, 10, 7, 10))
+	cf.setClock(at(2026, 10, 21, 12))
+	ok(cf.fiscal, d, map[string]any{"action": "notify", "mode": "mail", "date": "2026-10-09"})
+	ok(cf.fiscal, d, map[string]any{"action": "defence", "date": "2026-10-13"})
+	if v = ok(cf.auth, d, map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-20", "text": "Defesa acolhida: tacógrafo sem aferição."}); v.State != "defence_accepted" || len(v.Next.Acts) != 0 {
+		t.Errorf("defence accepted: %s %+v", v.State, v.Next)
+	}
+	refused(cf.fiscal, d, map[string]any{"action": "notify_decision", "date": "2026-10-21"}, http.StatusConflict, "defesa acolhida")
+
+	// F: a new fact after A and B became final: specific recidivism, a suspension recommended;
+	// the suspension once the decision is notified, from its notice.
+	f := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 12, 1, 15))
+	ans := cf.issue(t, f, at(2026, 12, 2, 10))
+	if a := ans.Case.Assessment; !a.Recidivist || a.SuspensionRecommended == nil {
+		t.Fatalf("recidivism after A and B: %+v", a)
+	}
+	cf.setClock(at(2026, 12, 20, 12))
+	ok(cf.fiscal, f, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-12-03"})
+	suspension := map[string]any{"action": "suspension", "from": "2026-12-15", "days": 10}
+	refused(cf.auth, f, suspension, http.StatusConflict, "só é exigível depois da decisão")
+	// Day 10 is Sunday 13/12: the defence runs to Monday 14/12.
+	ok(cf.auth, f, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-12-15", "text": "Julgado à revelia: multa confirmada."})
+	refused(cf.auth, f, suspension, http.StatusConflict, "ainda não foi notificada")
+	ok(cf.fiscal, f, map[string]any{"action": "notify_decision", "date": "2026-12-16"})
+	refused(cf.auth, f, suspension, http.StatusConflict, "só é definitiva a partir de 16/12/2026")
+	suspension["from"] = "2026-12-16"
+	if v = ok(cf.auth, f, suspension); v.Suspension == nil || v.Suspension.To != "2026-12-25" {
+		t.Errorf("suspension: %+v", v.Suspension)
+	}
 }
