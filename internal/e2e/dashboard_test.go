@@ -178,6 +178,14 @@ func TestDashboardInTheBrowser(t *testing.T) {
 		t.Errorf("case state after the notification: %q", s)
 	}
 	t.Logf("defence deadline: %s — %s", b.text("#case-deadline"), deadline)
+	// Where the process stands, its next deadline and who may record the next acts (the
+	// admin issued it: it may not decide on it).
+	if s := b.text("#case-next"); !strings.Contains(s, "Prazo de defesa em curso") || !strings.Contains(b.text("#case-next-deadline"), "restante") {
+		t.Errorf("next step %q, next deadline %q", s, b.text("#case-next-deadline"))
+	}
+	if s := b.text("#authority-only"); !strings.Contains(s, "Autoridade Julgadora de Posturas") {
+		t.Errorf("who decides: %q", s)
+	}
 	b.do(chromedp.ScrollIntoView(chromedp.CSS("#case")))
 	time.Sleep(300 * time.Millisecond)
 	b.shot("09c-notified-deadline")
@@ -229,6 +237,8 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	b.shot("13-fleet")
 	b.do(chromedp.Click(chromedp.CSS(`a[data-route="usuarios"]`)))
 	b.waitJS(`document.querySelector('#users-table tr[data-user="admin"]') !== null`, 20*time.Second, "the users page")
+	// The role autoridade is named as the profile names it (authority.title).
+	b.waitJS(`document.querySelector("#view-page").textContent.includes("Autoridade Julgadora de Posturas")`, 5*time.Second, "the profile's authority title")
 	b.shot("14-users")
 
 	// A tablet in portrait: the same map, the menu behind a button.

@@ -340,14 +340,14 @@ func TestCaseInvalidTransitionsThroughTheAPI(t *testing.T) {
 	check(map[string]any{"action": "divida_ativa", "date": "2026-10-10"}, 409, "não é possível inscrever a multa em dívida ativa")
 	check(map[string]any{"action": "notify", "mode": "in_person", "date": "2026-12-01"}, 400, "é futura")
 	check(map[string]any{"action": "notify", "mode": "in_person", "date": "2026-09-30"}, 409, "anterior à emissão do auto (02/10/2026)")
-	check(map[string]any{"action": "appeal"}, 400, "ação desconhecida")
+	check(map[string]any{"action": "recurso"}, 400, "ação desconhecida")
 	if code, _, body := cf.act(t, id, map[string]any{"action": "notify", "when": "ontem"}); code != 400 || !strings.Contains(errorMessage(t, body), "campo desconhecido") {
 		t.Errorf("unknown field: %d %s", code, body)
 	}
 	cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
 	check(map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-06"}, 409, "está notificado")
 	check(map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-10", "text": "Acolhida."}, 409, "à revelia em 10/10/2026: o prazo de defesa")
-	check(map[string]any{"action": "divida_ativa", "date": "2026-10-15"}, 409, "só é inscrita depois da decisão")
+	check(map[string]any{"action": "divida_ativa", "date": "2026-10-15"}, 409, "só é exigível depois da decisão")
 	check(map[string]any{"action": "defence", "date": "2026-10-04"}, 409, "anterior à notificação (05/10/2026)")
 	cf.mustAct(t, id, map[string]any{"action": "defence", "date": "2026-10-09"})
 	check(map[string]any{"action": "divida_ativa", "date": "2026-10-20"}, 409, "Art. 57")
@@ -451,12 +451,16 @@ func TestDefenceDeadlinesThroughTheAPI(t *testing.T) {
 
 func TestRecidivismAtIssue(t *testing.T) {
 	cf := newCaseFixture(t)
-	// L1 was fined for speeding (Art. 23): notified on 3 September, no defence → final after
-	// 14 September (day 10 is Sunday the 13th).
+	// L1 was fined for speeding (Art. 23): notified on 3 September, no defence by 14 September
+	// (day 10 is Sunday the 13th), judged à revelia on the 15th and notified of it on the 16th:
+	// final from the 16th.
 	first := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 9, 1, 15))
 	cf.issue(t, first, at(2026, 9, 2, 10))
 	cf.setClock(at(2026, 9, 3, 18))
 	cf.mustAct(t, first, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-09-03"})
+	cf.setClock(at(2026, 9, 16, 18))
+	cf.mustAct(t, first, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-09-15", "text": "Julgado à revelia: multa confirmada."})
+	cf.mustAct(t, first, map[string]any{"action": "notify_decision", "date": "2026-09-16"})
 	// A speeding draft dismissed by the agent, and a paper notice of L1 for Art. 23 that was
 	// dismissed (arquivado): neither counts.
 	dismissed := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 9, 5, 15))
@@ -533,7 +537,14 @@ func TestRecidivismAtIssue(t *testing.T) {
 	if code, _, body := cf.act(t, second, map[string]any{"action": "suspension", "from": "2026-11-10", "to": "2026-11-24"}); code != http.StatusConflict {
 		t.Errorf("suspension before notification: %d %s", code, body)
 	}
-	cf.mustAct(t, second, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"}) // final from 16/10
+	cf.mustAct(t, second, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"}) // defence to 15/10
+	cf.mustAct(t, second, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-10-16", "text": "Julgado à revelia: multa confirmada."})
+	// The suspension needs the decision notified (final from its notification).
+	if code, _, body := cf.act(t, second, map[string]any{"action": "suspension", "from": "2026-11-10", "to": "2026-11-24"}); code != http.StatusConflict ||
+		!strings.Contains(errorMessage(t, body), "ainda não foi notificada") {
+		t.Errorf("suspension before the decision's notice: %d %s", code, body)
+	}
+	cf.mustAct(t, second, map[string]any{"action": "notify_decision", "date": "2026-10-19"})
 	cf.mustAct(t, second, map[string]any{"action": "suspension", "from": "2026-11-10", "to": "2026-11-24"})
 	fourth := cf.draft(t, "PIU-002", "L1", "hours", at(2026, 11, 27, 23))
 	a = cf.issue(t, fourth, at(2026, 11, 28, 10)).Case.Assessment

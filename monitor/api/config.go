@@ -18,7 +18,14 @@ type configResponse struct {
 	// office), in Portuguese, until set.
 	ProfileWarnings []string `json:"profile_warnings,omitempty"`
 	// PaymentDays is the period to pay once the decision on the defence is notified.
-	PaymentDays       int      `json:"payment_days,omitempty"`
+	PaymentDays int `json:"payment_days,omitempty"`
+	// AuthorityTitle names the role autoridade (authority.title), AppealDays and AppealRole
+	// the appeal period and who decides it, ElectronicNotice whether the profile notifies by
+	// electronic means: the dashboard's case page says them.
+	AuthorityTitle    string   `json:"authority_title,omitempty"`
+	AppealDays        int      `json:"appeal_days,omitempty"`
+	AppealRole        string   `json:"appeal_role,omitempty"`
+	ElectronicNotice  bool     `json:"electronic_notice,omitempty"`
 	TileURL           string   `json:"tile_url,omitempty"`
 	TimeZone          string   `json:"time_zone"`
 	Municipality      string   `json:"municipality,omitempty"`
@@ -114,6 +121,8 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Suspension = &suspensionJSON{MinDays: c.Profile.Suspension.MinDays, MaxDays: c.Profile.Suspension.MaxDays}
 		out.PaymentDays = c.Profile.Payment.Period()
+		out.AuthorityTitle, out.AppealDays, out.AppealRole = c.Profile.Authority.Title, c.Profile.Appeal.Period(), c.Profile.Appeal.Role()
+		out.ElectronicNotice = c.Profile.Notification.Electronic
 	}
 	s.writeJSON(w, r, http.StatusOK, out)
 }

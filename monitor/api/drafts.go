@@ -221,9 +221,6 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	user := userFrom(r.Context())
 	notice, err := s.decide(r, d, decision, req.Reason, user.Name) // cases.go: issuing opens the case
-	if s.caseError(w, r, err) {
-		return
-	}
 	if err != nil {
 		s.fail(w, r, err, "auto")
 		return

@@ -19,7 +19,14 @@ import (
 // A handler answers with fail what a store call returned; internalError is for what can only be
 // the server's own failure (encoding an answer, rendering a PDF, re-reading what it just wrote).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, what string) {
+	var ce *store.CaseError
 	switch {
+	// The case store: an act refused by the process (409) or malformed (400), in its words.
+	case errors.As(err, &ce) && ce.Conflict:
+		s.writeError(w, r, http.StatusConflict, ce.Msg)
+	case errors.As(err, &ce):
+		s.writeError(w, r, http.StatusBadRequest, ce.Msg)
+
 	case errors.Is(err, store.ErrBadCursor):
 		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")
 	case errors.Is(err, store.ErrNotFound):

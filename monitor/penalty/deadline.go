@@ -31,6 +31,8 @@ func DefenceDeadline(p *profile.Profile, notified time.Time, mode string, public
 		from = "da entrega do auto em mãos"
 	case ModeMail:
 		from = "do recebimento do auto pelo correio"
+	case ModeElectronic:
+		from = "da ciência da notificação eletrônica"
 	case ModeEdital:
 		from = "da notificação por edital"
 		if d.EditalFromPublication {

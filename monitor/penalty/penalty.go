@@ -37,15 +37,20 @@ const (
 	StatusDividaAtiva     Status = "dividaativa"      // entered as dívida ativa (Art. 51)
 	StatusDismissed       Status = "dismissed"        // dismissed (arquivado): no fine
 	StatusAnnulled        Status = "annulled"         // annulled: no fine
+	// StatusAppealFiled: a timely appeal (recurso) against the decision awaits the superior
+	// authority; the fine is not final and not payable meanwhile.
+	StatusAppealFiled Status = "appeal_filed"
+	// StatusAppealAccepted: the superior authority granted the appeal: no fine.
+	StatusAppealAccepted Status = "appeal_accepted"
 )
 
 var statuses = []Status{StatusIssued, StatusNotified, StatusDefenceFiled, StatusDefenceRejected,
 	StatusDefenceAccepted, StatusConfirmed, StatusPaid, StatusDividaAtiva, StatusDismissed,
-	StatusAnnulled}
+	StatusAnnulled, StatusAppealFiled, StatusAppealAccepted}
 
 // void reports whether a notice in status s carries no fine at all, whatever its dates say.
 func (s Status) void() bool {
-	return s == StatusDismissed || s == StatusAnnulled || s == StatusDefenceAccepted
+	return s == StatusDismissed || s == StatusAnnulled || s == StatusDefenceAccepted || s == StatusAppealAccepted
 }
 
 // decided reports whether status s follows a decision on the defence, when there was one.
@@ -58,6 +63,9 @@ const (
 	ModeInPerson = "in_person" // handed over by the agent (with the offender's signature or the refusal noted)
 	ModeMail     = "mail"      // by post: the date of receipt on the return receipt (AR)
 	ModeEdital   = "edital"    // by edital in the official gazette or a newspaper (Art. 54, § 1º)
+	// ModeElectronic: by electronic means the profile enables (notification.electronic); the
+	// day the offender acknowledged it.
+	ModeElectronic = "electronic"
 )
 
 // Notice is an auto de infração (or a notificação preliminar) as the penalty calculus needs it.
@@ -91,6 +99,9 @@ type Notice struct {
 	// Final is the day the fine became final when the record knows it directly (e.g. it was
 	// paid on that day without a defence); when zero it is derived from the dates above.
 	Final time.Time `json:"final,omitzero"`
+	// Pending, when set, says (pt-BR) why the fine is not final: the administrative process
+	// (monitor/cases) knows it and its word replaces the derivation from the dates.
+	Pending string `json:"pending,omitempty"`
 	// Suspension is the suspension of the licence applied on this notice (Art. 52), if any.
 	Suspension *Suspension `json:"suspension,omitempty"`
 }
@@ -486,7 +497,7 @@ func (n Notice) check() error {
 	if !slices.Contains(statuses, n.Status) {
 		return fmt.Errorf("penalty: notice %q: unknown status %q", n.ID, n.Status)
 	}
-	if n.Mode != "" && n.Mode != ModeInPerson && n.Mode != ModeMail && n.Mode != ModeEdital {
+	if n.Mode != "" && n.Mode != ModeInPerson && n.Mode != ModeMail && n.Mode != ModeEdital && n.Mode != ModeElectronic {
 		return fmt.Errorf("penalty: notice %q: unknown mode %q", n.ID, n.Mode)
 	}
 	return nil
@@ -503,6 +514,8 @@ func countsFrom(p *profile.Profile, basis string, n Notice) (day time.Time, what
 		return time.Time{}, "foi anulado", false
 	case StatusDefenceAccepted:
 		return time.Time{}, "a defesa foi acolhida", false
+	case StatusAppealAccepted:
+		return time.Time{}, "o recurso foi provido", false
 	}
 	if basis == "issued" {
 		if n.Issued.IsZero() {
@@ -516,6 +529,9 @@ func countsFrom(p *profile.Profile, basis string, n Notice) (day time.Time, what
 	}
 	if !n.Final.IsZero() {
 		return dayOf(n.Final, loc), "multa definitiva em " + dateBR(n.Final, loc), true
+	}
+	if n.Pending != "" {
+		return time.Time{}, n.Pending, false
 	}
 	deadline, _ := n.DefenceDeadline(p)
 	filed := !n.DefenceFiled.IsZero()

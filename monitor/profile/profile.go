@@ -90,6 +90,9 @@ type Profile struct {
 	Payment Payment `yaml:"payment"`
 	// Authority names the competent authority (Art. 57) as people read it.
 	Authority Authority `yaml:"authority"`
+	// Appeal is the appeal (recurso) against the decision on the defence (Lei nº 9.784/1999,
+	// arts. 56–59, by analogy).
+	Appeal Appeal `yaml:"appeal"`
 	// PrescriptionYears is how long after the end of the facts a fine may still be imposed
 	// (Decreto 20.910/1932, five years, which the STJ applies to municipal fines); 0: 5.
 	PrescriptionYears int `yaml:"prescription_years"`
@@ -548,6 +551,9 @@ type Notification struct {
 	// EditalAfterAttempts is how many failed delivery attempts must be recorded before a
 	// notice is published by edital (Art. 54, § 1º: "esgotados os meios"); 0: 2.
 	EditalAfterAttempts int `yaml:"edital_after_attempts"`
+	// Electronic: the municipality notifies by electronic means (a law of its own must allow
+	// it); the notice is then delivered on the day the offender acknowledges it.
+	Electronic bool `yaml:"electronic"`
 }
 
 // EditalAfter is notification.edital_after_attempts, 2 when not set.
@@ -578,6 +584,35 @@ type Authority struct {
 	// Title is how the role is named to people ("Autoridade Julgadora de Posturas"); empty:
 	// "autoridade competente".
 	Title string `yaml:"title"`
+}
+
+// Appeal is the appeal (recurso) against the decision on the defence: the law is silent, so
+// Lei nº 9.784/1999 applies by analogy (art. 59: ten days from the notice of the decision; art.
+// 56, § 1º: to the superior authority).
+type Appeal struct {
+	// Days to appeal from the notification of the decision (0: 10).
+	Days int `yaml:"days"`
+	// DecidedBy is the role of the superior authority that decides appeals: admin (default)
+	// or autoridade (another person than the one who decided the defence).
+	DecidedBy string `yaml:"decided_by"`
+	// To names the superior authority as people read it (optional).
+	To string `yaml:"to"`
+}
+
+// Period is appeal.days, 10 when not set.
+func (a Appeal) Period() int {
+	if a.Days > 0 {
+		return a.Days
+	}
+	return 10
+}
+
+// Role is appeal.decided_by, admin when not set.
+func (a Appeal) Role() string {
+	if a.DecidedBy != "" {
+		return a.DecidedBy
+	}
+	return "admin"
 }
 
 // Load reads and validates a profile file.
@@ -864,6 +899,12 @@ func (p *Profile) validate() error {
 	}
 	if p.Recidivism.WindowYears < 0 {
 		bad("recidivism.window_years", "must be ≥ 0 (0: 5 years)")
+	}
+	if p.Appeal.Days < 0 {
+		bad("appeal.days", "must be ≥ 0 (0: 10 days)")
+	}
+	if r := p.Appeal.DecidedBy; r != "" && r != "admin" && r != "autoridade" {
+		bad("appeal.decided_by", "must be admin or autoridade, not %q", r)
 	}
 	if p.PrescriptionYears < 0 {
 		bad("prescription_years", "must be ≥ 0 (0: 5 years)")

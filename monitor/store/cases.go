@@ -22,11 +22,14 @@ import (
 // notice an agent writes from a street observation, or an earlier paper notice imported.
 //
 // A case's identity, facts and the penalty calculus made when it was issued never change. What
-// happens to it is an append-only list of events (issue or import, notify, defence, decide, pay,
-// divida_ativa, suspension); its state is derived from them by folding (Case.fold), and the
-// state column of its row is that derivation, written in the same transaction as each event.
-// Every event is also written to the audit log in that transaction, with the case before and
-// after.
+// happens to it is an append-only list of events (issue or import, then the acts of the
+// process: delivery_failed, notify, defence, decide, notify_decision, appeal, decide_appeal,
+// notify_appeal_decision, pay, divida_ativa, suspension, annul). The process itself — which act
+// the state admits, its checks and deadlines, how it changes the state — is monitor/cases
+// (docs/process.md): the store checks each act with it (cases.Case.Check), persists the event,
+// and derives the state by folding the events with it (Case.fold); the state column of the row
+// is that derivation, written in the same transaction as each event. Every event is also written
+// to the audit log in that transaction, with the case before and after.
 
 // Origins of a case.
 const (
@@ -35,31 +38,36 @@ const (
 	OriginImport = "import" // an earlier paper notice, imported as it stood
 )
 
-// Actions on a case: the kinds of its events.
+// The actions, outcomes, acts and status of a case are the process's (monitor/cases); the
+// store persists them under these names.
 const (
-	ActionIssue       = "issue"        // the notice was issued (a draft or a manual notice)
-	ActionImport      = "import"       // an earlier paper notice was imported as it stood
-	ActionNotify      = "notify"       // delivered to the offender (Art. 54)
-	ActionDefence     = "defence"      // a defence was filed (Art. 55, 56)
-	ActionDecide      = "decide"       // the authority decided the defence (Art. 57)
-	ActionPay         = "pay"          // the fine was paid
-	ActionDividaAtiva = "divida_ativa" // the fine was entered as dívida ativa (Art. 51)
-	ActionSuspension  = "suspension"   // a suspension of the licence was applied on it (Art. 52)
-	// ActionNotifyDecision: the offender was notified of the decision on the defence; a
-	// rejected defence's fine is final from then, and the payment period runs from then.
-	ActionNotifyDecision = "notify_decision"
-	// ActionDeliveryFailed: an attempt to deliver the notice failed (Art. 54, § 1º: the edital
-	// only once the means to find the offender are exhausted); Text says what happened.
-	ActionDeliveryFailed = "delivery_failed"
-	// ActionAnnul: the autoridade annulled the auto ex officio (Súmula 473 STF), with its
-	// reason (Text), at any point before payment.
-	ActionAnnul = "annul"
+	ActionIssue                = cases.ActionIssue
+	ActionImport               = cases.ActionImport
+	ActionNotify               = cases.ActionNotify
+	ActionDefence              = cases.ActionDefence
+	ActionDecide               = cases.ActionDecide
+	ActionPay                  = cases.ActionPay
+	ActionDividaAtiva          = cases.ActionDividaAtiva
+	ActionSuspension           = cases.ActionSuspension
+	ActionNotifyDecision       = cases.ActionNotifyDecision
+	ActionDeliveryFailed       = cases.ActionDeliveryFailed
+	ActionAnnul                = cases.ActionAnnul
+	ActionAppeal               = cases.ActionAppeal
+	ActionDecideAppeal         = cases.ActionDecideAppeal
+	ActionNotifyAppealDecision = cases.ActionNotifyAppealDecision
+	OutcomeAccepted            = cases.OutcomeAccepted
+	OutcomeRejected            = cases.OutcomeRejected
 )
 
-// The outcomes of a decision on a defence.
-const (
-	OutcomeAccepted = "accepted" // the defence is accepted: the notice has no effect
-	OutcomeRejected = "rejected" // the defence is rejected: the fine is confirmed
+type (
+	// CaseError is an act the case cannot take (cases.Error).
+	CaseError = cases.Error
+	// CaseAction is an act on a case after issue (cases.Action).
+	CaseAction = cases.Action
+	// AppliedSuspension is a suspension of the licence applied on a notice (Art. 52).
+	AppliedSuspension = cases.AppliedSuspension
+	// CaseStatus is the state of a case as its events make it (cases.Status).
+	CaseStatus = cases.Status
 )
 
 // Actor is who acts, as the audit log records it.
@@ -71,56 +79,11 @@ type Actor struct {
 	Agent Agent
 }
 
-// CaseError is an action the case cannot take: Conflict when it contradicts the case (a wrong
-// state, a date before the previous step), otherwise invalid input. Msg is in Portuguese.
-type CaseError struct {
-	Conflict bool
-	Msg      string
-}
-
-func (e *CaseError) Error() string { return e.Msg }
-
 func conflictf(format string, a ...any) error {
 	return &CaseError{Conflict: true, Msg: fmt.Sprintf(format, a...)}
 }
 
 func invalidf(format string, a ...any) error { return &CaseError{Msg: fmt.Sprintf(format, a...)} }
-
-// CaseAction is an act on a case after issue, as the API receives it and as its event keeps it.
-// Dates are calendar days, "YYYY-MM-DD", in the profile's time zone.
-type CaseAction struct {
-	Action string `json:"action"`
-	// Date is the day of the act: of delivery by hand or of receipt on the return receipt (AR)
-	// (notify), of filing (defence), of the decision (decide), of payment (pay), of the
-	// entry as dívida ativa (divida_ativa). For an edital it defaults to Published.
-	Date string `json:"date,omitempty"`
-	// Mode is how the notice was delivered (notify): in_person, mail or edital.
-	Mode string `json:"mode,omitempty"`
-	// Published is the day an edital was published (notify, mode edital; Art. 54, § 1º).
-	Published string `json:"published,omitempty"`
-	// RefusedToSign: the offender refused to sign and the agent noted it (Art. 54, § 2º).
-	RefusedToSign bool `json:"refused_to_sign,omitempty"`
-	// Outcome of a decision: accepted or rejected; Text is the decision (decide).
-	Outcome string `json:"outcome,omitempty"`
-	Text    string `json:"text,omitempty"`
-	// From, To and Days are the suspension applied (suspension): its first and last days,
-	// both counted; give To or Days (or both, consistent).
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
-	Days int    `json:"days,omitempty"`
-	// Revelia: a decision made without a defence once the period to defend ran out
-	// ("julgamento à revelia"); set by the store, not the caller.
-	Revelia bool `json:"revelia,omitempty"`
-	// Note is free text kept with the event.
-	Note string `json:"note,omitempty"`
-}
-
-// AppliedSuspension is a suspension of the licence applied on a notice (Art. 52).
-type AppliedSuspension struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	Days int    `json:"days"`
-}
 
 // ManualDetails are what an agent writes on a manual notice.
 type ManualDetails struct {
@@ -154,30 +117,6 @@ type CaseDoc struct {
 	// prints it); nil for cases issued before it was recorded.
 	IssuerAgent *Agent         `json:"issuer_agent,omitempty"`
 	Manual      *ManualDetails `json:"manual,omitempty"`
-}
-
-// CaseStatus is the state of a case as its events make it.
-type CaseStatus struct {
-	State         penalty.Status `json:"state"`
-	Notified      string         `json:"notified,omitempty"`
-	Mode          string         `json:"mode,omitempty"`
-	Published     string         `json:"published,omitempty"`
-	RefusedToSign bool           `json:"refused_to_sign,omitempty"`
-	DefenceFiled  string         `json:"defence_filed,omitempty"`
-	Decided       string         `json:"decided,omitempty"`
-	// DecisionNotified is the day the decision was notified to the offender.
-	DecisionNotified string `json:"decision_notified,omitempty"`
-	// FailedDeliveries are the days of the recorded failed attempts to deliver the notice.
-	FailedDeliveries []string `json:"failed_deliveries,omitempty"`
-	// Annulled is the day the auto was annulled ex officio, and AnnulReason why.
-	Annulled     string             `json:"annulled,omitempty"`
-	AnnulReason  string             `json:"annul_reason,omitempty"`
-	Outcome      string             `json:"outcome,omitempty"`
-	DecisionText string             `json:"decision_text,omitempty"`
-	Paid         string             `json:"paid,omitempty"`
-	DividaAtiva  string             `json:"divida_ativa,omitempty"`
-	Final        string             `json:"final,omitempty"` // known directly (imported records)
-	Suspension   *AppliedSuspension `json:"suspension,omitempty"`
 }
 
 // CaseEvent is one event of a case.
@@ -250,507 +189,95 @@ type ManualNotice struct {
 	ManualDetails
 }
 
-// fold derives the case's status from its events.
+// fold derives the case's status from its events: an imported record's status as it stood,
+// then each act as the process applies it (cases.Status.Apply).
 func (c *Case) fold() error {
 	c.CaseStatus = CaseStatus{}
 	for _, e := range c.Events {
 		switch e.Action {
-		case ActionIssue:
-			c.State = penalty.StatusIssued
 		case ActionImport:
 			var n ImportedNotice
 			if err := json.Unmarshal(e.Data, &n); err != nil {
 				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
 			}
-			c.CaseStatus = CaseStatus{State: n.Status, Notified: n.Notified, Mode: n.Mode, Published: n.Published,
-				RefusedToSign: n.RefusedToSign, DefenceFiled: n.DefenceFiled, Decided: n.Decided, Paid: n.Paid,
-				DividaAtiva: n.DividaAtiva, Final: n.Final, Suspension: n.Suspension}
-			switch {
-			case n.Status == penalty.StatusDefenceAccepted:
-				c.Outcome = OutcomeAccepted
-			case n.Decided != "" && n.DefenceFiled != "":
-				c.Outcome = OutcomeRejected
-			}
+			c.CaseStatus = n.status()
+		case ActionIssue:
+			c.CaseStatus.Apply(CaseAction{Action: ActionIssue}, e.User)
 		default:
 			var a CaseAction
 			if err := json.Unmarshal(e.Data, &a); err != nil {
 				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
 			}
-			c.apply(a)
+			c.CaseStatus.Apply(a, e.User)
 		}
 	}
 	return nil
 }
 
-// apply changes the status by an act that check accepted.
-func (c *Case) apply(a CaseAction) {
-	switch a.Action {
-	case ActionNotify:
-		c.State, c.Notified, c.Mode, c.Published, c.RefusedToSign = penalty.StatusNotified, a.Date, a.Mode, a.Published, a.RefusedToSign
-	case ActionDefence:
-		c.State, c.DefenceFiled = penalty.StatusDefenceFiled, a.Date
-	case ActionDecide:
-		c.Decided, c.Outcome, c.DecisionText = a.Date, a.Outcome, a.Text
-		c.State = penalty.StatusConfirmed
-		if a.Outcome == OutcomeAccepted {
-			c.State = penalty.StatusDefenceAccepted
-		}
-	case ActionNotifyDecision:
-		c.DecisionNotified = a.Date
-	case ActionDeliveryFailed:
-		c.FailedDeliveries = append(c.FailedDeliveries, a.Date)
-	case ActionAnnul:
-		c.State, c.Annulled, c.AnnulReason = penalty.StatusAnnulled, a.Date, a.Text
-	case ActionPay:
-		c.State, c.Paid = penalty.StatusPaid, a.Date
-	case ActionDividaAtiva:
-		c.State, c.DividaAtiva = penalty.StatusDividaAtiva, a.Date
-	case ActionSuspension:
-		c.Suspension = &AppliedSuspension{From: a.From, To: a.To, Days: a.Days}
+// status is an imported record's status as it stood.
+func (n *ImportedNotice) status() CaseStatus {
+	s := CaseStatus{State: n.Status, Notified: n.Notified, Mode: n.Mode, Published: n.Published,
+		RefusedToSign: n.RefusedToSign, DefenceFiled: n.DefenceFiled, Decided: n.Decided, Paid: n.Paid,
+		DividaAtiva: n.DividaAtiva, Final: n.Final, Suspension: n.Suspension}
+	switch {
+	case n.Status == penalty.StatusDefenceAccepted:
+		s.Outcome = OutcomeAccepted
+	case n.Decided != "" && n.DefenceFiled != "":
+		s.Outcome = OutcomeRejected
 	}
+	return s
 }
 
-// void reports whether the case carries no fine: dismissed, annulled, or its defence accepted.
-func (c *Case) void() bool {
-	return c.State == penalty.StatusDismissed || c.State == penalty.StatusAnnulled || c.State == penalty.StatusDefenceAccepted
+// Process is the case as its administrative process reads it (monitor/cases).
+func (c *Case) Process() *cases.Case {
+	return &cases.Case{Notice: c.Notice, Issued: c.Issued, IssuedBy: c.IssuedBy, Imported: c.Origin == OriginImport,
+		SuspensionRecommended: c.Assessment != nil && c.Assessment.SuspensionRecommended != nil, Status: c.CaseStatus}
 }
 
 // PenaltyNotice is the case as the penalty calculus reads it. Its dates are noon of their days
-// in the profile's time zone. A fine paid without a defence on or before the last day to defend
-// became final the day it was paid (paying is giving up the defence); otherwise the calculus
-// derives when it became final from the dates.
+// in the profile's time zone. The process says when the fine became final — from the
+// notification of the decision that confirmed it (of the appeal's, when one was filed), or its
+// payment before any decision — or why it is not yet (cases.Case.FinalFrom). An imported
+// paper notice's finality is what its record says, else the calculus derives it from its
+// dates; one paid without a defence on or before the last day to defend became final the day
+// it was paid (paying is giving up the defence).
 func (c *Case) PenaltyNotice(p *profile.Profile) penalty.Notice {
 	loc := p.Location()
+	noon := func(day string) time.Time { return cases.NoonOf(day, loc) }
 	n := penalty.Notice{ID: c.Notice, Vehicle: c.Vehicle, Licensee: c.Licensee, Articles: c.Articles,
 		Penalty: c.Penalty, Warning: c.Warning, Offence: c.Offence, Issued: c.Issued, Status: c.State,
-		Notified: noonOf(c.Notified, loc), Mode: c.Mode, Published: noonOf(c.Published, loc),
-		RefusedToSign: c.RefusedToSign, DefenceFiled: noonOf(c.DefenceFiled, loc), Decided: noonOf(c.Decided, loc),
-		DecisionNotified: noonOf(c.DecisionNotified, loc),
-		Final:            noonOf(c.Final, loc)}
-	if n.Final.IsZero() && c.State == penalty.StatusPaid && c.DefenceFiled == "" && c.Paid != "" {
+		Notified: noon(c.Notified), Mode: c.Mode, Published: noon(c.Published),
+		RefusedToSign: c.RefusedToSign, DefenceFiled: noon(c.DefenceFiled), Decided: noon(c.Decided),
+		DecisionNotified: noon(c.DecisionNotified), Final: noon(c.Final)}
+	switch final, why, ok := c.Process().FinalFrom(); {
+	case c.Origin != OriginImport && ok:
+		n.Final = noon(final)
+	case c.Origin != OriginImport:
+		n.Pending = why
+	case n.Final.IsZero() && c.State == penalty.StatusPaid && c.DefenceFiled == "" && c.Paid != "":
 		if deadline, _ := n.DefenceDeadline(p); deadline.IsZero() || c.Paid <= deadline.Format(time.DateOnly) {
-			n.Final = noonOf(c.Paid, loc)
+			n.Final = noon(c.Paid)
 		}
 	}
 	if s := c.Suspension; s != nil {
-		n.Suspension = &penalty.Suspension{From: noonOf(s.From, loc), Days: s.Days, NoticeID: c.Notice}
+		n.Suspension = &penalty.Suspension{From: noon(s.From), Days: s.Days, NoticeID: c.Notice}
 	}
 	return n
 }
 
-// DefenceDeadline is the last day to file a defence (Art. 55) as the profile counts it, and how
-// it was counted; the zero time (and why) before the notice is delivered.
+// DefenceDeadline is the last day to file a defence (Art. 55); see cases.Case.DefenceDeadline.
 func (c *Case) DefenceDeadline(p *profile.Profile) (time.Time, string) {
-	if c.Notified == "" && c.Published == "" {
-		return time.Time{}, "O prazo de defesa (Art. 55) corre a partir da notificação do autuado, ainda não registrada."
-	}
-	return c.PenaltyNotice(p).DefenceDeadline(p)
+	return c.Process().DefenceDeadline(p)
 }
 
-// noonOf is noon of a calendar day "YYYY-MM-DD" in loc; the zero time for "" (or a bad day).
-func noonOf(day string, loc *time.Location) time.Time {
-	d, err := time.Parse(time.DateOnly, day)
-	if err != nil {
-		return time.Time{}
-	}
-	return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, loc)
-}
-
-// dayOf is the calendar day of t in loc, "YYYY-MM-DD".
-func dayOf(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.DateOnly) }
-
-// br writes a day "YYYY-MM-DD" as dd/mm/aaaa.
-func br(day string) string {
-	d, err := time.Parse(time.DateOnly, day)
-	if err != nil {
-		return day
-	}
-	return d.Format("02/01/2006")
-}
+// Allowed lists the acts the case's state admits, in the order of the process.
+func (c *Case) Allowed() []string { return c.Process().Allowed() }
 
 // ParseDay reads a calendar day: "YYYY-MM-DD", or an RFC 3339 time whose day in loc is taken.
-func ParseDay(s string, loc *time.Location) (string, bool) {
-	s = strings.TrimSpace(s)
-	if d, err := time.Parse(time.DateOnly, s); err == nil {
-		return d.Format(time.DateOnly), true
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return dayOf(t, loc), true
-	}
-	return "", false
-}
+func ParseDay(s string, loc *time.Location) (string, bool) { return cases.ParseDay(s, loc) }
 
 // StateText describes a state in Portuguese, as in "o auto está …".
-func StateText(s penalty.Status) string {
-	switch s {
-	case penalty.StatusIssued:
-		return "emitido, ainda não notificado"
-	case penalty.StatusNotified:
-		return "notificado, sem defesa registrada"
-	case penalty.StatusDefenceFiled:
-		return "com defesa pendente de decisão"
-	case penalty.StatusDefenceRejected:
-		return "com defesa indeferida"
-	case penalty.StatusDefenceAccepted:
-		return "com defesa acolhida (auto sem efeito)"
-	case penalty.StatusConfirmed:
-		return "com multa confirmada"
-	case penalty.StatusPaid:
-		return "pago"
-	case penalty.StatusDividaAtiva:
-		return "inscrito em dívida ativa"
-	case penalty.StatusDismissed:
-		return "arquivado"
-	case penalty.StatusAnnulled:
-		return "anulado"
-	}
-	return string(s)
-}
-
-var actionText = map[string]string{
-	ActionDeliveryFailed: "registrar a tentativa de entrega frustrada",
-	ActionAnnul:          "anular o auto de ofício",
-	ActionNotify:         "registrar a notificação",
-	ActionDefence:        "registrar a defesa",
-	ActionDecide:         "registrar a decisão sobre a defesa",
-	ActionNotifyDecision: "registrar a notificação da decisão",
-	ActionPay:            "registrar o pagamento",
-	ActionDividaAtiva:    "inscrever a multa em dívida ativa",
-	ActionSuspension:     "registrar a suspensão da licença",
-}
-
-// Allowed lists the actions the case may take in its state, in the order of the process.
-func (c *Case) Allowed(p *profile.Profile) []string {
-	var out []string
-	for _, a := range []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision, ActionPay, ActionDividaAtiva, ActionSuspension, ActionAnnul} {
-		if c.stateAllows(p, a) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// stateAllows reports whether the case's state admits the action (its dates aside).
-func (c *Case) stateAllows(p *profile.Profile, action string) bool {
-	switch action {
-	case ActionNotify:
-		return c.State == penalty.StatusIssued
-	case ActionDefence:
-		return c.State == penalty.StatusNotified
-	case ActionDeliveryFailed:
-		return c.State == penalty.StatusIssued
-	case ActionAnnul:
-		// At any point before payment (a paid fine is refunded by other means), unless the
-		// auto is already without effect.
-		return !c.void() && c.State != penalty.StatusPaid
-	case ActionNotifyDecision:
-		return c.Decided != "" && c.DecisionNotified == "" && c.Outcome == OutcomeRejected && c.State == penalty.StatusConfirmed
-	case ActionDecide:
-		// With a defence, or without one (à revelia) once the period to defend ran out.
-		return c.State == penalty.StatusDefenceFiled || c.State == penalty.StatusNotified
-	case ActionPay:
-		// A payment is recorded whenever it happens once the licensee knows of the fine, a
-		// defence pending or not (paying ends the process).
-		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusDefenceFiled, penalty.StatusConfirmed,
-			penalty.StatusDefenceRejected, penalty.StatusDividaAtiva}, c.State)
-	case ActionDividaAtiva:
-		// Art. 51: only a fine the offender refused to pay "no prazo legal": after the decision
-		// (on the defence, or à revelia), its notification and the payment period.
-		return slices.Contains([]penalty.Status{penalty.StatusConfirmed, penalty.StatusDefenceRejected}, c.State)
-	case ActionSuspension:
-		// Art. 52: a suspension follows specific recidivism, which the calculus at issue found,
-		// on a fine that is (or becomes) final; see check for its first day.
-		return !c.void() && c.Suspension == nil && c.State != penalty.StatusIssued &&
-			c.Assessment != nil && c.Assessment.SuspensionRecommended != nil &&
-			!(c.State == penalty.StatusDefenceFiled && c.timelyDefence(p))
-	}
-	return false
-}
-
-// timelyDefence reports whether a defence was filed within the deadline (Art. 55, 57).
-func (c *Case) timelyDefence(p *profile.Profile) bool {
-	if c.DefenceFiled == "" {
-		return false
-	}
-	deadline, _ := c.DefenceDeadline(p)
-	return penalty.DefenceTimely(deadline, noonOf(c.DefenceFiled, p.Location()))
-}
-
-// finalFrom is the first day on which the fine is final (Art. 51): the decision rejecting the
-// defence, the payment, the entry as dívida ativa, or else the day after the deadline to defend
-// when no defence was filed in time. ok is false while it cannot be final yet.
-func (c *Case) finalFrom(p *profile.Profile) (day string, ok bool) {
-	switch {
-	case c.Final != "":
-		return c.Final, true
-	case c.Decided != "" && c.Outcome == OutcomeRejected:
-		return c.Decided, true
-	case c.Paid != "":
-		return c.Paid, true
-	case c.DividaAtiva != "":
-		return c.DividaAtiva, true
-	case c.State == penalty.StatusNotified, c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p):
-		deadline, _ := c.DefenceDeadline(p)
-		if deadline.IsZero() {
-			return "", false
-		}
-		return deadline.AddDate(0, 0, 1).Format(time.DateOnly), true
-	}
-	return "", false
-}
-
-// lastStep is the day of the latest step of the fine's process: the issue, the notification,
-// the defence, the decision or the entry as dívida ativa.
-func (c *Case) lastStep(loc *time.Location) (day, what string) {
-	day, what = dayOf(c.Issued, loc), "emissão do auto"
-	for _, s := range []struct{ day, what string }{
-		{c.Notified, "notificação"}, {c.Published, "publicação do edital"}, {c.DefenceFiled, "apresentação da defesa"},
-		{c.Decided, "decisão sobre a defesa"}, {c.DecisionNotified, "notificação da decisão"}, {c.DividaAtiva, "inscrição em dívida ativa"},
-	} {
-		if s.day > day {
-			day, what = s.day, s.what
-		}
-	}
-	return day, what
-}
-
-// check validates an act on the case on the day now, in the profile's time zone, and completes
-// it (the date of an edital, the last day or the days of a suspension). It returns the day of
-// the act for its event.
-func (c *Case) check(p *profile.Profile, a *CaseAction, now time.Time) (string, error) {
-	loc := p.Location()
-	today := dayOf(now, loc)
-	issued := dayOf(c.Issued, loc)
-	label, known := actionText[a.Action]
-	if !known {
-		return "", invalidf("ação desconhecida %q: use delivery_failed, notify, defence, decide, notify_decision, pay, divida_ativa, suspension ou annul", a.Action)
-	}
-	if !c.stateAllows(p, a.Action) {
-		switch {
-		case a.Action == ActionSuspension && c.Suspension != nil:
-			return "", conflictf("não é possível %s: já há suspensão registrada no auto %s (a partir de %s, %d dias).",
-				label, c.Notice, br(c.Suspension.From), c.Suspension.Days)
-		case a.Action == ActionSuspension && !c.void() && c.State != penalty.StatusIssued &&
-			(c.Assessment == nil || c.Assessment.SuspensionRecommended == nil):
-			return "", conflictf("não é possível %s: o cálculo da emissão do auto %s não constatou reincidência específica, condição da suspensão (Art. 52).",
-				label, c.Notice)
-		case a.Action == ActionDividaAtiva && (c.State == penalty.StatusNotified || c.State == penalty.StatusDefenceFiled && !c.timelyDefence(p)):
-			return "", conflictf("não é possível %s: a multa do auto %s só é inscrita depois da decisão (sobre a defesa, ou à revelia), da sua notificação ao autuado e do prazo para pagamento (Art. 51: \"caso o infrator se recusar a pagá-la no prazo legal\").",
-				label, c.Notice)
-		case (a.Action == ActionSuspension || a.Action == ActionDividaAtiva) && c.State == penalty.StatusDefenceFiled:
-			return "", conflictf("não é possível %s: o auto %s tem defesa apresentada no prazo e pendente de decisão, que suspende a exigibilidade da multa (Art. 57).",
-				label, c.Notice)
-		}
-		return "", conflictf("não é possível %s: o auto %s está %s.", label, c.Notice, StateText(c.State))
-	}
-	// day reads a required date that is not in the future.
-	day := func(v, what string) (string, error) {
-		if strings.TrimSpace(v) == "" {
-			return "", invalidf("informe a data %s (AAAA-MM-DD).", what)
-		}
-		d, ok := ParseDay(v, loc)
-		if !ok {
-			return "", invalidf("data %s inválida: %q (use AAAA-MM-DD).", what, v)
-		}
-		if d > today {
-			return "", invalidf("a data %s (%s) é futura: hoje é %s.", what, br(d), br(today))
-		}
-		return d, nil
-	}
-	notBefore := func(d, what, ref, refWhat string) error {
-		if ref != "" && d < ref {
-			return conflictf("a data %s (%s) é anterior à %s (%s).", what, br(d), refWhat, br(ref))
-		}
-		return nil
-	}
-	var err error
-	switch a.Action {
-	case ActionNotify:
-		switch a.Mode {
-		case penalty.ModeInPerson, penalty.ModeMail:
-			what := map[string]string{penalty.ModeInPerson: "da entrega em mãos", penalty.ModeMail: "do recebimento no aviso de recebimento (AR)"}[a.Mode]
-			if a.Published != "" {
-				return "", invalidf("a data de publicação (published) é só da notificação por edital.")
-			}
-			if a.Date, err = day(a.Date, what); err != nil {
-				return "", err
-			}
-			if err := notBefore(a.Date, what, issued, "emissão do auto"); err != nil {
-				return "", err
-			}
-		case penalty.ModeEdital:
-			// Art. 54, § 1º: "esgotados os meios para sua localização".
-			if need := p.Notification.EditalAfter(); len(c.FailedDeliveries) < need {
-				return "", conflictf("não é possível %s por edital: só depois de esgotados os meios de localizar o autuado (Art. 54, § 1º); registre as tentativas de entrega frustradas (%d de %d).",
-					label, len(c.FailedDeliveries), need)
-			}
-			if a.Published, err = day(a.Published, "de publicação do edital"); err != nil {
-				return "", err
-			}
-			if err := notBefore(a.Published, "de publicação do edital", issued, "emissão do auto"); err != nil {
-				return "", err
-			}
-			if a.Date == "" {
-				a.Date = a.Published
-			}
-			if a.Date, err = day(a.Date, "do edital"); err != nil {
-				return "", err
-			}
-			if err := notBefore(a.Date, "do edital", issued, "emissão do auto"); err != nil {
-				return "", err
-			}
-			if a.Date > a.Published {
-				return "", invalidf("a data do edital (%s) é posterior à sua publicação (%s).", br(a.Date), br(a.Published))
-			}
-		default:
-			return "", invalidf("forma de notificação (mode) inválida %q: use in_person (em mãos), mail (via postal com AR) ou edital (Art. 54).", a.Mode)
-		}
-		if a.RefusedToSign && a.Mode != penalty.ModeInPerson {
-			return "", invalidf("a recusa em assinar (Art. 54, § 2º) só se registra na entrega em mãos.")
-		}
-	case ActionDefence:
-		if a.Date, err = day(a.Date, "da apresentação da defesa"); err != nil {
-			return "", err
-		}
-		ref, refWhat := c.Notified, "notificação"
-		if c.Published > ref {
-			ref, refWhat = c.Published, "publicação do edital"
-		}
-		if err := notBefore(a.Date, "da apresentação da defesa", ref, refWhat); err != nil {
-			return "", err
-		}
-	case ActionDecide:
-		if a.Outcome != OutcomeAccepted && a.Outcome != OutcomeRejected {
-			return "", invalidf("resultado da decisão (outcome) inválido %q: use accepted (defesa acolhida) ou rejected (defesa indeferida).", a.Outcome)
-		}
-		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 5 {
-			return "", invalidf("a decisão exige o seu texto (text).")
-		}
-		if a.Date, err = day(a.Date, "da decisão"); err != nil {
-			return "", err
-		}
-		if err := notBefore(a.Date, "da decisão", c.DefenceFiled, "apresentação da defesa"); err != nil {
-			return "", err
-		}
-		a.Revelia = c.State == penalty.StatusNotified
-		if a.Revelia {
-			deadline, _ := c.DefenceDeadline(p)
-			if deadline.IsZero() {
-				return "", conflictf("não é possível %s: o prazo de defesa do auto %s não pode ser calculado.", label, c.Notice)
-			}
-			if last := deadline.Format(time.DateOnly); a.Date <= last {
-				return "", conflictf("não é possível %s à revelia em %s: o prazo de defesa do auto %s termina em %s (Art. 55).",
-					label, br(a.Date), c.Notice, br(last))
-			}
-		}
-	case ActionDeliveryFailed:
-		if a.Mode != penalty.ModeInPerson && a.Mode != penalty.ModeMail {
-			return "", invalidf("forma da tentativa (mode) inválida %q: use in_person (em mãos) ou mail (via postal com AR).", a.Mode)
-		}
-		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 5 {
-			return "", invalidf("descreva a tentativa frustrada (text): onde, e por que a entrega não foi possível.")
-		}
-		if a.Date, err = day(a.Date, "da tentativa de entrega"); err != nil {
-			return "", err
-		}
-		if err := notBefore(a.Date, "da tentativa de entrega", issued, "emissão do auto"); err != nil {
-			return "", err
-		}
-	case ActionAnnul:
-		if a.Text = strings.TrimSpace(a.Text); len([]rune(a.Text)) < 10 {
-			return "", invalidf("a anulação de ofício exige o seu motivo (text, pelo menos 10 caracteres).")
-		}
-		if a.Date, err = day(a.Date, "da anulação"); err != nil {
-			return "", err
-		}
-		last, lastWhat := c.lastStep(loc)
-		if err := notBefore(a.Date, "da anulação", last, lastWhat); err != nil {
-			return "", err
-		}
-	case ActionNotifyDecision:
-		if a.Date, err = day(a.Date, "da notificação da decisão"); err != nil {
-			return "", err
-		}
-		if err := notBefore(a.Date, "da notificação da decisão", c.Decided, "decisão sobre a defesa"); err != nil {
-			return "", err
-		}
-	case ActionPay, ActionDividaAtiva:
-		what := map[string]string{ActionPay: "do pagamento", ActionDividaAtiva: "da inscrição em dívida ativa"}[a.Action]
-		if a.Date, err = day(a.Date, what); err != nil {
-			return "", err
-		}
-		last, lastWhat := c.lastStep(loc)
-		if err := notBefore(a.Date, what, last, lastWhat); err != nil {
-			return "", err
-		}
-		if a.Action == ActionDividaAtiva {
-			// Art. 51: only once the offender refused to pay "no prazo legal": the decision
-			// notified, and the payment period (payment.days) run out.
-			if c.DecisionNotified == "" {
-				return "", conflictf("não é possível %s: a decisão sobre a defesa do auto %s ainda não foi notificada ao autuado; o prazo para pagamento corre da notificação (Art. 51).",
-					label, c.Notice)
-			}
-			n, _ := time.Parse(time.DateOnly, c.DecisionNotified)
-			last := n.AddDate(0, 0, p.Payment.Period()).Format(time.DateOnly)
-			if a.Date <= last {
-				return "", conflictf("não é possível %s em %s: o prazo para pagamento do auto %s (%d dias da notificação da decisão, em %s) termina em %s (Art. 51).",
-					label, br(a.Date), c.Notice, p.Payment.Period(), br(c.DecisionNotified), br(last))
-			}
-		}
-		if a.Action == ActionDividaAtiva && (c.State == penalty.StatusNotified || c.State == penalty.StatusDefenceFiled) {
-			// Without a decision the fine is final only once the period to defend has run out.
-			deadline, _ := c.DefenceDeadline(p)
-			if deadline.IsZero() {
-				return "", conflictf("não é possível %s: o prazo de defesa do auto %s não pode ser calculado.", label, c.Notice)
-			}
-			if last := deadline.Format(time.DateOnly); a.Date <= last {
-				return "", conflictf("não é possível %s em %s: o prazo de defesa do auto %s termina em %s; só depois dele a multa é definitiva (Art. 51, 55).",
-					label, br(a.Date), c.Notice, br(last))
-			}
-		}
-	case ActionSuspension:
-		if a.From, err = day(a.From, "de início da suspensão"); err != nil {
-			return "", err
-		}
-		if err := notBefore(a.From, "de início da suspensão", issued, "emissão do auto"); err != nil {
-			return "", err
-		}
-		final, ok := c.finalFrom(p)
-		if !ok {
-			return "", conflictf("não é possível %s: a multa do auto %s ainda não é definitiva.", label, c.Notice)
-		}
-		if a.From < final {
-			return "", conflictf("não é possível %s a partir de %s: a multa do auto %s só é definitiva a partir de %s (Art. 51).",
-				label, br(a.From), c.Notice, br(final))
-		}
-		from, _ := time.Parse(time.DateOnly, a.From)
-		switch {
-		case a.To == "" && a.Days <= 0:
-			return "", invalidf("informe o último dia (to) ou o número de dias (days) da suspensão.")
-		case a.To != "":
-			to, ok := ParseDay(a.To, loc)
-			if !ok {
-				return "", invalidf("data de fim da suspensão inválida: %q (use AAAA-MM-DD).", a.To)
-			}
-			t, _ := time.Parse(time.DateOnly, to)
-			days := int(t.Sub(from).Hours()/24) + 1
-			if days < 1 {
-				return "", invalidf("o fim da suspensão (%s) é anterior ao início (%s).", br(to), br(a.From))
-			}
-			if a.Days != 0 && a.Days != days {
-				return "", invalidf("de %s a %s são %d dias, não %d.", br(a.From), br(to), days, a.Days)
-			}
-			a.To, a.Days = to, days
-		default:
-			a.To = from.AddDate(0, 0, a.Days-1).Format(time.DateOnly)
-		}
-		if s := p.Suspension; a.Days < s.MinDays || a.Days > s.MaxDays {
-			return "", invalidf("a suspensão deve durar de %d a %d dias (Art. 52, parágrafo único); informados %d.", s.MinDays, s.MaxDays, a.Days)
-		}
-		return a.From, nil
-	}
-	return a.Date, nil
-}
+func StateText(s penalty.Status) string { return cases.StateText(s) }
 
 // Stored cases.
 
@@ -1262,13 +789,13 @@ func (db *DB) CaseAct(ctx context.Context, id int64, a CaseAction, p *profile.Pr
 		}
 		b := *c
 		before = &b
-		// Nobody judges their own auto (enforced here too, whoever calls).
-		if c.Origin != OriginImport {
-			if msg := cases.AuthorityRefusal(a.Action, actor.User, c.IssuedBy); msg != "" {
-				return &CaseError{Conflict: true, Msg: msg}
-			}
+		// Nobody judges their own auto, nor the appeal against their own decision (enforced
+		// here too, whoever calls).
+		pc := c.Process()
+		if msg := pc.Impediment(a.Action, actor.User); msg != "" {
+			return &CaseError{Conflict: true, Msg: msg}
 		}
-		day, err := c.check(p, &a, now)
+		day, err := pc.Check(p, &a, now)
 		if err != nil {
 			return err
 		}

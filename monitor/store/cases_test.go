@@ -154,12 +154,13 @@ func TestCaseWorkflow(t *testing.T) {
 	if c.State != penalty.StatusConfirmed || c.Decided != "2026-10-30" || c.Outcome != OutcomeRejected {
 		t.Fatalf("decided %+v", c.CaseStatus)
 	}
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-31"})
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 10})
 	if c.Suspension == nil || c.Suspension.To != "2026-11-11" || c.State != penalty.StatusConfirmed {
 		t.Fatalf("suspension %+v", c.CaseStatus)
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionPay, Date: "2026-11-05"})
-	if c.State != penalty.StatusPaid || len(c.Events) != 6 {
+	if c.State != penalty.StatusPaid || len(c.Events) != 7 {
 		t.Fatalf("paid %+v, %d events", c.CaseStatus, len(c.Events))
 	}
 
@@ -182,7 +183,7 @@ func TestCaseWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"case.pay", "case.suspension", "case.decide", "case.defence", "case.notify", "case.issue"}
+	want := []string{"case.pay", "case.suspension", "case.notify_decision", "case.decide", "case.defence", "case.notify", "case.issue"}
 	if len(entries) != len(want) {
 		t.Fatalf("%d audit entries, want %d", len(entries), len(want))
 	}
@@ -208,8 +209,8 @@ func TestCaseWorkflow(t *testing.T) {
 		before.State != "confirmed" || after.State != "paid" || after.Event.Date != "2026-11-05" {
 		t.Errorf("pay audit: before %s after %s", entries[0].Before, entries[0].After)
 	}
-	if !strings.Contains(string(entries[5].After), `"total_brl":"3360.00"`) {
-		t.Errorf("issue audit lacks the calculus: %s", entries[5].After)
+	if !strings.Contains(string(entries[6].After), `"total_brl":"3360.00"`) {
+		t.Errorf("issue audit lacks the calculus: %s", entries[6].After)
 	}
 
 	// The events and the calculus cannot be rewritten.
@@ -269,7 +270,7 @@ func TestCaseInvalidActions(t *testing.T) {
 		"issued":           {ActionDeliveryFailed, ActionNotify, ActionAnnul},
 		"notified":         {ActionDefence, ActionDecide, ActionPay, ActionAnnul}, // decide: à revelia, once the period ran out
 		"defence_filed":    {ActionDecide, ActionPay, ActionAnnul},
-		"confirmed":        {ActionPay, ActionDividaAtiva, ActionAnnul},
+		"confirmed":        {ActionAppeal, ActionPay, ActionDividaAtiva, ActionAnnul},
 		"defence_accepted": nil,
 		"paid":             nil,
 		"dividaativa":      {ActionPay, ActionAnnul},
@@ -286,7 +287,7 @@ func TestCaseInvalidActions(t *testing.T) {
 		if string(c.State) != state {
 			t.Fatalf("built %s, want %s", c.State, state)
 		}
-		if got := strings.Join(c.Allowed(p), ","); got != strings.Join(allowed[state], ",") {
+		if got := strings.Join(c.Allowed(), ","); got != strings.Join(allowed[state], ",") {
 			t.Errorf("%s allows %s, want %v", state, got, allowed[state])
 		}
 		for action, a := range try {
@@ -333,9 +334,9 @@ func TestCaseInvalidActions(t *testing.T) {
 		{"decision without outcome", []CaseAction{notify, defence}, CaseAction{Action: ActionDecide, Date: "2026-10-20", Text: "Indeferida."}, false, "outcome"},
 		{"payment before decision", []CaseAction{notify, defence, reject}, CaseAction{Action: ActionPay, Date: "2026-10-19"}, true, "anterior à decisão sobre a defesa"},
 		{"pay before the defence", []CaseAction{notify, defence}, CaseAction{Action: ActionPay, Date: "2026-10-09"}, true, "anterior à apresentação da defesa"},
-		{"dívida ativa without a decision", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "só é inscrita depois da decisão"},
+		{"dívida ativa without a decision", []CaseAction{notify}, CaseAction{Action: ActionDividaAtiva, Date: "2026-10-15"}, true, "só é exigível depois da decisão"},
 		{"revelia within the defence period", []CaseAction{notify}, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "À revelia.", Date: "2026-10-15"}, true, "termina em 15/10/2026"},
-		{"unknown action", nil, CaseAction{Action: "appeal"}, false, "ação desconhecida"},
+		{"unknown action", nil, CaseAction{Action: "recurso"}, false, "ação desconhecida"},
 	}
 	for _, c := range dated {
 		n++
@@ -347,7 +348,7 @@ func TestCaseInvalidActions(t *testing.T) {
 		}
 	}
 	// A refused act leaves no event and no audit entry.
-	entries, _, _ := db.ListAudit(context.Background(), AuditFilter{Action: "case.appeal"}, 10, "")
+	entries, _, _ := db.ListAudit(context.Background(), AuditFilter{Action: "case.recurso"}, 10, "")
 	if len(entries) != 0 {
 		t.Error("a refused act was audited")
 	}
@@ -553,8 +554,15 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	rec = act(t, db, p, rec.ID, now, CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"})
 	deadline, _ := rec.DefenceDeadline(p)
 	last := deadline.Format(time.DateOnly)
-	conflict(rec, suspension(last), "só é definitiva a partir de")
-	after := deadline.AddDate(0, 0, 1).Format(time.DateOnly)
+	conflict(rec, suspension(last), "só é exigível depois da decisão")
+	// Decided à revelia the day after the defence deadline, notified three days later: final
+	// from the notification.
+	rec = act(t, db, p, rec.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Julgado à revelia.",
+		Date: deadline.AddDate(0, 0, 1).Format(time.DateOnly)})
+	conflict(rec, suspension("2026-10-19"), "ainda não foi notificada")
+	rec = act(t, db, p, rec.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-19"})
+	conflict(rec, suspension("2026-10-18"), "só é definitiva a partir de 19/10/2026")
+	after := "2026-10-19"
 	for _, c := range []struct {
 		a   CaseAction
 		msg string
@@ -584,15 +592,16 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	// A late defence: the fine stays due (Art. 57 suspends only a timely one).
 	late := caseAt(t, db, p, "L1", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
 		CaseAction{Action: ActionDefence, Date: "2026-11-10"})
-	if got := strings.Join(late.Allowed(p), ","); got != "decide,pay,suspension,annul" {
+	if got := strings.Join(late.Allowed(), ","); got != "decide,pay,annul" {
 		t.Errorf("late defence allows %s", got)
 	}
 	// Art. 51: dívida ativa only after the decision, notified, and the payment period.
-	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}, "só é inscrita depois da decisão")
+	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-20"}, "só é exigível depois da decisão")
 	act(t, db, p, late.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Defesa intempestiva.", Date: "2026-11-11"})
 	act(t, db, p, late.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-11-12"})
-	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-28"}, "termina em 12/12/2026")
-	late = act(t, db, p, late.ID, local(2026, 12, 20, 10, 0), CaseAction{Action: ActionDividaAtiva, Date: "2026-12-13"})
+	// 30 days from 12/11 end on Saturday 12/12: the next business day, Monday 14/12.
+	conflict(late, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-28"}, "termina em 14/12/2026")
+	late = act(t, db, p, late.ID, local(2026, 12, 20, 10, 0), CaseAction{Action: ActionDividaAtiva, Date: "2026-12-15"})
 	if late.State != penalty.StatusDividaAtiva {
 		t.Errorf("late defence, dívida ativa: %s", late.State)
 	}
@@ -620,12 +629,64 @@ func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
 		t.Error("decision notified before the decision")
 	}
 	act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-23"})
-	try("2026-11-22", "termina em 22/11/2026")
-	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-23"})
+	// 30 days from 23/10 end on Sunday 22/11: the next business day, Monday 23/11.
+	try("2026-11-23", "termina em 23/11/2026")
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-24"})
 	if c.State != penalty.StatusDividaAtiva || c.DecisionNotified != "2026-10-23" {
 		t.Fatalf("after the period: %+v", c.CaseStatus)
 	}
 	if n := c.PenaltyNotice(p); n.DecisionNotified.IsZero() {
 		t.Error("the calculus does not see the decision's notification")
+	}
+}
+
+// Recidivism counts a fine of the monitor final from the day the decision confirming it was
+// notified (the appeal's decision, when a timely appeal was filed), never from the decision.
+func TestFinalFromTheDecisionsNotification(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	now := local(2026, 11, 29, 12, 0)
+	first := caseAt(t, db, p, "A", CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"},
+		CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Julgado à revelia.", Date: "2026-10-16"},
+		CaseAction{Action: ActionNotifyDecision, Date: "2026-10-22"})
+	issue := func(id string, fact, at time.Time) *penalty.Result {
+		t.Helper()
+		putDraft(t, db, id, "L1", fact)
+		c, err := db.IssueDraft(ctx, id, "", p, at, fiscal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Assessment
+	}
+	relies := func(r *penalty.Result) bool {
+		return r.Recidivist && len(r.RelyingOn) == 1 && r.RelyingOn[0].ID == first.Notice
+	}
+	// A fact after the decision but before its notice: not a recidivism.
+	if r := issue("B", local(2026, 10, 21, 15, 0), local(2026, 10, 23, 10, 0)); r.Recidivist {
+		t.Errorf("a fact before the decision's notice is a recidivism: %v", r.Explanation)
+	}
+	// A fact after the notice: a recidivism.
+	if r := issue("C", local(2026, 10, 23, 15, 0), local(2026, 10, 24, 10, 0)); !relies(r) {
+		t.Errorf("a fact after the decision's notice is not a recidivism: %+v", r)
+	}
+	// A timely appeal: not final while it is pending.
+	act(t, db, p, first.ID, now, CaseAction{Action: ActionAppeal, Date: "2026-10-26"})
+	r := issue("D", local(2026, 10, 28, 15, 0), local(2026, 10, 29, 10, 0))
+	if r.Recidivist || !strings.Contains(strings.Join(r.Explanation, " "), "recurso interposto em 26/10/2026") {
+		t.Errorf("a pending appeal counts: %v", r.Explanation)
+	}
+	admin := Actor{User: "admin", RemoteAddr: "192.0.2.3"}
+	for _, a := range []CaseAction{{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Text: "Recurso improvido.", Date: "2026-11-05"},
+		{Action: ActionNotifyAppealDecision, Date: "2026-11-06"}} {
+		if _, _, err := db.CaseAct(ctx, first.ID, a, p, now, admin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Final from the appeal's decision's notice (06/11), not from the first notice (22/10).
+	if r := issue("E", local(2026, 11, 5, 15, 0), local(2026, 11, 9, 10, 0)); r.Recidivist {
+		t.Errorf("a fact before the appeal's decision was notified is a recidivism: %v", r.Explanation)
+	}
+	if r := issue("F", local(2026, 11, 7, 15, 0), local(2026, 11, 9, 11, 0)); !relies(r) {
+		t.Errorf("a fact after the appeal's decision was notified is not a recidivism: %+v", r)
 	}
 }

@@ -4,7 +4,7 @@
 import { api, onUnauthorized, Stream } from "./api.js";
 import { store } from "./store.js";
 import { $, $$, h } from "./dom.js";
-import { fmtDateTime, setTimeZone, setRuleLabels, ROLES, ROLE_RANK } from "./fmt.js";
+import { fmtDateTime, setTimeZone, setRuleLabels, setAuthorityTitle, ROLES, ROLE_RANK } from "./fmt.js";
 import { mapView } from "./map.js";
 import { alertsView, initNotifier } from "./alerts.js";
 import { reviewView } from "./review.js";
@@ -81,6 +81,7 @@ async function start(user) {
   store.user = user;
   try { store.config = await api("/api/v1/config"); } catch { store.config = {}; }
   setTimeZone(store.config.time_zone);
+  setAuthorityTitle(store.config.authority_title);
   setRuleLabels(store.config.rule_labels);
   $("#login-view").hidden = true;
   $("#boot").hidden = true;

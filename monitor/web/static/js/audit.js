@@ -69,16 +69,17 @@ const KEYS = { status: "situação", notice: "auto", reason: "motivo", role: "pa
   cnpj: "CNPJ", razao_social: "razão social", meter_distance_m: "r₁ (m)", date: "data", action: "ato", text: "texto", note: "observação",
   redacted: "dados abreviados", drivers: "condutores", fields: "campos", driver: "condutor", address: "endereço", manufacture_year: "ano",
   required_cnh_category: "categoria de CNH", key_id: "chave", decision: "decisão", from: "de", to: "até", days: "dias" };
-const VALUES = { draft: "pendente", issued: "emitido", dismissed: "arquivado", true: "sim", false: "não", ...ROLES,
+// Role names are looked up in ROLES at the time of display (the profile names the autoridade).
+const VALUES = { draft: "pendente", issued: "emitido", dismissed: "arquivado", true: "sim", false: "não",
   notified: "notificado", defence_filed: "defesa pendente", defence_rejected: "defesa indeferida", defence_accepted: "defesa acolhida",
-  confirmed: "multa confirmada", paid: "pago", dividaativa: "dívida ativa", annulled: "anulado",
+  confirmed: "multa confirmada", paid: "pago", dividaativa: "dívida ativa", annulled: "anulado", appeal_filed: "recurso pendente", appeal_accepted: "recurso provido",
   in_person: "em mãos", mail: "correio com AR", edital: "edital", accepted: "acolhida", rejected: "indeferida", manual: "lavrado na rua", import: "importado" };
 
 // change shows what an entry changed: the plain values before → after, and the records in
 // full (a case's calculus, a registry record) behind a disclosure.
 function change(e) {
   if (!e.before && !e.after) return h("span", { class: "muted" }, "—");
-  const val = (k, v) => (k === "created_at" ? fmtDateTime(v) : /^\d{4}-\d{2}-\d{2}$/.test(String(v)) ? isoDateBR(String(v)) : VALUES[String(v)] || String(v));
+  const val = (k, v) => (k === "created_at" ? fmtDateTime(v) : /^\d{4}-\d{2}-\d{2}$/.test(String(v)) ? isoDateBR(String(v)) : VALUES[String(v)] || ROLES[String(v)] || String(v));
   const flat = (v) => typeof v !== "object" || (Array.isArray(v) && v.every((x) => x == null || typeof x !== "object"));
   const plain = (o) => (o == null || typeof o !== "object" ? [] : Object.entries(o).filter(([, v]) => v !== "" && v != null && flat(v) && !(Array.isArray(v) && !v.length)));
   const shown = (k, v) => (Array.isArray(v) ? v.map((x) => val(k, x)).join(", ") : val(k, v));

@@ -8,7 +8,7 @@ import { api } from "./api.js";
 import { h, icon, chip, field, dateInput } from "./dom.js";
 import {
   fmtDateTime, fmtDate, fmtNum, isoDateBR, localDate, weekday, daysUntil, fmtBRL, fmtCNPJ, plural,
-  CASE_STATES, CASE_STATE_TONE, CASE_ACTIONS, NOTIFY_MODES, ORIGINS,
+  CASE_STATES, CASE_STATE_TONE, CASE_ACTIONS, NOTIFY_MODES, ORIGINS, ROLES, authorityTitle,
 } from "./fmt.js";
 import { confirmDialog } from "./review.js";
 
@@ -57,7 +57,36 @@ function suspendedTile(c) {
   const s = c.fine_suspended || {};
   return h("div", { class: "tile" }, h("span", { class: "tile-label" }, "Exigibilidade (Art. 57)"),
     h("span", { class: "tile-value" }, s.suspended ? "suspensa" : c.state === "paid" ? "paga" : "não suspensa"),
-    h("span", { class: "tile-sub" }, s.suspended ? chip("defesa tempestiva pendente", "info") : chip("sem efeito suspensivo", "neutral")));
+    h("span", { class: "tile-sub" }, s.suspended ? chip(c.state === "appeal_filed" ? "recurso tempestivo pendente" : "defesa tempestiva pendente", "info") : chip("sem efeito suspensivo", "neutral")));
+}
+
+// nextTile is the next deadline of the process (the defence's, the appeal's or the payment's).
+function nextTile(c) {
+  const n = c.next || {};
+  if (!n.deadline) {
+    return h("div", { class: "tile", id: "case-next-deadline" }, h("span", { class: "tile-label" }, "Próximo prazo"),
+      h("span", { class: "tile-value muted" }, "nenhum em curso"));
+  }
+  const left = daysUntil(n.deadline);
+  return h("div", { class: "tile", id: "case-next-deadline" }, h("span", { class: "tile-label" }, "Próximo prazo"),
+    h("span", { class: "tile-value" }, isoDateBR(n.deadline)),
+    h("span", { class: "tile-sub" }, weekday(n.deadline), " ", left === 0 ? chip("termina hoje", "warn") : chip(plural(left, "dia restante", "dias restantes"), "info")));
+}
+
+// roleName names the least role that records an act ("Fiscal", the profile's authority title…).
+const roleName = (r) => ROLES[r] || r;
+
+// nextStep says where the process stands, the next deadline and who may record each act.
+function nextStep(c) {
+  const n = c.next;
+  if (!n) return null;
+  const who = (n.acts || []).map((a) => h("li", null, h("strong", null, ACT_LABELS[a.action] || a.label), ": ",
+    roleName(a.role), a.role === "fiscal" ? " ou acima" : "", a.not_by && a.not_by.length ? ` — nunca ${a.not_by.join(" nem ")}` : ""));
+  return h("div", { class: "next-step", id: "case-next" },
+    h("p", null, h("strong", null, "Situação: "), n.step),
+    n.deadline_text ? h("p", { class: "muted small" }, n.deadline_text) : null,
+    h("p", { class: "muted small", id: "case-final" }, n.final ? `Multa definitiva (para reincidência) desde ${isoDateBR(n.final)}.` : n.final_text),
+    who.length ? h("details", { class: "explain", id: "case-who" }, h("summary", null, "Quem pode registrar os próximos atos"), h("ul", null, who)) : null);
 }
 
 function processCard(c, said) {
@@ -80,7 +109,8 @@ function processCard(c, said) {
       } }, "Ir para o próximo ato") : null),
     said ? h("p", { class: "banner banner--ok slim", role: "status" }, said) : null,
     // A notificação preliminar has no fine whose exigibility a defence could suspend.
-    h("div", { class: "tiles" }, deadlineTile(c), fineTile(c), c.assessment && c.assessment.warning ? null : suspendedTile(c)),
+    h("div", { class: "tiles" }, deadlineTile(c), nextTile(c), fineTile(c), c.assessment && c.assessment.warning ? null : suspendedTile(c)),
+    nextStep(c),
     h("p", { class: "deadline-text", id: "deadline-explanation" }, c.deadline ? c.deadline.explanation
       : "O prazo de defesa de 10 dias (Art. 55) corre a partir da notificação do autuado — em mãos, por correio com AR ou por edital (Art. 54) —, ainda não registrada."),
     c.fine_suspended && c.fine_suspended.explanation ? h("p", { class: "muted small" }, c.fine_suspended.explanation) : null,
@@ -88,7 +118,12 @@ function processCard(c, said) {
       ["Auto", c.notice], ["Origem", ORIGINS[c.origin] || c.origin],
       ["Emitido em", `${fmtDateTime(c.issued_at, false)}${c.issued_by ? " por " + c.issued_by : ""}`],
       ["Notificação", notified], ["Defesa apresentada", c.defence_filed ? isoDateBR(c.defence_filed) : null],
-      ["Decisão", decision], ["Pagamento", c.paid ? isoDateBR(c.paid) : null],
+      ["Decisão", decision], ["Decisão notificada em", c.decision_notified ? isoDateBR(c.decision_notified) : null],
+      ["Recurso", c.appealed ? `interposto em ${isoDateBR(c.appealed)}${c.appeal_decided ? ` — ${c.appeal_outcome === "accepted" ? "provido (auto sem efeito)" : "improvido"} em ${isoDateBR(c.appeal_decided)}` : ""}${c.appeal_notified ? `, notificado em ${isoDateBR(c.appeal_notified)}` : ""}` : null],
+      ["Prazo de recurso", c.appeal_deadline && !c.appealed ? isoDateBR(c.appeal_deadline) : null],
+      ["Prazo de pagamento", c.payment_deadline && !c.paid ? isoDateBR(c.payment_deadline) : null],
+      ["Anulado", c.annulled ? `em ${isoDateBR(c.annulled)}: ${c.annul_reason || ""}` : null],
+      ["Pagamento", c.paid ? isoDateBR(c.paid) : null],
       ["Dívida ativa", c.divida_ativa ? `inscrita em ${isoDateBR(c.divida_ativa)}` : null], ["Suspensão aplicada", sus],
       ["Multa definitiva em", c.final ? isoDateBR(c.final) : null],
     ]),
@@ -107,7 +142,9 @@ function eventItem(e) {
       if (d.published) bits.push(`edital publicado em ${isoDateBR(d.published)}`);
       if (d.refused_to_sign) bits.push("recusou-se a assinar (anotado pelo agente)");
       break;
-    case "decide": bits.push(d.outcome === "accepted" ? "acolhida" : "indeferida"); if (d.text) bits.push(`“${d.text}”`); break;
+    case "decide": bits.push(d.outcome === "accepted" ? "acolhida" : "indeferida"); if (d.revelia) bits.push("à revelia"); if (d.text) bits.push(`“${d.text}”`); break;
+    case "decide_appeal": bits.push(d.outcome === "accepted" ? "provido" : "improvido"); if (d.text) bits.push(`“${d.text}”`); break;
+    case "delivery_failed": case "annul": if (d.text) bits.push(d.text); break;
     case "suspension": bits.push(`${isoDateBR(d.from)} a ${isoDateBR(d.to)}${d.days ? ` (${plural(d.days, "dia", "dias")})` : ""}`); break;
   }
   if (d.note && e.action !== "import") bits.push("obs.: " + d.note);
@@ -165,19 +202,29 @@ function penaltyCard(c) {
 
 // ---- The acts --------------------------------------------------------------------------
 
-const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "pay", "divida_ativa", "suspension", "annul"];
+const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "appeal", "decide_appeal", "notify_appeal_decision",
+  "pay", "divida_ativa", "suspension", "annul"];
 const ACT_LABELS = {
   delivery_failed: "Registrar tentativa frustrada", annul: "Anular de ofício",
   notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", notify_decision: "Registrar notificação da decisão", pay: "Registrar pagamento",
   divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão",
+  appeal: "Registrar recurso", decide_appeal: "Decidir o recurso", notify_appeal_decision: "Registrar notificação da decisão do recurso",
 };
 const ACT_DONE = {
   delivery_failed: "Tentativa de entrega registrada.", annul: "Auto anulado de ofício.",
   notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", notify_decision: "Notificação da decisão registrada.", pay: "Pagamento registrado.",
   divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.",
+  appeal: "Recurso registrado.", decide_appeal: "Decisão do recurso registrada.", notify_appeal_decision: "Notificação da decisão do recurso registrada.",
 };
 
-const AUTHORITY_ACTS = ["decide", "divida_ativa", "suspension", "annul"];
+// mayRecord reports whether the user may record the act as the server says who may
+// (c.next.acts: the least role, and the users impeded: the issuer, the defence's judge).
+function mayRecord(c, action) {
+  const a = ((c.next && c.next.acts) || []).find((x) => x.action === action);
+  if (!a) return store.hasRole("fiscal");
+  const me = store.user ? store.user.name.toLowerCase() : "";
+  return store.hasRole(a.role) && !(a.not_by || []).some((u) => u.toLowerCase() === me);
+}
 
 function actionsCard(c, done) {
   const card = h("section", { class: "card decision", id: "case-actions", "aria-labelledby": "acts-title" }, h("h3", { class: "card-title", id: "acts-title" }, "Próximo ato do processo"));
@@ -185,19 +232,20 @@ function actionsCard(c, done) {
     card.append(h("p", { class: "muted" }, "Somente fiscais registram os atos do processo."));
     return card;
   }
-  // Dívida ativa (Art. 51) only once the defence deadline has run out, whatever the server
-  // offers while it runs.
-  const deadline = c.deadline && c.deadline.date;
-  const beforeDeadline = deadline && localDate() <= deadline;
-  // The acts that decide are the autoridade's, never of who issued the auto (the server
-  // refuses them otherwise): the page names who may record them.
-  const impartial = store.hasRole("autoridade") && !(store.user && c.issued_by && store.user.name.toLowerCase() === c.issued_by.toLowerCase());
-  const authorityOnly = (c.allowed_actions || []).filter((a) => AUTHORITY_ACTS.includes(a) && !impartial);
-  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a) && !(a === "divida_ativa" && beforeDeadline) && !authorityOnly.includes(a));
-  const authorityNote = authorityOnly.length ? h("p", { class: "muted small", id: "authority-only" },
-    `${authorityOnly.map((a) => ACT_LABELS[a]).join(", ")}: somente a autoridade julgadora (Art. 57), e nunca quem emitiu o auto.`) : null;
+  // Dívida ativa (Art. 51) only once the payment deadline has run out without payment
+  // (the server refuses it before).
+  const deadline = c.payment_deadline;
+  const beforeDeadline = !deadline || localDate() <= deadline;
+  // The acts that decide are the autoridade's (the appeal's, the superior authority's), never
+  // of who issued the auto nor, for the appeal, of who decided the defence (the server refuses
+  // them otherwise): the page names who may record them.
+  const others = (c.allowed_actions || []).filter((a) => !mayRecord(c, a));
+  const allowed = ACT_ORDER.filter((a) => (c.allowed_actions || []).includes(a) && !(a === "divida_ativa" && beforeDeadline) && !others.includes(a));
+  const authorityNote = others.length ? h("p", { class: "muted small", id: "authority-only" },
+    `${others.map((a) => ACT_LABELS[a]).join(", ")}: ${others.includes("decide_appeal") && others.length === 1 ? "somente a autoridade superior" : `somente a ${authorityTitle()} (Art. 57)`}, e nunca quem emitiu o auto.`) : null;
   const waiting = beforeDeadline && (c.allowed_actions || []).includes("divida_ativa")
-    ? h("p", { class: "muted small", id: "divida-ativa-later" }, `Inscrição em dívida ativa: após o prazo de defesa, ${isoDateBR(deadline)}.`) : null;
+    ? h("p", { class: "muted small", id: "divida-ativa-later" }, deadline ? `Inscrição em dívida ativa: após o prazo de pagamento, ${isoDateBR(deadline)} (Art. 51).`
+      : "Inscrição em dívida ativa: só depois da notificação da decisão e do prazo de pagamento (Art. 51).") : null;
   if (!allowed.length) {
     card.append(h("p", { class: "muted" }, `Nenhum ato a registrar: auto ${c.state_text}.`), waiting || "", authorityNote || "");
     return card;
@@ -235,10 +283,11 @@ function actForm(c, action, done) {
     dateField = h("div", { class: "field" }, label, date, h("small", { class: "hint" }, "dd/mm/aaaa; o prazo de defesa é contado a partir dela."));
     const refused = h("input", { type: "checkbox", id: "act-refused" });
     const refusedBox = h("label", { class: "check" }, refused, h("span", null, "O autuado recusou-se a assinar; a recusa foi anotada no auto (Art. 54, § 2º)"));
-    const modes = radios("mode", "Forma da notificação (Art. 54)", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"], ["edital", "Por edital (publicação)"]], "in_person");
+    const modes = radios("mode", "Forma da notificação (Art. 54)", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"],
+      ...(store.config.electronic_notice ? [["electronic", "Por meio eletrônico (data da ciência)"]] : []), ["edital", "Por edital (publicação)"]], "in_person");
     const sync = () => {
       const m = modes.querySelector("input:checked").value;
-      label.textContent = { in_person: "Data da entrega", mail: "Data do recebimento no AR", edital: "Data da publicação do edital" }[m];
+      label.textContent = { in_person: "Data da entrega", mail: "Data do recebimento no AR", electronic: "Data da ciência", edital: "Data da publicação do edital" }[m];
       refusedBox.hidden = m !== "in_person";
     };
     modes.addEventListener("change", sync);
@@ -258,6 +307,15 @@ function actForm(c, action, done) {
     const outcome = radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected");
     parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
     body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "decide_appeal") {
+    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
+    const outcome = radios("outcome", "Resultado do recurso", [["rejected", "Improvido — multa confirmada"], ["accepted", "Provido — auto sem efeito"]], "rejected");
+    parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
+    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "appeal") {
+    parts.push(field("Data do protocolo do recurso", date, c.appeal_deadline ? `Prazo: até ${isoDateBR(c.appeal_deadline)}. Recurso fora do prazo não é conhecido.` : null));
+  } else if (action === "notify_appeal_decision") {
+    parts.push(field("Data em que o autuado recebeu a decisão do recurso", date, `O prazo para pagamento (${(store.config.payment_days || 30)} dias) corre de novo desta data.`));
   } else if (action === "delivery_failed") {
     const text = h("textarea", { rows: "2", maxlength: "2000", required: true, id: "act-text" });
     const modes = radios("mode", "Tentativa", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"]], "in_person");
@@ -269,11 +327,11 @@ function actForm(c, action, done) {
     parts.push(field("Data da anulação", date), field("Motivo da anulação de ofício", text, "A Administração anula os próprios atos ilegais (Súmula 473 do STF)."));
     body = () => ({ date: date.iso(), text: text.value.trim() });
   } else if (action === "notify_decision") {
-    parts.push(field("Data em que o autuado recebeu a decisão", date, `O prazo para pagamento (${(store.config.payment_days || 30)} dias) e a definitividade da multa contam desta data.`));
+    parts.push(field("Data em que o autuado recebeu a decisão", date, `O prazo de recurso (${(store.config.appeal_days || 10)} dias), o prazo para pagamento (${(store.config.payment_days || 30)} dias) e a definitividade da multa contam desta data.`));
   } else if (action === "pay") {
     parts.push(field("Data do pagamento", date));
   } else if (action === "divida_ativa") {
-    const after = c.state === "notified" && c.deadline && c.deadline.date ? `Só depois de terminado o prazo de defesa (${isoDateBR(c.deadline.date)}).` : null;
+    const after = c.payment_deadline ? `Só depois de terminado o prazo de pagamento (${isoDateBR(c.payment_deadline)}).` : null;
     parts.push(field("Data da inscrição (Art. 51)", date, after));
   } else if (action === "suspension") {
     const range = store.config.suspension || { min_days: 10, max_days: 45 };
@@ -325,6 +383,12 @@ function actSummary(c, b) {
     pay: `Pagamento da multa do auto ${c.notice} em ${when}.`,
     divida_ativa: `Inscrição da multa do auto ${c.notice} em dívida ativa em ${when}.`,
     suspension: `Suspensão de ${plural(b.days, "dia", "dias")} a partir de ${when}, aplicada no auto ${c.notice}.`,
+    delivery_failed: `Tentativa frustrada de entrega do auto ${c.notice} em ${when}.`,
+    annul: `Anulação de ofício do auto ${c.notice} em ${when}.`,
+    notify_decision: `Notificação da decisão sobre o auto ${c.notice} em ${when}.`,
+    appeal: `Recurso contra a decisão sobre o auto ${c.notice} interposto em ${when}.`,
+    decide_appeal: `Decisão de ${when}: recurso ${b.outcome === "accepted" ? "provido (o auto fica sem efeito)" : "improvido (a multa fica confirmada)"}.`,
+    notify_appeal_decision: `Notificação da decisão do recurso do auto ${c.notice} em ${when}.`,
   }[b.action];
   return what + " O ato fica registrado em seu nome e não pode ser desfeito.";
 }

@@ -151,7 +151,11 @@ export const RULE_COLORS = {
   noise_limit: "#d35d90", route_deviation: "#2f7ed8", parked_public_road: "#5d6d7e", telemetry_fault: "#17a2b8",
   document_expired: "#8d6e63", clock_fault: "#607d8b", telemetry_conflict: "#b71c1c",
 };
-export const ROLES = { viewer: "Observador", fiscal: "Fiscal", supervisor: "Supervisor", autoridade: "Autoridade julgadora", admin: "Administrador" };
+export const ROLES = { viewer: "Observador", fiscal: "Fiscal", supervisor: "Supervisor", autoridade: "Autoridade competente", admin: "Administrador" };
+// setAuthorityTitle names the role autoridade as the profile does (authority.title, e.g.
+// "Autoridade Julgadora de Posturas").
+export function setAuthorityTitle(title) { if (title) ROLES.autoridade = title; }
+export const authorityTitle = () => ROLES.autoridade;
 export const ROLE_RANK = { viewer: 1, fiscal: 2, supervisor: 3, autoridade: 4, admin: 5 };
 export const CATEGORIES = {
   hospital: "Hospital", health: "Unidade de saúde", school: "Escola", library: "Biblioteca",
@@ -170,6 +174,7 @@ export const AUDIT_ACTIONS = {
   "draft.issue": "Auto emitido", "draft.dismiss": "Minuta arquivada",
   "case.issue": "Processo aberto (cálculo da penalidade)", "case.import": "Auto em papel importado",
   "case.notify": "Notificação registrada", "case.defence": "Defesa registrada", "case.decide": "Decisão sobre a defesa",
+  "case.appeal": "Recurso registrado", "case.decide_appeal": "Decisão sobre o recurso", "case.notify_appeal_decision": "Notificação da decisão do recurso",
   "case.pay": "Pagamento registrado", "case.divida_ativa": "Inscrição em dívida ativa", "case.suspension": "Suspensão aplicada",
   "registry.licensee.create": "Permissionário cadastrado", "registry.licensee.update": "Permissionário alterado",
   "registry.licensee.delete": "Permissionário excluído", "registry.vehicle.create": "Veículo cadastrado",
@@ -194,18 +199,20 @@ export function auditObject(o) {
 export const CASE_STATES = {
   issued: "Emitido", notified: "Notificado", defence_filed: "Defesa pendente", defence_rejected: "Defesa indeferida",
   defence_accepted: "Defesa acolhida", confirmed: "Multa confirmada", paid: "Pago", dividaativa: "Dívida ativa",
-  dismissed: "Arquivado", annulled: "Anulado",
+  dismissed: "Arquivado", annulled: "Anulado", appeal_filed: "Recurso pendente", appeal_accepted: "Recurso provido",
 };
 export const CASE_STATE_TONE = {
   issued: "warn", notified: "info", defence_filed: "info", defence_rejected: "danger", defence_accepted: "neutral",
-  confirmed: "danger", paid: "ok", dividaativa: "danger", dismissed: "neutral", annulled: "neutral",
+  confirmed: "danger", paid: "ok", dividaativa: "danger", dismissed: "neutral", annulled: "neutral", appeal_filed: "info", appeal_accepted: "neutral",
 };
 export const CASE_ACTIONS = {
   issue: "Emissão do auto", import: "Importação do auto em papel", notify: "Notificação do autuado",
   defence: "Defesa apresentada", decide: "Decisão sobre a defesa", pay: "Pagamento da multa",
   divida_ativa: "Inscrição em dívida ativa", suspension: "Suspensão aplicada",
+  delivery_failed: "Tentativa de entrega frustrada", notify_decision: "Notificação da decisão", annul: "Anulação de ofício",
+  appeal: "Recurso interposto", decide_appeal: "Decisão sobre o recurso", notify_appeal_decision: "Notificação da decisão do recurso",
 };
-export const NOTIFY_MODES = { in_person: "pessoalmente (em mãos)", mail: "por correio com AR", edital: "por edital" };
+export const NOTIFY_MODES = { in_person: "pessoalmente (em mãos)", mail: "por correio com AR", electronic: "por meio eletrônico", edital: "por edital" };
 export const ORIGINS = { draft: "Monitor", manual: "Lavrado na rua", import: "Importado (papel)" };
 
 const WEEKDAYS = ["domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"];

@@ -112,7 +112,7 @@ export const usersView = {
     } }, field("Nome de usuário", name), field("Senha inicial (mín. 8 caracteres)", password), field("Papel", role),
     h("button", { type: "submit", class: "btn btn-primary" }, "Criar usuário"));
     el.append(
-      h("div", { class: "page-head" }, h("p", { class: "lead" }, "Observador acompanha; fiscal também emite e arquiva autos; supervisor também gerencia o cadastro; autoridade julgadora também decide defesas, suspensões e a inscrição em dívida ativa (nunca de autos que ela mesma emitiu); administrador também gerencia usuários e vê a auditoria.")),
+      h("div", { class: "page-head" }, h("p", { class: "lead" }, `Observador acompanha; fiscal também emite e arquiva autos e registra notificações, defesas, recursos e pagamentos; supervisor também gerencia o cadastro; ${ROLES.autoridade} também decide defesas, suspensões, anulações e a inscrição em dívida ativa (nunca de autos que emitiu); administrador também gerencia usuários, vê a auditoria e, como autoridade superior, decide recursos (nunca contra a própria decisão).`)),
       h("section", { class: "card" }, h("h2", { class: "card-title" }, "Novo usuário"), form, msg),
       h("section", { class: "card" }, h("h2", { class: "card-title" }, "Usuários"),
         h("div", { class: "table-wrap" }, h("table", { class: "table", id: "users-table" },

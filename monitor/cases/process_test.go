@@ -1,0 +1,263 @@
+package cases
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/penalty"
+	"github.com/trenzinho/trenzinho/monitor/profile"
+)
+
+// The process on the Piúma profile: defence 10 days from receipt, the day of receipt excluded,
+// a last day that is no business day moved to the next; appeal 10 days, payment 30.
+
+var sp = func() *time.Location { l, _ := time.LoadLocation("America/Sao_Paulo"); return l }()
+
+func noon(day string) time.Time { return NoonOf(day, sp) }
+
+// newCase is an auto issued on Friday 2 October 2026 by joao, with specific recidivism found.
+func newCase() *Case {
+	c := &Case{Notice: "AI-2026/0001", Issued: time.Date(2026, 10, 2, 10, 0, 0, 0, sp), IssuedBy: "joao", SuspensionRecommended: true}
+	c.Apply(Action{Action: ActionIssue}, "joao")
+	return c
+}
+
+// step checks and applies an act on the day today, by user.
+func step(c *Case, p *profile.Profile, today string, user string, a Action) error {
+	if msg := c.Impediment(a.Action, user); msg != "" {
+		return &Error{Conflict: true, Msg: msg}
+	}
+	if _, err := c.Check(p, &a, noon(today)); err != nil {
+		return err
+	}
+	c.Apply(a, user)
+	return nil
+}
+
+// must applies acts that must be accepted.
+func must(t *testing.T, c *Case, p *profile.Profile, today string, acts ...Action) *Case {
+	t.Helper()
+	for _, a := range acts {
+		user := "fiscal2"
+		if NeedsAuthority(a.Action) {
+			user = "carla"
+		}
+		if a.Action == ActionDecideAppeal {
+			user = "admin"
+		}
+		if err := step(c, p, today, user, a); err != nil {
+			t.Fatalf("%s: %v", a.Action, err)
+		}
+	}
+	return c
+}
+
+var (
+	notifyMail = Action{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"}
+	defence    = Action{Action: ActionDefence, Date: "2026-10-09"}
+	reject     = Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-16", Text: "Multa confirmada."}
+	notifyDec  = Action{Action: ActionNotifyDecision, Date: "2026-10-19"}
+)
+
+func TestTransitions(t *testing.T) {
+	p := profile.Piuma()
+	type tc struct {
+		name    string
+		before  []Action
+		a       Action
+		today   string
+		user    string
+		state   penalty.Status // after, when accepted
+		err     string         // refused: a part of the message
+		invalid bool           // refused as invalid input (400), not a conflict
+	}
+	failed := func(d string) Action {
+		return Action{Action: ActionDeliveryFailed, Mode: penalty.ModeMail, Date: d, Text: "AR devolvido: mudou-se."}
+	}
+	edital := Action{Action: ActionNotify, Mode: penalty.ModeEdital, Published: "2026-10-20"}
+	appeal := func(d string) Action { return Action{Action: ActionAppeal, Date: d} }
+	rejectAppeal := Action{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Date: "2026-11-10", Text: "Recurso improvido."}
+	for _, c := range []tc{
+		{name: "notify by post", a: notifyMail, today: "2026-10-06", state: penalty.StatusNotified},
+		{name: "notify in the future", a: notifyMail, today: "2026-10-04", err: "é futura", invalid: true},
+		{name: "notify before the issue", a: Action{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-01"}, today: "2026-10-06", err: "anterior à emissão"},
+		{name: "electronic not enabled", a: Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: "2026-10-05"}, today: "2026-10-06", err: "notification.electronic", invalid: true},
+		{name: "edital with no failed attempt", a: edital, today: "2026-10-21", err: "(0 de 2)"},
+		{name: "edital after one failed attempt", before: []Action{failed("2026-10-05")}, a: edital, today: "2026-10-21", err: "(1 de 2)"},
+		{name: "edital after two failed attempts", before: []Action{failed("2026-10-05"), failed("2026-10-08")}, a: edital, today: "2026-10-21", state: penalty.StatusNotified},
+		{name: "defence", before: []Action{notifyMail}, a: defence, today: "2026-10-09", state: penalty.StatusDefenceFiled},
+		{name: "defence before the notice", before: []Action{notifyMail}, a: Action{Action: ActionDefence, Date: "2026-10-04"}, today: "2026-10-09", err: "anterior à notificação"},
+		{name: "revelia on the last day to defend", before: []Action{notifyMail}, a: Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-15", Text: "À revelia."}, today: "2026-10-16", err: "termina em 15/10/2026"},
+		{name: "revelia the day after", before: []Action{notifyMail}, a: reject, today: "2026-10-16", state: penalty.StatusConfirmed},
+		{name: "the issuer decides", before: []Action{notifyMail, defence}, a: reject, today: "2026-10-16", user: "joao", err: "Impedimento"},
+		{name: "decision without text", before: []Action{notifyMail, defence}, a: Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-16"}, today: "2026-10-16", err: "texto", invalid: true},
+		{name: "appeal before the decision is notified", before: []Action{notifyMail, reject}, a: appeal("2026-10-19"), today: "2026-10-20", err: "ainda não foi notificada"},
+		{name: "timely appeal (last day)", before: []Action{notifyMail, reject, notifyDec}, a: appeal("2026-10-29"), today: "2026-10-29", state: penalty.StatusAppealFiled},
+		{name: "late appeal", before: []Action{notifyMail, reject, notifyDec}, a: appeal("2026-10-30"), today: "2026-10-30", err: "recurso intempestivo"},
+		{name: "a second appeal", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: appeal("2026-10-21"), today: "2026-10-21", err: "já tem recurso"},
+		{name: "the defence's judge decides the appeal", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: rejectAppeal, today: "2026-11-10", user: "carla", err: "quem decidiu a defesa"},
+		{name: "the issuer decides the appeal", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: rejectAppeal, today: "2026-11-10", user: "joao", err: "Impedimento"},
+		{name: "appeal granted", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: Action{Action: ActionDecideAppeal, Outcome: OutcomeAccepted, Date: "2026-11-10", Text: "Recurso provido."}, today: "2026-11-10", user: "admin", state: penalty.StatusAppealAccepted},
+		{name: "dívida ativa while the appeal is pending", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: Action{Action: ActionDividaAtiva, Date: "2026-12-20"}, today: "2026-12-20", err: "recurso interposto no prazo"},
+		{name: "dívida ativa before the decision is notified", before: []Action{notifyMail, reject}, a: Action{Action: ActionDividaAtiva, Date: "2026-12-20"}, today: "2026-12-20", err: "ainda não foi notificada"},
+		{name: "dívida ativa on the last day to pay", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionDividaAtiva, Date: "2026-11-18"}, today: "2026-11-18", err: "termina em 18/11/2026"},
+		{name: "dívida ativa the day after", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionDividaAtiva, Date: "2026-11-19"}, today: "2026-11-19", state: penalty.StatusDividaAtiva},
+		{name: "dívida ativa after the appeal's decision, within the new payment period", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20"), rejectAppeal, {Action: ActionNotifyAppealDecision, Date: "2026-11-12"}},
+			a: Action{Action: ActionDividaAtiva, Date: "2026-12-12"}, today: "2026-12-20", err: "termina em 14/12/2026"},
+		{name: "suspension before the decision is notified", before: []Action{notifyMail, reject}, a: Action{Action: ActionSuspension, From: "2026-10-20", Days: 10}, today: "2026-10-20", err: "ainda não foi notificada"},
+		{name: "suspension before final", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-18", Days: 10}, today: "2026-10-20", err: "definitiva a partir de 19/10/2026"},
+		{name: "suspension", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-19", Days: 10}, today: "2026-10-20", state: penalty.StatusConfirmed},
+		{name: "annul without a reason", before: []Action{notifyMail}, a: Action{Action: ActionAnnul, Date: "2026-10-06", Text: "erro"}, today: "2026-10-06", err: "motivo", invalid: true},
+		{name: "annul with an appeal pending", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: Action{Action: ActionAnnul, Date: "2026-10-21", Text: "Placa do veículo trocada no auto."}, today: "2026-10-21", state: penalty.StatusAnnulled},
+		{name: "annul after payment", before: []Action{notifyMail, {Action: ActionPay, Date: "2026-10-06"}}, a: Action{Action: ActionAnnul, Date: "2026-10-07", Text: "Placa do veículo trocada no auto."}, today: "2026-10-07", err: "está pago"},
+		{name: "unknown", a: Action{Action: "recurso"}, today: "2026-10-07", err: "ação desconhecida", invalid: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := must(t, newCase(), p, "2026-11-29", c.before...)
+			user := c.user
+			if user == "" {
+				user = "carla"
+				if c.a.Action == ActionDecideAppeal {
+					user = "admin"
+				}
+			}
+			err := step(k, p, c.today, user, c.a)
+			var e *Error
+			switch {
+			case c.err == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case c.err == "" && k.State != c.state:
+				t.Fatalf("state %s, want %s", k.State, c.state)
+			case c.err != "" && (!errors.As(err, &e) || !strings.Contains(e.Msg, c.err) || e.Conflict == c.invalid):
+				t.Fatalf("got %v, want %q (invalid %v)", err, c.err, c.invalid)
+			}
+		})
+	}
+}
+
+func TestDeadlinesAndFinality(t *testing.T) {
+	p := profile.Piuma()
+	c := must(t, newCase(), p, "2026-11-29", notifyMail)
+	if d, _ := c.DefenceDeadline(p); d.Format(time.DateOnly) != "2026-10-15" {
+		t.Errorf("defence deadline %s", d)
+	}
+	if _, why, ok := c.FinalFrom(); ok || !strings.Contains(why, "sem decisão") {
+		t.Errorf("final without a decision: %q", why)
+	}
+	must(t, c, p, "2026-11-29", reject)
+	if _, why, ok := c.FinalFrom(); ok || !strings.Contains(why, "ainda não notificada") {
+		t.Errorf("final before the decision's notice: %q", why)
+	}
+	if !c.Revelia {
+		t.Error("a decision without a defence is not marked à revelia")
+	}
+	must(t, c, p, "2026-11-29", notifyDec)
+	if d, _, ok := c.FinalFrom(); d != "2026-10-19" || !ok {
+		t.Errorf("final from %s, want the decision's notice", d)
+	}
+	if d, why := c.AppealDeadline(p); d != "2026-10-29" || !strings.Contains(why, "art. 59") {
+		t.Errorf("appeal deadline %s %q", d, why)
+	}
+	if d, _ := c.PaymentDeadline(p); d != "2026-11-18" {
+		t.Errorf("payment deadline %s", d)
+	}
+	// A timely appeal suspends the fine and its finality until its decision is notified.
+	must(t, c, p, "2026-11-29", Action{Action: ActionAppeal, Date: "2026-10-22"})
+	if ok, why := c.Suspended(p, "2026-10-25"); !ok || !strings.Contains(why, "Recurso interposto no prazo") {
+		t.Errorf("appeal does not suspend: %q", why)
+	}
+	if _, _, ok := c.FinalFrom(); ok {
+		t.Error("final with an appeal pending")
+	}
+	if d, _ := c.PaymentDeadline(p); d != "" {
+		t.Errorf("payment deadline %s with an appeal pending", d)
+	}
+	must(t, c, p, "2026-11-29", Action{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Date: "2026-11-10", Text: "Improvido."},
+		Action{Action: ActionNotifyAppealDecision, Date: "2026-11-12"})
+	if d, _, ok := c.FinalFrom(); !ok || d != "2026-11-12" {
+		t.Errorf("final from %s after the appeal, want its decision's notice", d)
+	}
+	// 30 days from 12/11 end on Saturday 12/12: Monday 14/12.
+	if d, why := c.PaymentDeadline(p); d != "2026-12-14" || !strings.Contains(why, "primeiro dia útil") {
+		t.Errorf("payment deadline %s %q", d, why)
+	}
+	if ok, _ := c.Suspended(p, "2026-11-13"); ok {
+		t.Error("suspended after the appeal's decision was notified")
+	}
+	// A payment before any decision makes the fine final that day.
+	paid := must(t, newCase(), p, "2026-11-29", notifyMail, Action{Action: ActionPay, Date: "2026-10-07"})
+	if d, _, ok := paid.FinalFrom(); !ok || d != "2026-10-07" {
+		t.Errorf("paid: final from %s", d)
+	}
+}
+
+func TestNextAndWhoMayAct(t *testing.T) {
+	p := profile.Piuma()
+	c := newCase()
+	n := c.Next(p, noon("2026-10-03"))
+	if !strings.Contains(n.Step, "Aguardando a notificação") || acts(n) != "delivery_failed:fiscal,notify:fiscal,annul:autoridade" {
+		t.Errorf("issued: %+v", n)
+	}
+	must(t, c, p, "2026-11-29", notifyMail)
+	if n := c.Next(p, noon("2026-10-10")); n.Deadline != "2026-10-15" || !strings.Contains(n.Step, "Prazo de defesa em curso") {
+		t.Errorf("notified: %+v", n)
+	}
+	if n := c.Next(p, noon("2026-10-16")); n.Deadline != "" || !strings.Contains(n.Step, "revelia pela Autoridade Julgadora de Posturas") {
+		t.Errorf("after the defence deadline: %+v", n)
+	}
+	must(t, c, p, "2026-11-29", reject, notifyDec)
+	n = c.Next(p, noon("2026-10-20"))
+	if n.Deadline != "2026-10-29" || !strings.Contains(n.Step, "prazo de recurso em curso") || n.Final != "2026-10-19" {
+		t.Errorf("decision notified: %+v", n)
+	}
+	if n := c.Next(p, noon("2026-11-05")); n.Deadline != "2026-11-18" || !strings.Contains(n.Step, "sem recurso no prazo") {
+		t.Errorf("after the appeal period: %+v", n)
+	}
+	if n := c.Next(p, noon("2026-11-19")); !strings.Contains(n.Step, "cabe a inscrição em dívida ativa") {
+		t.Errorf("after the payment period: %+v", n)
+	}
+	must(t, c, p, "2026-11-29", Action{Action: ActionAppeal, Date: "2026-10-20"})
+	n = c.Next(p, noon("2026-10-21"))
+	var decide Act
+	for _, a := range n.Acts {
+		if a.Action == ActionDecideAppeal {
+			decide = a
+		}
+	}
+	if decide.Role != "admin" || !slices.Equal(decide.NotBy, []string{"joao", "carla"}) || !strings.Contains(n.Step, "autoridade superior") {
+		t.Errorf("appeal pending: %+v", n)
+	}
+	// The profile may give the appeal to another autoridade.
+	q := *p
+	q.Appeal.DecidedBy = "autoridade"
+	if r := RoleFor(&q, ActionDecideAppeal); r != "autoridade" {
+		t.Errorf("appeal.decided_by: %s", r)
+	}
+	if r := RoleFor(p, ActionPay); r != RoleFiscal {
+		t.Errorf("pay by %s", r)
+	}
+}
+
+func acts(n Next) string {
+	var s []string
+	for _, a := range n.Acts {
+		s = append(s, a.Action+":"+a.Role)
+	}
+	return strings.Join(s, ",")
+}
+
+// Electronic notice where the profile enables it: the defence runs from the acknowledgement.
+func TestElectronicNotice(t *testing.T) {
+	p := *profile.Piuma()
+	p.Notification.Electronic = true
+	c := must(t, newCase(), &p, "2026-11-29", Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: "2026-10-05"})
+	if d, why := c.DefenceDeadline(&p); d.Format(time.DateOnly) != "2026-10-15" || !strings.Contains(why, "notificação eletrônica") {
+		t.Errorf("deadline %s %q", d, why)
+	}
+	if err := step(newCase(), &p, "2026-10-06", "fiscal2", Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: "2026-10-05", RefusedToSign: true}); err == nil {
+		t.Error("a refusal to sign an electronic notice")
+	}
+}
