@@ -195,7 +195,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
-	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, reg, log)
+	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, db, reg, log)
 	if err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}

@@ -44,6 +44,11 @@ type Config struct {
 	MaxQueue int
 	// MaxDeadLetters is how many dead letters are kept, the newest. 1,000.
 	MaxDeadLetters int
+	// DeadLetterStore keeps the dead letters across restarts, for the admin to list and retry
+	// (*store.DB); nil: they are kept in memory only (DeadLetters).
+	DeadLetterStore DeadLetterStore
+	// DeadLetterMaxAge is how long a stored dead letter is kept. 30 days.
+	DeadLetterMaxAge time.Duration
 	// Registerer receives the metrics; none when nil.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger // slog.Default() when nil
@@ -126,6 +131,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.MaxDeadLetters <= 0 {
 		cfg.MaxDeadLetters = 1000
+	}
+	if cfg.DeadLetterMaxAge <= 0 {
+		cfg.DeadLetterMaxAge = 30 * 24 * time.Hour
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -332,6 +340,13 @@ func (d *Dispatcher) send(ctx context.Context, dl *delivery) {
 		Subject: m.Subject, Attempts: dl.attempts, Error: err.Error()}
 	for _, a := range dl.alerts {
 		letter.Episodes = append(letter.Episodes, a.EpisodeID)
+	}
+	if d.cfg.DeadLetterStore != nil {
+		err := d.storeDeadLetter(ctx, dl, letter)
+		if err == nil {
+			return
+		}
+		d.log.Error("notify: dead letter not stored; kept in memory", "channel", dl.channel, "user", dl.user, "err", err)
 	}
 	d.mu.Lock()
 	d.dead = append(d.dead, letter)

@@ -205,6 +205,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 	Clock      notify.Clock
+	// DeadLetters keeps the dead letters across restarts (*store.DB); nil: in memory.
+	DeadLetters notify.DeadLetterStore
 }
 
 // Dispatcher builds the channels the file configures and the dispatcher. It also returns the
@@ -289,7 +291,7 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 		Channels: chans, Users: users, Schedule: sched, Clock: o.Clock,
 		Composer: notify.Composer{BaseURL: f.BaseURL, Location: loc},
 		Window:   f.Window, MaxAttempts: f.MaxAttempts, Backoff: f.Backoff,
-		Registerer: o.Registerer, Logger: o.Logger,
+		Registerer: o.Registerer, Logger: o.Logger, DeadLetterStore: o.DeadLetters,
 	})
 	if err != nil {
 		return nil, nil, err
