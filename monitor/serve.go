@@ -215,6 +215,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			}
 		},
 	})
+	var deadLetters api.DeadLetters
+	if notifier != nil {
+		deadLetters = notifier
+	}
 	srv := api.New(api.Config{
 		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Registry: reg,
 		RenderPDF: func(w io.Writer, d *store.DraftRecord) error {
@@ -237,6 +241,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore,
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
+		DeadLetters:    deadLetters,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err
