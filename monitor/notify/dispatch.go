@@ -42,7 +42,8 @@ type Config struct {
 	// MaxQueue bounds the messages waiting to be sent or retried; beyond it new ones are
 	// dropped and counted (a broken SMTP server must not grow the monitor's memory). 10,000.
 	MaxQueue int
-	// MaxDeadLetters is how many dead letters are kept, the newest. 1,000.
+	// MaxDeadLetters is how many dead letters are kept, the newest (in memory or in the
+	// DeadLetterStore). 1,000.
 	MaxDeadLetters int
 	// DeadLetterStore keeps the dead letters across restarts, for the admin to list and retry
 	// (*store.DB); nil: they are kept in memory only (DeadLetters).
