@@ -101,9 +101,19 @@ func (p Policy) hostAllowed(host string) bool {
 
 // checkAddr refuses the addresses that are not the public Internet: loopback, private (RFC 1918,
 // RFC 4193), link-local (cloud metadata services live there), CGNAT (RFC 6598), multicast,
-// unspecified, and the IPv4 ones mapped into IPv6.
+// unspecified, reserved; an IPv4 address inside IPv6 (mapped, NAT64 64:ff9b::/96, 6to4
+// 2002::/16) is judged as the IPv4 address it reaches.
 func (p Policy) checkAddr(a netip.Addr) error {
 	a = a.Unmap()
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a):
+			a = netip.AddrFrom4([4]byte(b[12:16]))
+		case sixToFour.Contains(a):
+			a = netip.AddrFrom4([4]byte(b[2:6]))
+		}
+	}
 	for _, pre := range p.Allow {
 		if pre.Contains(a) {
 			return nil
@@ -133,7 +143,11 @@ func (p Policy) checkAddr(a netip.Addr) error {
 	return fmt.Errorf("%w: address %s is %s", ErrRefusedEndpoint, a, why)
 }
 
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+var (
+	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
 
 // control is the dialer's Control hook: it runs with the address the socket is about to connect
 // to — after name resolution, so that a name that resolves (or re-resolves, DNS rebinding) to a

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -109,6 +111,8 @@ func TestGuardRefusesInternalAddresses(t *testing.T) {
 		{"[ff02::1]", "multicast"},
 		{"239.1.1.1", "multicast"},
 		{"240.0.0.1", "reserved"},
+		{"[64:ff9b::a00:1]", "private"},       // NAT64 of 10.0.0.1
+		{"[2002:a9fe:a9fe::1]", "link-local"}, // 6to4 of 169.254.169.254
 	} {
 		err := s.Send(ctx, subscriptionTo(t, "https://"+c.host+"/push/x"), m)
 		refused(t, c.host, err, c.why)
@@ -200,6 +204,30 @@ func TestGuardRefusesURLs(t *testing.T) {
 	if own.CheckEndpoint("https://a.push.piuma.example/x") != nil || own.CheckEndpoint("https://fcm.googleapis.com/x") == nil {
 		t.Error("configured hosts not applied")
 	}
+}
+
+// FuzzCheckEndpoint: whatever an accepted endpoint is, it is https, without user information,
+// within MaxEndpoint, and its host is a default push service or one of its subdomains.
+func FuzzCheckEndpoint(f *testing.F) {
+	for _, s := range []string{"https://fcm.googleapis.com/fcm/send/abc", "https://web.push.apple.com:443/x",
+		"https://u@fcm.googleapis.com/", "https://[::1]/", "https://fcm.googleapis.com.evil/", "https://FCM.GOOGLEAPIS.COM./a",
+		"https://%66cm.googleapis.com/", "https://fcm.googleapis.com\\@evil/"} {
+		f.Add(s)
+	}
+	var p Policy
+	f.Fuzz(func(t *testing.T, s string) {
+		if p.CheckEndpoint(s) != nil {
+			return
+		}
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "https" || u.User != nil || len(s) > MaxEndpoint {
+			t.Fatalf("accepted %q", s)
+		}
+		host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+		if !slices.ContainsFunc(DefaultHosts, func(h string) bool { return host == h || strings.HasSuffix(host, "."+h) }) {
+			t.Fatalf("accepted %q: host %q", s, host)
+		}
+	})
 }
 
 // TestGuardDoesNotFollowRedirects: a push service that answers with a redirect to an internal
