@@ -63,6 +63,8 @@ func (d *Dispatcher) RetryDeadLetter(ctx context.Context, id int64) error {
 	if d.cfg.DeadLetterStore == nil {
 		return ErrNoDeadLetterStore
 	}
+	d.retryMu.Lock()
+	defer d.retryMu.Unlock()
 	l, err := d.cfg.DeadLetterStore.NotifyDeadLetter(ctx, id)
 	if err != nil {
 		return err

@@ -97,6 +97,9 @@ type Dispatcher struct {
 	log     *slog.Logger
 	metrics *metrics
 	wake    chan struct{}
+	// retryMu serializes the admins' retries of dead letters: two at once of the same letter
+	// would send it twice.
+	retryMu sync.Mutex
 
 	mu       sync.Mutex
 	users    []User
