@@ -14,7 +14,7 @@ import (
 // notifications reads the notifications file (TRENZINHO_NOTIFICATIONS) and returns the
 // dispatcher and the hub the judge publishes to: the dashboard's hub behind a tap that notifies
 // each opening episode (docs/operations.md §13). No file: no dispatcher, the hub as it is.
-func notifications(path string, hub notify.Hub, regStore *registry.Store, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, error) {
+func notifications(path string, hub notify.Hub, regStore *registry.Store, dead notify.DeadLetterStore, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, error) {
 	if path == "" {
 		return nil, hub, nil
 	}
@@ -22,7 +22,7 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, reg pr
 	if err != nil {
 		return nil, nil, err
 	}
-	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log})
+	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: dead})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -195,7 +195,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
-	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, reg, log)
+	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, db, reg, log)
 	if err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}
@@ -215,6 +215,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			}
 		},
 	})
+	var deadLetters api.DeadLetters
+	if notifier != nil {
+		deadLetters = notifier
+	}
 	srv := api.New(api.Config{
 		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
@@ -223,6 +227,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore,
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
+		DeadLetters:    deadLetters,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

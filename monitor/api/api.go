@@ -110,6 +110,8 @@ type Config struct {
 	// Cases serves the case workflow (cases.go): issuing a draft opens its case with the penalty
 	// calculus; nil: drafts are only numbered when issued, and the case routes answer 404.
 	Cases *CasesConfig
+	// DeadLetters serves the notifications' dead letters (notifications.go); nil: no routes.
+	DeadLetters DeadLetters
 }
 
 // Limits.
@@ -140,6 +142,7 @@ type Server struct {
 	batchRetention time.Duration
 	reg            *registry.Store
 	cases          *CasesConfig
+	deadLetters    DeadLetters
 
 	metrics    *metrics
 	throttle   *throttle // per client address
@@ -173,6 +176,7 @@ func New(cfg Config) *Server {
 		batchRetention: cfg.BatchRetention,
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
+		deadLetters:    cfg.DeadLetters,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -227,6 +231,7 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/audit", s.requireRole(store.RoleAdmin, s.handleListAudit))
 	s.registryRoutes()
 	s.caseRoutes(a)
+	s.deadLetterRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

@@ -118,6 +118,7 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.Static = web.Handler(web.Options{})
 		c.RegistryStore = reg
 		c.Cases = &api.CasesConfig{Store: db, Profile: profile.Piuma(), Registry: reg}
+		c.DeadLetters = deadLetterDispatcher(t, db)
 		if edit != nil {
 			edit(c)
 		}

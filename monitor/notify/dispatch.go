@@ -42,8 +42,14 @@ type Config struct {
 	// MaxQueue bounds the messages waiting to be sent or retried; beyond it new ones are
 	// dropped and counted (a broken SMTP server must not grow the monitor's memory). 10,000.
 	MaxQueue int
-	// MaxDeadLetters is how many dead letters are kept, the newest. 1,000.
+	// MaxDeadLetters is how many dead letters are kept, the newest (in memory or in the
+	// DeadLetterStore). 1,000.
 	MaxDeadLetters int
+	// DeadLetterStore keeps the dead letters across restarts, for the admin to list and retry
+	// (*store.DB); nil: they are kept in memory only (DeadLetters).
+	DeadLetterStore DeadLetterStore
+	// DeadLetterMaxAge is how long a stored dead letter is kept. 30 days.
+	DeadLetterMaxAge time.Duration
 	// Registerer receives the metrics; none when nil.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger // slog.Default() when nil
@@ -91,6 +97,9 @@ type Dispatcher struct {
 	log     *slog.Logger
 	metrics *metrics
 	wake    chan struct{}
+	// retryMu serializes the admins' retries of dead letters: two at once of the same letter
+	// would send it twice.
+	retryMu sync.Mutex
 
 	mu       sync.Mutex
 	users    []User
@@ -126,6 +135,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	if cfg.MaxDeadLetters <= 0 {
 		cfg.MaxDeadLetters = 1000
+	}
+	if cfg.DeadLetterMaxAge <= 0 {
+		cfg.DeadLetterMaxAge = 30 * 24 * time.Hour
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -332,6 +344,13 @@ func (d *Dispatcher) send(ctx context.Context, dl *delivery) {
 		Subject: m.Subject, Attempts: dl.attempts, Error: err.Error()}
 	for _, a := range dl.alerts {
 		letter.Episodes = append(letter.Episodes, a.EpisodeID)
+	}
+	if d.cfg.DeadLetterStore != nil {
+		err := d.storeDeadLetter(ctx, dl, letter)
+		if err == nil {
+			return
+		}
+		d.log.Error("notify: dead letter not stored; kept in memory", "channel", dl.channel, "user", dl.user, "err", err)
 	}
 	d.mu.Lock()
 	d.dead = append(d.dead, letter)

@@ -270,6 +270,28 @@ ALTER TABLE users_new RENAME TO users;
 INSERT INTO sessions SELECT * FROM sessions_keep;
 DROP TABLE sessions_keep;
 `},
+	{11, `
+-- Notifications the dispatcher gave up on (monitor/notify): a permanent error or the retries
+-- exhausted. Kept across restarts for the admin to see and retry (notifydead.go), bounded by
+-- count and age. address is where to send again (a push subscription with its keys: never
+-- shown), display the address as the admin sees it, alerts the composed message's input.
+CREATE TABLE notify_dead_letters (
+	id            INTEGER PRIMARY KEY,
+	at            INTEGER NOT NULL,
+	user          TEXT    NOT NULL,
+	channel       TEXT    NOT NULL,
+	address       TEXT    NOT NULL,
+	display       TEXT    NOT NULL,
+	subject       TEXT    NOT NULL,
+	episodes      TEXT    NOT NULL CHECK (json_valid(episodes)),
+	alerts        TEXT    NOT NULL CHECK (json_valid(alerts)),
+	attempts      INTEGER NOT NULL,
+	error         TEXT    NOT NULL,
+	retries       INTEGER NOT NULL DEFAULT 0,
+	last_retry_at INTEGER
+) STRICT;
+CREATE INDEX notify_dead_letters_at ON notify_dead_letters (at);
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

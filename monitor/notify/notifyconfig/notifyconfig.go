@@ -72,6 +72,18 @@ type Telegram struct {
 // WebPush is the VAPID contact (private key: TRENZINHO_VAPID_PRIVATE_KEY).
 type WebPush struct {
 	Subject string `yaml:"subject"` // mailto:… or https://…
+	// Hosts are the push services a subscription's endpoint may name (host suffixes);
+	// webpush.DefaultHosts when empty. Whatever the list, only public addresses are dialled.
+	Hosts []string `yaml:"hosts"`
+}
+
+// policy is the Web Push guard's policy the file sets.
+func (w *WebPush) policy() webpush.Policy {
+	var p webpush.Policy
+	if len(w.Hosts) > 0 {
+		p.Hosts = w.Hosts
+	}
+	return p
 }
 
 // User is one person's addresses and preferences.
@@ -167,7 +179,11 @@ func (f *File) check() error {
 			errs = append(errs, fmt.Errorf("%s: an address of a channel the file does not configure", at))
 		}
 		for j, s := range u.WebPush {
-			if _, _, _, err := webpush.ParseSubscription(s); err != nil {
+			sub, _, _, err := webpush.ParseSubscription(s)
+			if err == nil && f.WebPush != nil {
+				err = f.WebPush.policy().CheckEndpoint(sub.Endpoint)
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.webpush[%d]: %w", at, j, err))
 			}
 		}
@@ -189,6 +205,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 	Clock      notify.Clock
+	// DeadLetters keeps the dead letters across restarts (*store.DB); nil: in memory.
+	DeadLetters notify.DeadLetterStore
 }
 
 // Dispatcher builds the channels the file configures and the dispatcher. It also returns the
@@ -241,7 +259,7 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 		if !strings.HasPrefix(w.Subject, "mailto:") && !strings.HasPrefix(w.Subject, "https://") {
 			return nil, nil, errors.New("notifications webpush: subject must be mailto: or https://")
 		}
-		chans["webpush"] = &webpush.Sender{Keys: keys, Subject: w.Subject}
+		chans["webpush"] = &webpush.Sender{Keys: keys, Subject: w.Subject, Policy: w.policy()}
 	}
 	users := make([]notify.User, 0, len(f.Users))
 	for _, u := range f.Users {
@@ -273,7 +291,7 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 		Channels: chans, Users: users, Schedule: sched, Clock: o.Clock,
 		Composer: notify.Composer{BaseURL: f.BaseURL, Location: loc},
 		Window:   f.Window, MaxAttempts: f.MaxAttempts, Backoff: f.Backoff,
-		Registerer: o.Registerer, Logger: o.Logger,
+		Registerer: o.Registerer, Logger: o.Logger, DeadLetterStore: o.DeadLetters,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -49,6 +49,19 @@ func TestExampleFile(t *testing.T) {
 	}
 }
 
+// pushTo is a well-formed subscription (the keys of RFC 8291's example) to endpoint.
+func pushTo(endpoint string) string {
+	return `{"endpoint":"` + endpoint + `","keys":{"p256dh":"BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4","auth":"BTBZMqHH6r4Tts7J_aSIgg"}}`
+}
+
+// TestWebPushHosts: a configured list of push services admits its endpoints.
+func TestWebPushHosts(t *testing.T) {
+	y := "webpush: {subject: 'mailto:a@b.c', hosts: [push.piuma.example]}\nusers: [{id: a, webpush: ['" + pushTo("https://eu.push.piuma.example/x") + "']}]\n"
+	if _, err := Parse([]byte(y), "n.yaml"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRejects(t *testing.T) {
 	for _, c := range []struct{ name, yaml, want string }{
 		{"unknown field", "emial: {}\n", "emial"},
@@ -62,6 +75,8 @@ func TestRejects(t *testing.T) {
 		{"shift backwards", "users: [{id: a}]\nschedule: [{user: a, from: 2026-12-02T18:00:00-03:00, to: 2026-12-02T06:00:00-03:00}]\n", "not after"},
 		{"bad push subscription", "webpush: {subject: 'mailto:a@b.c'}\nusers: [{id: a, webpush: ['{\"endpoint\":\"http://x\"}']}]\n", "webpush[0]"},
 		{"bad time zone", "time_zone: Marte/Olympus\n", "time_zone"},
+		{"push endpoint not a push service", "webpush: {subject: 'mailto:a@b.c'}\nusers: [{id: a, webpush: ['" + pushTo("https://192.168.0.1/x") + "']}]\n", "not a known push service"},
+		{"push endpoint outside the configured hosts", "webpush: {subject: 'mailto:a@b.c', hosts: [push.piuma.example]}\nusers: [{id: a, webpush: ['" + pushTo("https://fcm.googleapis.com/x") + "']}]\n", "not a known push service"},
 	} {
 		_, err := Parse([]byte(c.yaml), "n.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -11,6 +11,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/notify"
@@ -35,8 +37,9 @@ type Subscription struct {
 	} `json:"keys"`
 }
 
-// ParseSubscription reads and checks a subscription: an https endpoint, a P-256 point and a
-// 16-byte secret.
+// ParseSubscription reads and checks a subscription: an https endpoint without user
+// information of at most MaxEndpoint characters, a P-256 point and a 16-byte secret. Where the
+// endpoint may lead is the Sender's Policy.
 func ParseSubscription(s string) (Subscription, []byte, []byte, error) {
 	var sub Subscription
 	if len(s) > 4096 {
@@ -45,9 +48,15 @@ func ParseSubscription(s string) (Subscription, []byte, []byte, error) {
 	if err := json.Unmarshal([]byte(s), &sub); err != nil {
 		return sub, nil, nil, fmt.Errorf("subscription: %w", err)
 	}
+	if len(sub.Endpoint) > MaxEndpoint {
+		return sub, nil, nil, fmt.Errorf("subscription endpoint: longer than %d characters", MaxEndpoint)
+	}
 	u, err := url.Parse(sub.Endpoint)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return sub, nil, nil, fmt.Errorf("subscription endpoint %q: want an https URL", sub.Endpoint)
+	}
+	if u.User != nil {
+		return sub, nil, nil, errors.New("subscription endpoint: user information in the URL")
 	}
 	p256dh, err := b64(sub.Keys.P256dh)
 	if err != nil {
@@ -113,13 +122,17 @@ type Sender struct {
 	// TTL is how long the push service keeps an undelivered message; 1 h when zero (an
 	// alert older than that is better read on the dashboard).
 	TTL time.Duration
-	// HTTP is the client; one with a 30 s timeout when nil.
-	HTTP *http.Client
+	// Policy is where the requests may go (guard.go); the zero Policy allows the well-known
+	// push services on public addresses only.
+	Policy Policy
+	// TLS is the TLS configuration of the connections; the system's roots when nil.
+	TLS *tls.Config
 	// now is the clock for the token's expiry; time.Now when nil.
 	now func() time.Time
-}
 
-var defaultHTTP = &http.Client{Timeout: 30 * time.Second}
+	once   sync.Once
+	client *http.Client
+}
 
 // payload is what the dashboard's service worker receives and shows.
 type payload struct {
@@ -134,10 +147,14 @@ type payload struct {
 const maxBody = 1000
 
 // Send pushes m to the subscription (JSON). 404 and 410 (the subscription is gone), other 4xx
-// and a malformed subscription are permanent; 429 and 5xx are transient.
+// and 3xx (redirects are not followed), a malformed subscription and an endpoint the Policy
+// refuses (before or when connecting) are permanent; 429 and 5xx are transient.
 func (s *Sender) Send(ctx context.Context, subscription string, m notify.Message) error {
 	sub, p256dh, auth, err := ParseSubscription(subscription)
 	if err != nil {
+		return notify.Permanent(err)
+	}
+	if err := s.Policy.CheckEndpoint(sub.Endpoint); err != nil {
 		return notify.Permanent(err)
 	}
 	body := m.Text
@@ -176,13 +193,13 @@ func (s *Sender) Send(ctx context.Context, subscription string, m notify.Message
 	req.Header.Set("TTL", strconv.Itoa(int(ttl/time.Second)))
 	req.Header.Set("Urgency", "high")
 	req.Header.Set("Authorization", "vapid t="+token+", k="+s.Keys.PublicString())
-	hc := s.HTTP
-	if hc == nil {
-		hc = defaultHTTP
-	}
-	resp, err := hc.Do(req)
+	s.once.Do(func() { s.client = s.Policy.Client(s.TLS) })
+	resp, err := s.client.Do(req)
 	if err != nil {
 		err = fmt.Errorf("web push to %s: %w", u.Host, err)
+		if errors.Is(err, ErrRefusedEndpoint) {
+			return notify.Permanent(err)
+		}
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return err
 		}

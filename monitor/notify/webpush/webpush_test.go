@@ -11,6 +11,7 @@ import (
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -260,6 +262,17 @@ func startPushService(t *testing.T) *pushService {
 	return p
 }
 
+// policy is the permissive policy a test needs for its local push service: its address,
+// loopback, allowed explicitly. Production never sets Allow.
+func (p *pushService) policy() Policy {
+	return Policy{Hosts: []string{"127.0.0.1"}, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+}
+
+// tls trusts the local push service's certificate.
+func (p *pushService) tls() *tls.Config {
+	return p.Client().Transport.(*http.Transport).TLSClientConfig
+}
+
 func (p *pushService) subscription(path string) string {
 	b, _ := json.Marshal(map[string]any{"endpoint": p.URL + path, "expirationTime": nil, "keys": map[string]string{
 		"p256dh": base64.RawURLEncoding.EncodeToString(p.ua.PublicKey().Bytes()),
@@ -270,7 +283,7 @@ func (p *pushService) subscription(path string) string {
 func TestSend(t *testing.T) {
 	ps := startPushService(t)
 	keys, _ := GenerateKeys()
-	s := &Sender{Keys: keys, Subject: "mailto:f@piuma.example", HTTP: ps.Client()}
+	s := &Sender{Keys: keys, Subject: "mailto:f@piuma.example", Policy: ps.policy(), TLS: ps.tls()}
 	m := notify.Message{Subject: "[Trenzinho] Excesso de velocidade — TR-01 às 14:32", Text: strings.Repeat("á", 3000),
 		Link: "https://monitor.example/#/episodio/e1", Tag: "e1", Count: 3}
 	ctx := context.Background()
