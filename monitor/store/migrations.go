@@ -270,7 +270,7 @@ ALTER TABLE users_new RENAME TO users;
 INSERT INTO sessions SELECT * FROM sessions_keep;
 DROP TABLE sessions_keep;
 `},
-	{11, `
+	{7, `
 -- Notifications the dispatcher gave up on (monitor/notify): a permanent error or the retries
 -- exhausted. Kept across restarts for the admin to see and retry (notifydead.go), bounded by
 -- count and age. address is where to send again (a push subscription with its keys: never
