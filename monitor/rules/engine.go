@@ -7,7 +7,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -30,6 +29,9 @@ type Engine struct {
 	rules      []rule
 	vehicles   map[string]*Vehicle
 	changes    pendingChanges
+	// written is the last snapshot Drain returned of each vehicle: a vehicle whose snapshot
+	// has not changed since is not written again.
+	written map[string][]byte
 
 	// licensed caches each licensee's itineraries and garages: places is immutable, and the
 	// rules ask for them on every reading.
@@ -462,7 +464,7 @@ func EpisodeID(vehicle, rule string, start time.Time) string {
 // Restore loads a vehicle snapshot taken by Drain.
 func (e *Engine) Restore(snapshot []byte) error {
 	var v Vehicle
-	if err := json.Unmarshal(snapshot, &v); err != nil {
+	if err := unmarshalSnapshot(snapshot, &v); err != nil {
 		return fmt.Errorf("rules: restore vehicle: %w", err)
 	}
 	e.attach(&v)

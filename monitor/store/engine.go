@@ -46,7 +46,7 @@ ON CONFLICT (vehicle) DO UPDATE SET snapshot = excluded.snapshot, updated_at = e
 		defer stmt.Close()
 		now := millis(db.now())
 		for v, snap := range c.Snapshots {
-			if _, err := stmt.ExecContext(ctx, v, string(snap), now); err != nil {
+			if _, err := stmt.ExecContext(ctx, v, snap, now); err != nil {
 				return fmt.Errorf("vehicle %s: %w", v, err)
 			}
 		}
@@ -67,11 +67,11 @@ func (db *DB) VehicleSnapshots(ctx context.Context) ([][]byte, error) {
 	defer rows.Close()
 	var out [][]byte
 	for rows.Next() {
-		var s string
+		var s []byte
 		if err := rows.Scan(&s); err != nil {
 			return nil, fmt.Errorf("store: vehicle snapshots: %w", err)
 		}
-		out = append(out, []byte(s))
+		out = append(out, s)
 	}
 	return out, rows.Err()
 }
