@@ -213,7 +213,9 @@ type snapWriter struct{ b []byte }
 
 func (w *snapWriter) uvarint(x uint64) { w.b = binary.AppendUvarint(w.b, x) }
 func (w *snapWriter) varint(x int64)   { w.b = binary.AppendVarint(w.b, x) }
-func (w *snapWriter) float(f float64)  { w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(f)) }
+func (w *snapWriter) float(f float64) {
+	w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(f))
+}
 
 func (w *snapWriter) str(s string) {
 	w.uvarint(uint64(len(s)))
