@@ -613,7 +613,13 @@ func (j *Judge) refreshFleet(ids map[string][]byte) {
 	var views []fleetEntry
 	open := 0
 	j.cfg.Engine.Vehicles(func(v *rules.Vehicle) {
-		open += len(v.OpenEpisodeIDs())
+		// Counted without OpenEpisodeIDs, which allocates: this visits every vehicle at every
+		// commit.
+		for _, ep := range v.Episodes {
+			if ep.End == nil {
+				open++
+			}
+		}
 		if ids != nil {
 			if _, ok := ids[v.ID]; !ok {
 				return

@@ -13,19 +13,21 @@ import (
 )
 
 // A vehicle snapshot (Drain, Restore) is written once a second per vehicle under load, so its
-// cost is most of what a commit costs. The bulky, hot parts of the state — the cursors, the
-// minute of sound samples and the detectors — are written in a compact binary form; the rest of
-// the vehicle (its open episodes, status, faults and the scalar fields) stays JSON, so that a
-// field added to Vehicle is kept without touching this file. TestSnapshotCodecCoversFields fails
+// cost is most of what a commit costs. The bulky, hot parts of the state — its times and last
+// fixes, the cursors, the minute of sound samples and the detectors — are written in a compact
+// binary form; the rest of the vehicle (its open episodes, status, faults, counters and names)
+// stays JSON, so that a field added to Vehicle is kept without touching this file. TestSnapshotCodecCoversFields fails
 // when a field is added to one of the types written in binary.
 //
 // Layout (all integers varints, strings and byte strings length-prefixed):
 //
 //	magic "\x00TS" version(1)
+//	scalars:   the vehicle's times (last_t, tacho_t, sound_t, stopped_since, boarding_stop_at,
+//	           card_t, last_seen), fix, last_gps, tacho_kmh, laeq_db
 //	cursors:   n, then per epoch (sorted): epoch, next, len(above), above as deltas
 //	sounds:    n, then per sample: t (seconds as a delta from the previous sample), db, dur_s
 //	detectors: n, then per rule (sorted): rule, the detector's fields, its pending evidence
-//	rest:      the JSON of the vehicle without the three parts above
+//	rest:      the JSON of the vehicle without the parts above
 //
 // Snapshots written before this format are JSON documents (they start with '{'); Restore reads
 // both. Times are written as seconds and nanoseconds since the Unix epoch and read back in UTC,
@@ -41,11 +43,22 @@ var errSnapshot = errors.New("malformed vehicle snapshot")
 func marshalSnapshot(v *Vehicle, buf []byte) ([]byte, error) {
 	rest := *v
 	rest.Cursors, rest.Sounds, rest.Detectors = nil, nil, nil
+	rest.LastT, rest.TachoT, rest.SoundT, rest.StoppedSince, rest.BoardingStopAt, rest.CardT, rest.LastSeen =
+		time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	rest.Fix, rest.LastGPS, rest.TachoKmh, rest.LAeqDB = nil, nil, nil, nil
 	doc, err := json.Marshal(&rest)
 	if err != nil {
 		return nil, err
 	}
 	w := snapWriter{b: append(buf, snapshotMagic...)}
+
+	for _, t := range [...]time.Time{v.LastT, v.TachoT, v.SoundT, v.StoppedSince, v.BoardingStopAt, v.CardT, v.LastSeen} {
+		w.time(t)
+	}
+	w.fix(v.Fix)
+	w.fix(v.LastGPS)
+	w.optFloat(v.TachoKmh)
+	w.optFloat(v.LAeqDB)
 
 	epochs := make([]string, 0, len(v.Cursors))
 	for k := range v.Cursors {
@@ -130,6 +143,13 @@ func unmarshalSnapshot(b []byte, v *Vehicle) error {
 	}
 	r := snapReader{b: b[len(snapshotMagic):]}
 
+	var times [7]time.Time
+	for i := range times {
+		times[i] = r.time()
+	}
+	fix, lastGPS := r.fix(), r.fix()
+	tachoKmh, laeq := r.optFloat(), r.optFloat()
+
 	var cursors map[string]*Cursor
 	n := r.count(3)
 	if n > 0 {
@@ -206,6 +226,9 @@ func unmarshalSnapshot(b []byte, v *Vehicle) error {
 		return err
 	}
 	v.Cursors, v.Sounds, v.Detectors = cursors, sounds, dets
+	v.LastT, v.TachoT, v.SoundT, v.StoppedSince, v.BoardingStopAt, v.CardT, v.LastSeen =
+		times[0], times[1], times[2], times[3], times[4], times[5], times[6]
+	v.Fix, v.LastGPS, v.TachoKmh, v.LAeqDB = fix, lastGPS, tachoKmh, laeq
 	return nil
 }
 
@@ -239,6 +262,20 @@ func (w *snapWriter) optFloat(f *float64) {
 	}
 	w.b = append(w.b, 1)
 	w.float(*f)
+}
+
+func (w *snapWriter) fix(f *Fix) {
+	if f == nil {
+		w.b = append(w.b, 0)
+		return
+	}
+	w.b = append(w.b, 1)
+	w.time(f.T)
+	w.float(f.Lat)
+	w.float(f.Lon)
+	w.optFloat(f.SpeedKmh)
+	w.optFloat(f.Course)
+	w.optFloat(f.HDOP)
 }
 
 // snapReader reads what snapWriter wrote; after the first error every read returns zero and
@@ -336,4 +373,17 @@ func (r *snapReader) optFloat() *float64 {
 	}
 	r.fail()
 	return nil
+}
+
+func (r *snapReader) fix() *Fix {
+	if len(r.b) < 1 || r.b[0] > 1 {
+		r.fail()
+		return nil
+	}
+	present := r.b[0] == 1
+	r.b = r.b[1:]
+	if !present {
+		return nil
+	}
+	return &Fix{T: r.time(), Lat: r.float(), Lon: r.float(), SpeedKmh: r.optFloat(), Course: r.optFloat(), HDOP: r.optFloat()}
 }

@@ -167,6 +167,7 @@ func TestSnapshotCodecCoversFields(t *testing.T) {
 		reflect.TypeFor[detector](): {"RunStart", "LastSample", "LastTrue", "ClearStart", "Peak", "PeakAt",
 			"PeakLat", "PeakLon", "Pending", "EpisodeID", "LastEvidence"},
 		reflect.TypeFor[Evidence](): {"Kind", "Epoch", "Seq", "T", "Value", "Unit", "Lat", "Lon"},
+		reflect.TypeFor[Fix]():      {"T", "Lat", "Lon", "SpeedKmh", "Course", "HDOP"},
 	} {
 		var got []string
 		for f := range typ.Fields() {
@@ -179,7 +180,8 @@ func TestSnapshotCodecCoversFields(t *testing.T) {
 		}
 	}
 	// The binary parts are left out of the JSON part by name.
-	for _, name := range []string{"Cursors", "Sounds", "Detectors"} {
+	for _, name := range []string{"Cursors", "Sounds", "Detectors", "LastT", "TachoT", "SoundT", "StoppedSince",
+		"BoardingStopAt", "CardT", "LastSeen", "Fix", "LastGPS", "TachoKmh", "LAeqDB"} {
 		if _, ok := reflect.TypeFor[Vehicle]().FieldByName(name); !ok {
 			t.Errorf("Vehicle has no field %s", name)
 		}
@@ -209,9 +211,8 @@ func TestSnapshotCorrupt(t *testing.T) {
 			t.Fatalf("truncated at %d of %d bytes: no error", n, len(snap))
 		}
 	}
-	bad := slices.Clone(snap)
-	bad[len(snapshotMagic)] = 0xff // a count far beyond the snapshot's length
-	bad[len(snapshotMagic)+1] = 0x7f
+	// No times, no fixes, then a count of cursors far beyond the snapshot's length.
+	bad := append([]byte(snapshotMagic), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, '{', '}')
 	var v Vehicle
 	if err := unmarshalSnapshot(bad, &v); !errors.Is(err, errSnapshot) {
 		t.Errorf("huge count: %v", err)

@@ -37,13 +37,12 @@ func (db *DB) Commit(ctx context.Context, c *rules.Changes, batches []Batch) err
 		if len(c.Snapshots) == 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `
+		stmt, err := db.txStmt(ctx, tx, `
 INSERT INTO vehicle_state (vehicle, snapshot, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (vehicle) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at`)
 		if err != nil {
 			return err
 		}
-		defer stmt.Close()
 		now := millis(db.now())
 		for v, snap := range c.Snapshots {
 			if _, err := stmt.ExecContext(ctx, v, snap, now); err != nil {

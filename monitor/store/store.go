@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -54,6 +55,9 @@ type DB struct {
 	path string
 	// now is the clock; tests replace it.
 	now func() time.Time
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // prepared once by txStmt
 }
 
 // Open opens (creating it if needed) the database file at path and applies the schema
@@ -104,6 +108,12 @@ func dsn(abs string) string {
 
 // Close closes the database.
 func (db *DB) Close() error {
+	db.stmtMu.Lock()
+	for _, s := range db.stmts {
+		s.Close()
+	}
+	db.stmts = nil
+	db.stmtMu.Unlock()
 	if err := db.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
@@ -155,6 +165,26 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// txStmt returns the statement query for use in tx, prepared once for the database and then
+// reused: the statements of a commit run hundreds of times a second under load, and SQLite
+// would otherwise compile each of them at every use.
+func (db *DB) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	s := db.stmts[query]
+	if s == nil {
+		var err error
+		if s, err = db.db.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+		if db.stmts == nil {
+			db.stmts = map[string]*sql.Stmt{}
+		}
+		db.stmts[query] = s
+	}
+	return tx.StmtContext(ctx, s), nil
 }
 
 // millis is t as stored: milliseconds since the Unix epoch.
