@@ -493,6 +493,10 @@ func (e *Engine) Tracks(vehicle string) bool { return e.vehicles[vehicle] != nil
 // Len returns the number of vehicles the engine holds state for.
 func (e *Engine) Len() int { return len(e.vehicles) }
 
+// VehicleByID returns the state of a vehicle, nil when the engine holds none; the caller
+// must not keep it.
+func (e *Engine) VehicleByID(id string) *Vehicle { return e.vehicles[id] }
+
 // Vehicles calls fn for every vehicle; fn must not keep v.
 func (e *Engine) Vehicles(fn func(v *Vehicle)) {
 	for _, v := range e.vehicles {

@@ -21,7 +21,7 @@ func (db *DB) Commit(ctx context.Context, c *rules.Changes, batches []Batch) err
 		}
 		docs[i] = d
 	}
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inWriterTx(ctx, func(tx *sql.Tx) error {
 		for i := range c.Episodes {
 			e := &c.Episodes[i]
 			if err := db.upsertEpisode(ctx, tx, e, docs[i], c.Evidence[e.ID]); err != nil {
