@@ -286,7 +286,9 @@ func (j *Judge) Run(ctx context.Context) error {
 		case m := <-j.in:
 			j.judge(m)
 			pending = append(pending, m)
-			if len(pending) >= j.cfg.FlushBatches {
+			// An event (an episode opened or closed) is announced after its commit: commit now
+			// rather than at the next FlushEvery, so that the announcement waits for no timer.
+			if len(pending) >= j.cfg.FlushBatches || j.cfg.Engine.PendingEvents() > 0 {
 				if err := commit(); err != nil {
 					return err
 				}

@@ -493,6 +493,10 @@ func (e *Engine) Tracks(vehicle string) bool { return e.vehicles[vehicle] != nil
 // Len returns the number of vehicles the engine holds state for.
 func (e *Engine) Len() int { return len(e.vehicles) }
 
+// PendingEvents returns how many events (an episode opened, closed or reopened, a new epoch)
+// wait for the next Drain.
+func (e *Engine) PendingEvents() int { return len(e.changes.events) }
+
 // VehicleByID returns the state of a vehicle, nil when the engine holds none; the caller
 // must not keep it.
 func (e *Engine) VehicleByID(id string) *Vehicle { return e.vehicles[id] }
