@@ -299,9 +299,19 @@ func TestDashboardWith500Vehicles(t *testing.T) {
 	go func() { published <- publishFleet(ctx, t, broker.URL(), vehicles) }()
 
 	waitFor(t, fmt.Sprintf("the monitor to know %d vehicles", vehicles), 90*time.Second, func() bool {
-		var vs struct{ Items []json.RawMessage }
-		mon.get(t, "/api/v1/vehicles", &vs)
-		return len(vs.Items) >= vehicles
+		known := 0
+		for cursor := ""; ; { // pages of at most 1,000 vehicles
+			var vs struct {
+				Items []json.RawMessage
+				Next  string `json:"next_cursor"`
+			}
+			mon.get(t, "/api/v1/vehicles?limit=1000&cursor="+cursor, &vs)
+			if known += len(vs.Items); vs.Next == "" {
+				break
+			}
+			cursor = vs.Next
+		}
+		return known >= vehicles
 	})
 	// Above 100 vehicles the map draws them on one canvas.
 	b.waitJS(fmt.Sprintf(`document.querySelector(".vehicle-canvas") !== null && document.querySelectorAll("#veh-list li").length >= %d`, vehicles), 60*time.Second, "every vehicle on the page")
