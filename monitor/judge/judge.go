@@ -286,7 +286,9 @@ func (j *Judge) Run(ctx context.Context) error {
 		case m := <-j.in:
 			j.judge(m)
 			pending = append(pending, m)
-			if len(pending) >= j.cfg.FlushBatches {
+			// An event (an episode opened or closed) is announced after its commit: commit now
+			// rather than at the next FlushEvery, so that the announcement waits for no timer.
+			if len(pending) >= j.cfg.FlushBatches || j.cfg.Engine.PendingEvents() > 0 {
 				if err := commit(); err != nil {
 					return err
 				}
@@ -302,6 +304,7 @@ func (j *Judge) Run(ctx context.Context) error {
 			if err := commit(); err != nil {
 				return err
 			}
+			j.countOpen()
 			housekeeping(now)
 		}
 	}
@@ -610,21 +613,20 @@ func (j *Judge) announce(ev rules.Event) {
 }
 
 // refreshFleet rebuilds the view of the vehicles in ids (all when ids is nil) and pushes their
-// positions to the hub.
+// positions to the hub. With ids it visits those vehicles only: it runs at every commit.
 func (j *Judge) refreshFleet(ids map[string][]byte) {
 	now := j.cfg.Now()
 	var views []fleetEntry
-	open := 0
-	j.cfg.Engine.Vehicles(func(v *rules.Vehicle) {
-		open += len(v.OpenEpisodeIDs())
-		if ids != nil {
-			if _, ok := ids[v.ID]; !ok {
-				return
+	if ids == nil {
+		j.cfg.Engine.Vehicles(func(v *rules.Vehicle) { views = append(views, j.view(v, now)) })
+		j.countOpen()
+	} else {
+		for id := range ids {
+			if v := j.cfg.Engine.VehicleByID(id); v != nil {
+				views = append(views, j.view(v, now))
 			}
 		}
-		views = append(views, j.view(v, now))
-	})
-	j.openEpis.Set(float64(open))
+	}
 	j.mu.Lock()
 	for _, v := range views {
 		j.fleet[v.ID] = v
@@ -635,6 +637,19 @@ func (j *Judge) refreshFleet(ids map[string][]byte) {
 			j.cfg.Hub.PublishLatest("position", v.ID, v.Vehicle)
 		}
 	}
+}
+
+// countOpen sets the open_episodes gauge (every second, from Run, and at Restore).
+func (j *Judge) countOpen() {
+	open := 0
+	j.cfg.Engine.Vehicles(func(v *rules.Vehicle) {
+		for _, ep := range v.Episodes { // not OpenEpisodeIDs, which allocates
+			if ep.End == nil {
+				open++
+			}
+		}
+	})
+	j.openEpis.Set(float64(open))
 }
 
 // onlineWithin is how recent a batch must be for a vehicle to count as online.

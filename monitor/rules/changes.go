@@ -1,7 +1,7 @@
 package rules
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 )
 
@@ -83,16 +83,23 @@ func (e *Engine) Drain() (Changes, error) {
 	for _, ep := range p.episodes {
 		out.Episodes = append(out.Episodes, *ep)
 	}
+	if e.written == nil {
+		e.written = map[string][]byte{}
+	}
 	for id := range p.dirty {
 		v := e.vehicles[id]
 		if v == nil {
 			continue
 		}
 		v.forgetSettled()
-		b, err := json.Marshal(v)
+		b, err := marshalSnapshot(v, make([]byte, 0, len(e.written[id])+64))
 		if err != nil {
 			return Changes{}, fmt.Errorf("rules: snapshot vehicle %s: %w", id, err)
 		}
+		if bytes.Equal(b, e.written[id]) {
+			continue // a status repeated, say: the stored snapshot is this one already
+		}
+		e.written[id] = b
 		out.Snapshots[id] = b
 	}
 	e.changes = newPendingChanges()

@@ -7,7 +7,6 @@
 package rules
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -30,6 +29,9 @@ type Engine struct {
 	rules      []rule
 	vehicles   map[string]*Vehicle
 	changes    pendingChanges
+	// written is the last snapshot Drain returned of each vehicle: a vehicle whose snapshot
+	// has not changed since is not written again.
+	written map[string][]byte
 
 	// licensed caches each licensee's itineraries and garages: places is immutable, and the
 	// rules ask for them on every reading.
@@ -489,7 +491,7 @@ func EpisodeID(vehicle, rule string, start time.Time) string {
 // Restore loads a vehicle snapshot taken by Drain.
 func (e *Engine) Restore(snapshot []byte) error {
 	var v Vehicle
-	if err := json.Unmarshal(snapshot, &v); err != nil {
+	if err := unmarshalSnapshot(snapshot, &v); err != nil {
 		return fmt.Errorf("rules: restore vehicle: %w", err)
 	}
 	e.attach(&v)
@@ -517,6 +519,14 @@ func (e *Engine) Tracks(vehicle string) bool { return e.vehicles[vehicle] != nil
 
 // Len returns the number of vehicles the engine holds state for.
 func (e *Engine) Len() int { return len(e.vehicles) }
+
+// PendingEvents returns how many events (an episode opened, closed or reopened, a new epoch)
+// wait for the next Drain.
+func (e *Engine) PendingEvents() int { return len(e.changes.events) }
+
+// VehicleByID returns the state of a vehicle, nil when the engine holds none; the caller
+// must not keep it.
+func (e *Engine) VehicleByID(id string) *Vehicle { return e.vehicles[id] }
 
 // Vehicles calls fn for every vehicle; fn must not keep v.
 func (e *Engine) Vehicles(fn func(v *Vehicle)) {

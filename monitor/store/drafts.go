@@ -30,13 +30,12 @@ func (db *DB) insertBatches(ctx context.Context, tx *sql.Tx, bs []Batch) error {
 	if len(bs) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `
+	stmt, err := db.txStmt(ctx, tx, `
 INSERT INTO batch_log (vehicle, epoch, seq, received_at, t_min, t_max, payload)
 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
 	if err != nil {
 		return err
 	}
-	defer stmt.Close()
 	for _, b := range bs {
 		if b.Seq > math.MaxInt64 {
 			return fmt.Errorf("batch %s/%s/%d: seq out of range: %w", b.Vehicle, b.Epoch, b.Seq, ErrRefused)

@@ -21,7 +21,7 @@ func (db *DB) Commit(ctx context.Context, c *rules.Changes, batches []Batch) err
 		}
 		docs[i] = d
 	}
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inWriterTx(ctx, func(tx *sql.Tx) error {
 		for i := range c.Episodes {
 			e := &c.Episodes[i]
 			if err := db.upsertEpisode(ctx, tx, e, docs[i], c.Evidence[e.ID]); err != nil {
@@ -37,16 +37,15 @@ func (db *DB) Commit(ctx context.Context, c *rules.Changes, batches []Batch) err
 		if len(c.Snapshots) == 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `
+		stmt, err := db.txStmt(ctx, tx, `
 INSERT INTO vehicle_state (vehicle, snapshot, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (vehicle) DO UPDATE SET snapshot = excluded.snapshot, updated_at = excluded.updated_at`)
 		if err != nil {
 			return err
 		}
-		defer stmt.Close()
 		now := millis(db.now())
 		for v, snap := range c.Snapshots {
-			if _, err := stmt.ExecContext(ctx, v, string(snap), now); err != nil {
+			if _, err := stmt.ExecContext(ctx, v, snap, now); err != nil {
 				return fmt.Errorf("vehicle %s: %w", v, err)
 			}
 		}
@@ -67,11 +66,11 @@ func (db *DB) VehicleSnapshots(ctx context.Context) ([][]byte, error) {
 	defer rows.Close()
 	var out [][]byte
 	for rows.Next() {
-		var s string
+		var s []byte
 		if err := rows.Scan(&s); err != nil {
 			return nil, fmt.Errorf("store: vehicle snapshots: %w", err)
 		}
-		out = append(out, []byte(s))
+		out = append(out, s)
 	}
 	return out, rows.Err()
 }

@@ -68,7 +68,7 @@ func (db *DB) upsertEpisode(ctx context.Context, tx *sql.Tx, e *rules.Episode, d
 		end = sql.NullInt64{Int64: millis(e.End.Time), Valid: true}
 	}
 	{
-		_, err := tx.ExecContext(ctx, `
+		upsert, err := db.txStmt(ctx, tx, `
 INSERT INTO episodes (id, vehicle, rule, start_at, end_at, open, doc, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
@@ -79,19 +79,21 @@ ON CONFLICT (id) DO UPDATE SET
 	doc = CASE WHEN json_type(episodes.doc, '$.verification') = 'object'
 		THEN json_set(excluded.doc, '$.verification', json_extract(episodes.doc, '$.verification'))
 		ELSE excluded.doc END,
-	updated_at = excluded.updated_at`,
-			e.ID, e.Vehicle, e.Rule, millis(e.Start.Time), end, e.Open(), doc, millis(db.now()))
+	updated_at = excluded.updated_at`)
+		if err != nil {
+			return err
+		}
+		_, err = upsert.ExecContext(ctx, e.ID, e.Vehicle, e.Rule, millis(e.Start.Time), end, e.Open(), doc, millis(db.now()))
 		if err != nil || len(newEvidence) == 0 {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `
+		stmt, err := db.txStmt(ctx, tx, `
 INSERT INTO evidence (episode_id, kind, epoch, seq, t, value, unit, lat, lon)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`)
 		if err != nil {
 			return err
 		}
-		defer stmt.Close()
 		for _, r := range newEvidence {
 			_, err := stmt.ExecContext(ctx, e.ID, r.Kind, r.Epoch, int64(r.Seq), millis(r.T.Time), r.Value, r.Unit, r.Lat, r.Lon)
 			if err != nil {

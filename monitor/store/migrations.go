@@ -292,6 +292,20 @@ CREATE TABLE notify_dead_letters (
 ) STRICT;
 CREATE INDEX notify_dead_letters_at ON notify_dead_letters (at);
 `},
+	{8, `
+-- Vehicle snapshots are a compact binary form (monitor/rules/snapshot.go), which a STRICT TEXT
+-- column refuses. The JSON snapshots already stored are kept as they are, as bytes: the engine
+-- reads both forms, and the next commit of each vehicle rewrites it in the binary one.
+CREATE TABLE vehicle_state_new (
+	vehicle    TEXT    PRIMARY KEY,
+	snapshot   BLOB    NOT NULL,
+	updated_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+INSERT INTO vehicle_state_new (vehicle, snapshot, updated_at)
+SELECT vehicle, CAST(snapshot AS BLOB), updated_at FROM vehicle_state;
+DROP TABLE vehicle_state;
+ALTER TABLE vehicle_state_new RENAME TO vehicle_state;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

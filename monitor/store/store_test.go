@@ -1,12 +1,15 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/rules"
 )
 
 // openTemp opens a new database in a temporary directory and closes it when the test ends.
@@ -165,5 +168,46 @@ func TestBackup(t *testing.T) {
 	}
 	if len(got.Readings) != 3 {
 		t.Errorf("backup has %d readings, want 3", len(got.Readings))
+	}
+}
+
+// TestVehicleSnapshotsKeptAcrossBinaryMigration: a database whose vehicle_state held JSON
+// snapshots in a TEXT column (before migration 8) keeps them, byte for byte, and then takes
+// binary snapshots.
+func TestVehicleSnapshotsKeptAcrossBinaryMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "monitor.db")
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Back to the table as migration 2 made it, holding a JSON snapshot.
+	const old = `{"id":"PIU-001","cursors":{"e1":{"next":3}},"detectors":{},"episodes":{}}`
+	for _, q := range []string{
+		`DROP TABLE vehicle_state`,
+		`CREATE TABLE vehicle_state (vehicle TEXT PRIMARY KEY, snapshot TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT, WITHOUT ROWID`,
+		`INSERT INTO vehicle_state VALUES ('PIU-001', '` + old + `', 1)`,
+		`DELETE FROM schema_migrations WHERE version >= 8`,
+	} {
+		if _, err := db.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	db, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	snaps, err := db.VehicleSnapshots(ctx)
+	if err != nil || len(snaps) != 1 || string(snaps[0]) != old {
+		t.Fatalf("after the migration: %q, %v", snaps, err)
+	}
+	bin := []byte("\x00TS\x01\x00\xff{}") // not text: a STRICT TEXT column refuses it
+	if err := db.Commit(ctx, &rules.Changes{Snapshots: map[string][]byte{"PIU-001": bin}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if snaps, err := db.VehicleSnapshots(ctx); err != nil || len(snaps) != 1 || !bytes.Equal(snaps[0], bin) {
+		t.Fatalf("binary snapshot: %q, %v", snaps, err)
 	}
 }

@@ -350,8 +350,11 @@ function renderList() {
   for (const [id, r] of rows) if (!store.vehicles.has(id)) { r.li.remove(); rows.delete(id); }
   // Reorder only when the order changed, moving only the rows out of place, and not while a
   // person is about to tap or click a row (nor while the focus is in the list).
+  // Walked by sibling, not by index: ul.children[i] after an insertion walks the list from its
+  // start, which made reordering 2,000 rows quadratic.
   const want = ids.map((id) => rows.get(id).li);
-  const inOrder = ul.childElementCount === want.length && want.every((li, i) => ul.children[i] === li);
+  let inOrder = ul.childElementCount === want.length;
+  for (let li = ul.firstElementChild, i = 0; inOrder && li; li = li.nextElementSibling, i++) inOrder = li === want[i];
   if (!inOrder) {
     const newRows = want.some((li) => li.parentNode !== ul);
     const held = mouseOver || Date.now() < listHeldUntil || ul.contains(document.activeElement);
@@ -360,7 +363,11 @@ function renderList() {
       clearTimeout(holdTimer);
       holdTimer = setTimeout(() => { holdTimer = 0; renderList(); }, 1000);
     } else {
-      want.forEach((li, i) => { if (ul.children[i] !== li) ul.insertBefore(li, ul.children[i] || null); });
+      let cur = ul.firstElementChild;
+      for (const li of want) {
+        if (cur === li) cur = cur.nextElementSibling;
+        else ul.insertBefore(li, cur);
+      }
     }
   }
   const count = `${online} ${online === 1 ? "conectado" : "conectados"} de ${ids.length}`;
