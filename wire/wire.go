@@ -73,6 +73,7 @@ type Batch struct {
 	Tacho   []Tacho   `json:"tacho,omitempty"`
 	Sound   []Sound   `json:"sound,omitempty"`
 	Service []Service `json:"service,omitempty"`
+	Door    []Door    `json:"door,omitempty"`
 	Kid     string    `json:"kid,omitempty"`
 	// Sig is the base64 ed25519 signature over the batch serialised without it. It is never
 	// produced by json.Marshal of a Batch: Encode appends it (see Sign and SplitSignature).
@@ -80,7 +81,9 @@ type Batch struct {
 }
 
 // Readings returns how many readings the batch carries.
-func (b *Batch) Readings() int { return len(b.GPS) + len(b.Tacho) + len(b.Sound) + len(b.Service) }
+func (b *Batch) Readings() int {
+	return len(b.GPS) + len(b.Tacho) + len(b.Sound) + len(b.Service) + len(b.Door)
+}
 
 // GPS is one position epoch.
 type GPS struct {
@@ -116,6 +119,12 @@ type Sound struct {
 type Service struct {
 	T  Time `json:"t"`
 	On bool `json:"on"`
+}
+
+// Door is a change of the state of a passenger door.
+type Door struct {
+	T    Time `json:"t"`
+	Open bool `json:"open"`
 }
 
 // Status is the retained status message of a bridge.
