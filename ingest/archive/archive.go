@@ -60,9 +60,10 @@ type Config struct {
 	// BatchLines flushes a write once it holds this many points (5000, InfluxDB's
 	// recommended batch size).
 	BatchLines int
-	// BatchMessages flushes a write once it holds this many messages (MaxInFlight/2), so
-	// that the broker, which sends at most its max_inflight_messages unacknowledged messages,
-	// can fill the next write while this one is in progress.
+	// BatchMessages flushes a write once it holds this many messages
+	// (MaxInFlight/(WriteConcurrency+1)), so that the broker, which sends at most its
+	// max_inflight_messages unacknowledged messages, can fill the next write while
+	// WriteConcurrency writes are in progress.
 	BatchMessages int
 	// FlushInterval flushes a write at most this long after its first message (1s).
 	FlushInterval time.Duration
@@ -111,15 +112,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 1000
 	}
+	if c.WriteConcurrency <= 0 {
+		c.WriteConcurrency = 1
+	}
 	if c.BatchMessages <= 0 {
-		c.BatchMessages = max(1, c.MaxInFlight/2)
+		c.BatchMessages = max(1, c.MaxInFlight/(c.WriteConcurrency+1))
 	}
 	c.BatchMessages = min(c.BatchMessages, c.MaxInFlight)
 	if c.MaxInFlightBytes <= 0 {
 		c.MaxInFlightBytes = 256 << 20
-	}
-	if c.WriteConcurrency <= 0 {
-		c.WriteConcurrency = 1
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)

@@ -179,6 +179,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		for _, n := range o.shapes {
 			s := o
 			s.load = o.load.shaped(n)
+			if o.ingestCPUProfile != "" {
+				s.ingestCPUProfile = filepath.Join(o.ingestCPUProfile, fmt.Sprintf("%d-readings", n))
+			}
 			runs = append(runs, s)
 		}
 	}
