@@ -60,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	b.String(&s.MQTT.ShareGroup, "TRENZINHO_INGEST_SHARE_GROUP", "", "shared subscription group ($share/GROUP/…): instances of one group share the load")
 	b.Duration(&s.MQTT.KeepAlive, "TRENZINHO_INGEST_KEEPALIVE", 30*time.Second, "MQTT keepalive")
 	b.Int(&s.Pipeline.BatchLines, "TRENZINHO_INGEST_BATCH_LINES", 5000, "points per InfluxDB write")
-	b.Int(&s.Pipeline.BatchMessages, "TRENZINHO_INGEST_BATCH_MESSAGES", 0, "messages per InfluxDB write (0: half of max-inflight)")
+	b.Int(&s.Pipeline.BatchMessages, "TRENZINHO_INGEST_BATCH_MESSAGES", 0, "messages per InfluxDB write (0: max-inflight ÷ (write-concurrency + 1), half of it for one write at a time)")
 	b.Duration(&s.Pipeline.FlushInterval, "TRENZINHO_INGEST_BATCH_INTERVAL", time.Second, "longest wait before a partial write")
 	b.Int(&s.Pipeline.MaxInFlight, "TRENZINHO_INGEST_MAX_INFLIGHT", 1000, "the broker's max_inflight_messages; ingest holds at most twice as many messages unacknowledged")
 	b.Int(&inflightMB, "TRENZINHO_INGEST_MAX_INFLIGHT_MB", 256, "payload MiB held unacknowledged at most")

@@ -107,6 +107,12 @@ func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) 
 // sent_at, each gps, tacho, sound, service and door reading in order, kid and sig), and last the
 // payload vehicle against the topic. It does not verify the signature: see Verify.
 func (l Limits) Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) {
+	return l.decode(topic, payload, receivedAt, unmarshalBatch)
+}
+
+// decode is Decode with the JSON reader as a parameter, so that the tests can run it with
+// reflectBatch alone.
+func (l Limits) decode(topic string, payload []byte, receivedAt time.Time, unmarshal func([]byte) (*Batch, missing, *Error)) (*Batch, error) {
 	if len(payload) > MaxPayloadBytes {
 		return nil, reject(ReasonTooLarge, "%d bytes, limit %d", len(payload), MaxPayloadBytes)
 	}
@@ -121,16 +127,19 @@ func (l Limits) Decode(topic string, payload []byte, receivedAt time.Time) (*Bat
 	if !utf8.Valid(payload) {
 		return nil, reject(ReasonNotUTF8, "payload is not valid UTF-8")
 	}
-	b, onMissing, jerr := unmarshalBatch(payload)
+	if p := bytes.TrimLeft(payload, " \t\r\n"); len(p) == 0 || p[0] != '{' {
+		return nil, reject(ReasonBadJSON, "payload is not a JSON object")
+	}
+	b, m, jerr := unmarshal(payload)
 	if jerr != nil {
 		return nil, jerr
 	}
-	if _, _, ok, err := SplitSignature(payload); err != nil {
+	if ok, err := checkSig(payload); err != nil {
 		return nil, err
 	} else if b.Sig != "" && !ok {
 		return nil, reject(ReasonBadSignature, "sig must be the last member")
 	}
-	if err := b.validate(l, receivedAt, onMissing); err != nil {
+	if err := b.validate(l, receivedAt, m); err != nil {
 		return nil, err
 	}
 	if topicVehicle != "" && b.Vehicle != topicVehicle {
@@ -139,9 +148,33 @@ func (l Limits) Decode(topic string, payload []byte, receivedAt time.Time) (*Bat
 	return b, nil
 }
 
-// batchIn is a Batch as it is read from JSON: the members that are required but whose Go zero
-// value is a valid reading (gps lat/lon, service on) are read so that absence can be told apart
-// from 0 or false. The outer fields shadow those of the embedded types.
+// missing holds the index of the first service change without "on" and of the first door
+// change without "open", or -1: a required boolean whose absence a bool cannot show.
+type missing struct{ service, door int }
+
+var noneMissing = missing{-1, -1}
+
+// unmarshalBatch reads exactly one JSON object (payload starts with "{"). Absent lat/lon are returned as NaN (JSON cannot
+// carry NaN, and validate rejects it). Empty arrays are returned as nil, so that absent and
+// empty decode alike.
+//
+// The canonical shape — what Encode and every bridge write — is read by scanBatch, a scanner
+// for this one schema without reflection. Whatever it is not sure to read exactly as
+// encoding/json would (a duplicate member, a member name in other case or with escapes, a
+// value of the wrong type, a string with escapes, a number out of range, a syntax error) it
+// leaves to reflectBatch, the encoding/json decoder, which defines the result and the error:
+// so both paths give the same batch or the same error (FuzzScanBatch), and a payload off the
+// canonical shape costs what every payload cost before the scanner.
+func unmarshalBatch(payload []byte) (*Batch, missing, *Error) {
+	if b, m, ok := scanBatch(payload); ok {
+		return b, m, nil
+	}
+	return reflectBatch(payload)
+}
+
+// batchIn is a Batch as encoding/json reads it: the members that are required but whose Go zero
+// value is a valid reading (gps lat/lon, service on, door open) are read so that absence can be
+// told apart from 0 or false. The outer fields shadow those of the embedded types.
 type batchIn struct {
 	Batch
 	GPS     []gpsIn     `json:"gps"`
@@ -189,17 +222,11 @@ func (f *presentFloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// unmarshalBatch reads exactly one JSON object. Absent lat/lon are returned as NaN (JSON cannot
-// carry NaN, and validate rejects it); onMissing is the index of the first service change
-// without "on", or -1, and a door change without "open" is reported by its index plus the
-// service changes' count (validate checks service before door). Empty arrays are returned as nil, so that absent and empty decode alike.
-func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
-	if p := bytes.TrimLeft(payload, " \t\r\n"); len(p) == 0 || p[0] != '{' {
-		return nil, -1, reject(ReasonBadJSON, "payload is not a JSON object")
-	}
+// reflectBatch is unmarshalBatch by encoding/json: the reference of scanBatch.
+func reflectBatch(payload []byte) (*Batch, missing, *Error) {
 	var in batchIn
 	if err := json.Unmarshal(payload, &in); err != nil {
-		return nil, -1, jsonError(err)
+		return nil, noneMissing, jsonError(err)
 	}
 	b := in.Batch
 	b.GPS, b.Service, b.Door = nil, nil, nil
@@ -217,14 +244,14 @@ func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
 			}
 		}
 	}
-	onMissing := -1
+	m := noneMissing
 	if len(in.Service) > 0 {
 		b.Service = make([]Service, len(in.Service))
 		for i, s := range in.Service {
 			b.Service[i] = s.Service
 			if s.On == nil {
-				if onMissing < 0 {
-					onMissing = i
+				if m.service < 0 {
+					m.service = i
 				}
 			} else {
 				b.Service[i].On = *s.On
@@ -236,8 +263,8 @@ func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
 		for i, d := range in.Door {
 			b.Door[i] = d.Door
 			if d.Open == nil {
-				if onMissing < 0 {
-					onMissing = len(in.Service) + i
+				if m.door < 0 {
+					m.door = i
 				}
 			} else {
 				b.Door[i].Open = *d.Open
@@ -250,7 +277,7 @@ func unmarshalBatch(payload []byte) (*Batch, int, *Error) {
 	if len(b.Sound) == 0 {
 		b.Sound = nil
 	}
-	return &b, onMissing, nil
+	return &b, m, nil
 }
 
 func jsonError(err error) *Error {
@@ -311,10 +338,8 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
-// validate checks the decoded batch; onMissing is the index of the first service change whose
-// "on" was absent, or len(b.Service) plus the index of the first door change whose "open" was
-// absent, or -1.
-func (b *Batch) validate(l Limits, receivedAt time.Time, onMissing int) *Error {
+// validate checks the decoded batch; m says which service and door changes lacked their state.
+func (b *Batch) validate(l Limits, receivedAt time.Time, m missing) *Error {
 	if b.V != Version {
 		return reject(ReasonBadVersion, "v=%d, want %d", b.V, Version)
 	}
@@ -380,7 +405,7 @@ func (b *Batch) validate(l Limits, receivedAt time.Time, onMissing int) *Error {
 		if err := check("service", i, s.T); err != nil {
 			return err
 		}
-		if i == onMissing {
+		if i == m.service {
 			return reject(ReasonBadValue, "service[%d].on missing", i)
 		}
 	}
@@ -388,7 +413,7 @@ func (b *Batch) validate(l Limits, receivedAt time.Time, onMissing int) *Error {
 		if err := check("door", i, d.T); err != nil {
 			return err
 		}
-		if len(b.Service)+i == onMissing {
+		if i == m.door {
 			return reject(ReasonBadValue, "door[%d].open missing", i)
 		}
 	}

@@ -83,27 +83,60 @@ var sigMember = []byte(`,"sig":"`)
 // is the payload without it — the bytes the vehicle signed — and sig the decoded signature.
 // A payload with a "sig" member anywhere but last is reported by Decode.
 func SplitSignature(payload []byte) (signed, sig []byte, ok bool, err error) {
-	p := bytes.TrimRight(payload, " \t\r\n")
-	if !bytes.HasSuffix(p, []byte(`"}`)) {
-		return nil, nil, false, nil
-	}
-	i := bytes.LastIndex(p, sigMember)
+	p, i, enc := findSig(payload)
 	if i < 0 {
 		return nil, nil, false, nil
 	}
-	enc := p[i+len(sigMember) : len(p)-2]
-	if bytes.IndexByte(enc, '"') >= 0 {
-		return nil, nil, false, nil // "sig" is not the last member
-	}
 	sig = make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
-	n, derr := base64.StdEncoding.Decode(sig, enc)
-	if derr != nil || n != ed25519.SignatureSize {
-		return nil, nil, false, reject(ReasonBadSignature, "sig is not base64 of %d bytes", ed25519.SignatureSize)
+	if err := decodeSig(sig, enc); err != nil {
+		return nil, nil, false, err
 	}
 	signed = make([]byte, 0, i+1)
 	signed = append(signed, p[:i]...)
 	signed = append(signed, '}')
-	return signed, sig[:n], true, nil
+	return signed, sig[:ed25519.SignatureSize], true, nil
+}
+
+// checkSig is the check of SplitSignature without its copies: whether payload ends in a sig
+// member, and the error of a malformed one.
+func checkSig(payload []byte) (ok bool, err *Error) {
+	_, i, enc := findSig(payload)
+	if i < 0 {
+		return false, nil
+	}
+	var buf [128]byte
+	dst := buf[:]
+	if n := base64.StdEncoding.DecodedLen(len(enc)); n > len(buf) {
+		dst = make([]byte, n)
+	}
+	if err := decodeSig(dst, enc); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// findSig returns payload without trailing white space, the index in it of the sig member
+// (`,"sig":"…"` right before the closing brace), or -1, and the member's base64 text. The value
+// holds no quote, so its opening quote is the last one before the closing `"}`.
+func findSig(payload []byte) (p []byte, i int, enc []byte) {
+	p = bytes.TrimRight(payload, " \t\r\n")
+	if !bytes.HasSuffix(p, []byte(`"}`)) {
+		return p, -1, nil
+	}
+	q := bytes.LastIndexByte(p[:len(p)-2], '"')
+	i = q + 1 - len(sigMember)
+	if i < 0 || !bytes.Equal(p[i:q+1], sigMember) {
+		return p, -1, nil // no sig member, or "sig" is not the last member
+	}
+	return p, i, p[q+1 : len(p)-2]
+}
+
+func decodeSig(dst, enc []byte) *Error {
+	n, derr := base64.StdEncoding.Decode(dst, enc)
+	if derr != nil || n != ed25519.SignatureSize {
+		return reject(ReasonBadSignature, "sig is not base64 of %d bytes", ed25519.SignatureSize)
+	}
+	return nil
 }
 
 // Verify checks a signed payload against the vehicle's public key.

@@ -22,6 +22,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,9 +60,10 @@ type Config struct {
 	// BatchLines flushes a write once it holds this many points (5000, InfluxDB's
 	// recommended batch size).
 	BatchLines int
-	// BatchMessages flushes a write once it holds this many messages (MaxInFlight/2), so
-	// that the broker, which sends at most its max_inflight_messages unacknowledged messages,
-	// can fill the next write while this one is in progress.
+	// BatchMessages flushes a write once it holds this many messages
+	// (MaxInFlight/(WriteConcurrency+1)), so that the broker, which sends at most its
+	// max_inflight_messages unacknowledged messages, can fill the next write while
+	// WriteConcurrency writes are in progress.
 	BatchMessages int
 	// FlushInterval flushes a write at most this long after its first message (1s).
 	FlushInterval time.Duration
@@ -110,15 +112,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 1000
 	}
+	if c.WriteConcurrency <= 0 {
+		c.WriteConcurrency = 1
+	}
 	if c.BatchMessages <= 0 {
-		c.BatchMessages = max(1, c.MaxInFlight/2)
+		c.BatchMessages = max(1, c.MaxInFlight/(c.WriteConcurrency+1))
 	}
 	c.BatchMessages = min(c.BatchMessages, c.MaxInFlight)
 	if c.MaxInFlightBytes <= 0 {
 		c.MaxInFlightBytes = 256 << 20
-	}
-	if c.WriteConcurrency <= 0 {
-		c.WriteConcurrency = 1
 	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
@@ -131,6 +133,9 @@ func (c Config) withDefaults() Config {
 	c.RetryMax = max(c.RetryMax, c.RetryMin)
 	return c
 }
+
+// maxBodyHint bounds the size the batcher reserves for a write ahead of its lines.
+const maxBodyHint = 64 << 20
 
 // maxHeld is the bound on the messages held unacknowledged.
 func (c Config) maxHeld() int { return 2 * c.MaxInFlight }
@@ -321,7 +326,8 @@ func (a *Archiver) decode(j *job) {
 		}
 		j.key = &key
 		var collisions pointCounts
-		j.lines, j.points, collisions, err = encodeBatch(nil, b, j.receivedAt, len(payload))
+		// Line protocol takes about as many bytes as the JSON of the readings.
+		j.lines, j.points, collisions, err = encodeBatch(make([]byte, 0, len(payload)+len(payload)/4+256), b, j.receivedAt, len(payload))
 		if err == nil {
 			for i, n := range collisions[:idxBatch] {
 				if n > 0 {
@@ -367,7 +373,7 @@ func (a *Archiver) quarantine(j *job, err error) {
 // pending is one write in preparation.
 type pending struct {
 	jobs   []*job
-	body   []byte
+	body   strings.Builder // the jobs' lines: String() hands them to the writer without a copy
 	points int
 }
 
@@ -379,6 +385,9 @@ func (a *Archiver) batch(writeQ chan<- *pending) {
 		cur    *pending
 		timer  = time.NewTimer(time.Hour)
 		timerC <-chan time.Time
+		// size is the body of the last full write: the next one is allocated at once rather
+		// than grown (and copied) a dozen times.
+		size = 64 << 10
 	)
 	timer.Stop()
 	flush := func() {
@@ -387,18 +396,22 @@ func (a *Archiver) batch(writeQ chan<- *pending) {
 		}
 		timer.Stop()
 		timerC = nil
+		if n := cur.body.Len(); n > size && n <= maxBodyHint {
+			size = n
+		}
 		writeQ <- cur // waits while the writer is busy: the in-flight bound then stops Handle
 		cur = nil
 	}
 	add := func(j *job) {
 		<-j.done
 		if cur == nil {
-			cur = &pending{body: make([]byte, 0, 64<<10)}
+			cur = &pending{}
+			cur.body.Grow(size + size/8)
 			timer.Reset(a.cfg.FlushInterval)
 			timerC = timer.C
 		}
 		cur.jobs = append(cur.jobs, j)
-		cur.body = append(cur.body, j.lines...)
+		cur.body.Write(j.lines)
 		cur.points += j.points.total()
 		if cur.points >= a.cfg.BatchLines || len(cur.jobs) >= a.cfg.BatchMessages {
 			flush()
@@ -463,7 +476,7 @@ func (a *Archiver) write(ctx context.Context, writeQ <-chan *pending) (unacked i
 		flights <- f
 		go func() {
 			defer close(f.done)
-			if err := a.store(ctx, p.jobs, p.body, p.points); err != nil {
+			if err := a.store(ctx, p.jobs, p.body.String(), p.points); err != nil {
 				a.log.Error("giving up writing at shutdown; the broker redelivers the messages",
 					"error", err)
 			}
@@ -476,7 +489,7 @@ func (a *Archiver) write(ctx context.Context, writeQ <-chan *pending) (unacked i
 // store writes the points of jobs (body, holding points points) and marks the jobs stored.
 // When InfluxDB refuses the data, it splits the jobs to find the messages it refuses and
 // quarantines them. It returns an error only when ctx ends first.
-func (a *Archiver) store(ctx context.Context, jobs []*job, body []byte, points int) error {
+func (a *Archiver) store(ctx context.Context, jobs []*job, body string, points int) error {
 	err := a.writeRetrying(ctx, body, points)
 	if err == nil {
 		for _, j := range jobs {
@@ -511,7 +524,7 @@ func (a *Archiver) store(ctx context.Context, jobs []*job, body []byte, points i
 			a.replays.Forget(*j.key) // not kept: a corrected retransmission is no conflict
 		}
 		a.quarantine(j, &wire.Error{Reason: wire.ReasonBadValue, Detail: "InfluxDB refused the points: " + err.Error()})
-		return a.store(ctx, jobs, j.lines, 1)
+		return a.store(ctx, jobs, string(j.lines), 1)
 	}
 	// Even the quarantine record is refused: acknowledge rather than stall.
 	a.log.Error("InfluxDB refused a quarantine record; the message is dropped",
@@ -520,12 +533,13 @@ func (a *Archiver) store(ctx context.Context, jobs []*job, body []byte, points i
 	return nil
 }
 
-func joinLines(jobs []*job) (body []byte, points int) {
+func joinLines(jobs []*job) (body string, points int) {
+	var b strings.Builder
 	for _, j := range jobs {
-		body = append(body, j.lines...)
+		b.Write(j.lines)
 		points += j.points.total()
 	}
-	return body, points
+	return b.String(), points
 }
 
 // ack publishes the job's quarantine record, if any, acknowledges its message and frees its slot.
@@ -545,10 +559,9 @@ func (a *Archiver) done(j *job) {
 	a.release(j)
 }
 
-// writeRetrying writes body, retrying with exponential backoff until it succeeds, InfluxDB
+// writeRetrying writes s, retrying with exponential backoff until it succeeds, InfluxDB
 // refuses it, or ctx ends.
-func (a *Archiver) writeRetrying(ctx context.Context, body []byte, points int) error {
-	s := string(body)
+func (a *Archiver) writeRetrying(ctx context.Context, s string, points int) error {
 	backoff := a.cfg.RetryMin
 	var since time.Time
 	for attempt := 1; ; attempt++ {

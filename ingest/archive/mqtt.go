@@ -1,10 +1,15 @@
 package archive
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
+	"os"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -103,9 +108,62 @@ func newSubscription(ctx context.Context, cfg MQTTConfig, handle func(Message), 
 	if tlsConfig != nil {
 		opts.SetTLSConfig(tlsConfig)
 	}
+	if buffered(cfg.URL) {
+		opts.SetCustomOpenConnectionFn(openBuffered)
+	}
 	s.client = mqtt.NewClient(opts)
 	return s, nil
 }
+
+// readBuffer is the read buffer of the connection to the broker: a few messages of a fleet.
+const readBuffer = 64 << 10
+
+// buffered reports whether ingest opens the connection to url itself, with a read buffer:
+// paho reads each packet's header from the connection a byte at a time, one system call each,
+// which costs more than decoding a small batch. Other schemes, and connections through a
+// proxy (all_proxy), are left to paho.
+func buffered(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil || os.Getenv("all_proxy") != "" || os.Getenv("ALL_PROXY") != "" {
+		return false
+	}
+	switch u.Scheme {
+	case "tcp", "mqtt", "ssl", "tls", "mqtts", "tcps":
+		return true
+	}
+	return false
+}
+
+// openBuffered dials the broker as paho does for the schemes of buffered (TCP, or TLS with the
+// options' configuration) and reads the connection through a buffer.
+func openBuffered(u *url.URL, o mqtt.ClientOptions) (net.Conn, error) {
+	d := o.Dialer
+	if d == nil {
+		d = &net.Dialer{Timeout: o.ConnectTimeout}
+	}
+	var (
+		c   net.Conn
+		err error
+	)
+	switch u.Scheme {
+	case "tcp", "mqtt":
+		c, err = d.Dial("tcp", u.Host)
+	default:
+		c, err = tls.DialWithDialer(d, "tcp", u.Host, o.TLSConfig)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBuffer)}, nil
+}
+
+// bufferedConn is a connection read through a buffer.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // connect connects (retrying in the background until ctx ends) and starts the publisher.
 func (s *subscription) connect() {

@@ -83,6 +83,7 @@ type benchOptions struct {
 	window     int     // QoS 1 publishes awaiting their PUBACK
 	contenders []string
 	rounds     int
+	shapes     []int // --readings-per-batch: one benchmark per shape
 
 	ingestBin, telegrafBin, mosquittoBin, influxdBin string
 
@@ -114,6 +115,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&o.gps, "gps", 10, "GPS readings per batch")
 	fs.IntVar(&o.tacho, "tacho", 10, "tachograph readings per batch")
 	fs.IntVar(&o.sound, "sound", 10, "sound readings per batch")
+	fs.Func("readings-per-batch", "`N,M,…`: run the benchmark once per batch shape of N readings (GPS, tacho and sound in turn: 5 is 2+2+1, 30 is 10+10+10) instead of --gps, --tacho and --sound, and report each; e.g. 5,30", func(v string) error {
+		shapes, err := parseShapes(v)
+		o.shapes = shapes
+		return err
+	})
 	fs.Float64Var(&o.speedup, "speedup", 0, "publish at this many times real time (one batch per vehicle per 5 s); 0: as fast as the broker takes them")
 	fs.IntVar(&o.window, "window", 500, "QoS 1 publishes awaiting their PUBACK")
 	fs.StringVar(&contenders, "contenders", "ingest,telegraf,bare", "contenders, in the order of the first round (later rounds rotate it)")
@@ -161,16 +167,52 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "loadtest bench:", err)
 		return 2
 	}
-	rep, err := bench(ctx, o, stderr)
-	if rep != nil {
-		rep.command = "go run ./ingest/loadtest bench " + strings.Join(args, " ")
-		rep.write(stdout)
+	runs := []benchOptions{o}
+	if len(o.shapes) > 0 {
+		runs = runs[:0]
+		for _, n := range o.shapes {
+			s := o
+			s.load = o.load.shaped(n)
+			if o.ingestCPUProfile != "" {
+				s.ingestCPUProfile = filepath.Join(o.ingestCPUProfile, fmt.Sprintf("%d-readings", n))
+			}
+			runs = append(runs, s)
+		}
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "loadtest bench:", err)
-		return 1
+	for _, o := range runs {
+		if len(runs) > 1 {
+			fmt.Fprintf(stdout, "### %d readings per batch\n\n", o.gps+o.tacho+o.sound)
+		}
+		rep, err := bench(ctx, o, stderr)
+		if rep != nil {
+			rep.command = "go run ./ingest/loadtest bench " + strings.Join(args, " ")
+			rep.write(stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "loadtest bench:", err)
+			return 1
+		}
 	}
 	return 0
+}
+
+// parseShapes reads the list of --readings-per-batch.
+func parseShapes(v string) ([]int, error) {
+	var shapes []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > wire.MaxReadings {
+			return nil, fmt.Errorf("%q: want readings per batch from 1 to %d", f, wire.MaxReadings)
+		}
+		shapes = append(shapes, n)
+	}
+	return shapes, nil
+}
+
+// shaped returns the load with n readings per batch: GPS, tachograph and sound in turn.
+func (l load) shaped(n int) load {
+	l.gps, l.tacho, l.sound = (n+2)/3, (n+1)/3, n/3
+	return l
 }
 
 func (o benchOptions) check() error {
@@ -1159,10 +1201,21 @@ func (rep *benchReport) median(c string) (rate, cpu float64, n int) {
 	return mid(rates), mid(cpus), len(rates)
 }
 
-// writeTargets says whether the issue's targets are met: ingest's throughput ≥ Telegraf's with
-// less CPU per reading, and ≥ 80% of the bare writer's throughput. On a shared machine the
-// conditions drift between rounds, so besides the medians of the complete rounds it gives the
-// ratios within each round, where the contenders ran minutes apart at most.
+// Targets of issue 20 (docs/benchmarks.md): against Telegraf, a multiple of its readings/s and
+// a fraction of its CPU per reading, stricter for batches of 30 readings and more, where the cost
+// per message weighs less; and a share of the bare writer's readings/s.
+const (
+	smallBatch          = 30  // readings per batch below which the small-batch targets apply
+	smallRateVsTelegraf = 1.2 // × Telegraf's readings/s, batches of fewer than smallBatch readings
+	smallCPUVsTelegraf  = 0.5 // × Telegraf's CPU per reading
+	rateVsTelegraf      = 2.0
+	cpuVsTelegraf       = 1.0 / 3
+	shareOfBare         = 0.9 // × the bare writer's readings/s
+)
+
+// writeTargets says whether the targets are met. On a shared machine the conditions drift
+// between rounds, so besides the medians of the complete rounds it gives the ratios within each
+// round, where the contenders ran minutes apart at most.
 func (rep *benchReport) writeTargets(w io.Writer) {
 	ir, ic, in := rep.median(contenderIngest)
 	if in == 0 {
@@ -1174,19 +1227,23 @@ func (rep *benchReport) writeTargets(w io.Writer) {
 		}
 		return "NOT met"
 	}
+	wantRate, wantCPU := rateVsTelegraf, cpuVsTelegraf
+	if o := rep.opts; o.gps+o.tacho+o.sound < smallBatch {
+		wantRate, wantCPU = smallRateVsTelegraf, smallCPUVsTelegraf
+	}
 	fmt.Fprintf(w, "Targets (medians of complete rounds; ratios ingest ÷ other within each round):\n\n")
 	if tr, tc, tn := rep.median(contenderTelegraf); tn > 0 {
-		fmt.Fprintf(w, "- throughput ≥ Telegraf's: %s (ingest %s readings/s, Telegraf %s: ×%.2f; per round %s)\n",
-			yes(ir >= tr), thousands(int64(ir)), thousands(int64(tr)), ir/tr,
+		fmt.Fprintf(w, "- throughput ≥ %.1f× Telegraf's: %s (ingest %s readings/s, Telegraf %s: ×%.2f; per round %s)\n",
+			wantRate, yes(ir >= wantRate*tr), thousands(int64(ir)), thousands(int64(tr)), ir/tr,
 			rep.ratios(contenderTelegraf, func(r *result) float64 { return r.readingsPerSec() }))
-		fmt.Fprintf(w, "- less CPU per reading than Telegraf: %s (ingest %.4f, Telegraf %.4f CPU s per 1,000 readings: ×%.2f; per round %s)\n",
-			yes(ic < tc), ic, tc, ic/tc, rep.ratios(contenderTelegraf, func(r *result) float64 { return per1000(r.cpu, r.readings) }))
+		fmt.Fprintf(w, "- CPU per reading ≤ %.2f× Telegraf's: %s (ingest %.4f, Telegraf %.4f CPU s per 1,000 readings: ×%.2f; per round %s)\n",
+			wantCPU, yes(ic <= wantCPU*tc), ic, tc, ic/tc, rep.ratios(contenderTelegraf, func(r *result) float64 { return per1000(r.cpu, r.readings) }))
 	} else if slices.ContainsFunc(rep.opts.contenders, isKind(contenderTelegraf)) {
 		fmt.Fprintf(w, "- Telegraf: no complete round (see the notes)\n")
 	}
 	if br, _, bn := rep.median(contenderBare); bn > 0 {
-		fmt.Fprintf(w, "- ≥ 80%% of the bare writer's throughput: %s (%.0f%%: ingest %s, bare writer %s readings/s; per round %s)\n",
-			yes(ir >= 0.8*br), 100*ir/br, thousands(int64(ir)), thousands(int64(br)),
+		fmt.Fprintf(w, "- ≥ %.0f%% of the bare writer's throughput: %s (%.0f%%: ingest %s, bare writer %s readings/s; per round %s)\n",
+			100*shareOfBare, yes(ir >= shareOfBare*br), 100*ir/br, thousands(int64(ir)), thousands(int64(br)),
 			rep.ratios(contenderBare, func(r *result) float64 { return r.readingsPerSec() }))
 	}
 	fmt.Fprintln(w)
