@@ -110,6 +110,9 @@ type Config struct {
 	// Cases serves the case workflow (cases.go): issuing a draft opens its case with the penalty
 	// calculus; nil: drafts are only numbered when issued, and the case routes answer 404.
 	Cases *CasesConfig
+	// Public serves the public verification page of issued autos (public.go, GET and POST
+	// /v/{code}, no login); nil: no public page, and issued autos get no public code.
+	Public *PublicConfig
 }
 
 // Limits.
@@ -140,6 +143,7 @@ type Server struct {
 	batchRetention time.Duration
 	reg            *registry.Store
 	cases          *CasesConfig
+	public         *PublicConfig
 
 	metrics    *metrics
 	throttle   *throttle // per client address
@@ -148,6 +152,9 @@ type Server struct {
 	loginSlots chan struct{}
 	api        *http.ServeMux // the /api/ routes
 	handler    http.Handler
+
+	publicLimit   *throttle     // the public page's requests per client address
+	publicUploads chan struct{} // the public page's uploads hashed at once
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -173,6 +180,7 @@ func New(cfg Config) *Server {
 		batchRetention: cfg.BatchRetention,
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
+		public:         cfg.Public,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -233,6 +241,7 @@ func New(cfg Config) *Server {
 	root.HandleFunc("GET /healthz", s.handleHealth)
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	root.HandleFunc("/api/", s.serveAPI)
+	s.publicRoutes(root)
 	if cfg.Static != nil {
 		root.Handle("/", cfg.Static)
 	}
