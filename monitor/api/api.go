@@ -4,7 +4,8 @@
 // Everything under /api/v1/ answers JSON; an error is {"error":"message"} with a message a person
 // can read in the dashboard (pt-BR) and a proper status. Every route requires a session cookie or
 // an "Authorization: Bearer <token>" header, except GET /healthz, GET /metrics,
-// POST /api/v1/login, GET /api/v1/session and the static files.
+// POST /api/v1/login, GET /api/v1/session, the public verification page of issued autos
+// (/v/{code}, public.go) and the static files.
 //
 // The server depends on small interfaces defined here (Users, AuditLog, Episodes, Fleet);
 // *store.DB implements the first three.
