@@ -315,3 +315,43 @@ func TestPublicVerificationRateLimit(t *testing.T) {
 		t.Errorf("another address: %d", status)
 	}
 }
+
+// Without TRENZINHO_PUBLIC_URL the issued auto prints the path of its public page and no QR
+// code.
+func TestPublicPathWithoutURL(t *testing.T) {
+	f := newPublicFixture(t, 100)
+	issuedPublic(t, f.db, f.key)
+	f.render = noticePDF(f.db, profile.Piuma(), "", "", "test", slog.New(slog.DiscardHandler))
+	pdf := f.pdf(t, "PIU-001.pub")
+	if urls := qrURLs(t, pdf); len(urls) != 0 {
+		t.Errorf("QR codes without a public URL: %q", urls)
+	}
+	code, err := f.db.PublicCode(context.Background(), "PIU-001.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(pubTool(t, "pdftotext"), "-", "-")
+	cmd.Stdin = bytes.NewReader(pdf)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	if !strings.Contains(text, "/v/"+code) || strings.Contains(text, "http") || !strings.Contains(text, "Verificação pública") {
+		t.Errorf("the PDF does not print the path alone:\n%s", text)
+	}
+}
+
+func TestPublicBase(t *testing.T) {
+	for in, want := range map[string]string{"": "", "https://monitor.piuma.es.gov.br/": "https://monitor.piuma.es.gov.br",
+		"http://10.0.0.2:8080": "http://10.0.0.2:8080", "https://x.org/monitor": "https://x.org/monitor"} {
+		if got, err := publicBase(in); err != nil || got != want {
+			t.Errorf("publicBase(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"monitor.piuma.es.gov.br", "ftp://x.org", "https://", "https://x.org/?a=1", "https://u:p@x.org", "https://x.org/#f", "://"} {
+		if _, err := publicBase(bad); err == nil {
+			t.Errorf("publicBase(%q) accepted", bad)
+		}
+	}
+}
