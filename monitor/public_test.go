@@ -217,6 +217,10 @@ func TestPublicVerificationByQRCode(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "/v/"+code) {
 			t.Errorf("the PDF does not print the URL: %v", err)
 		}
+		fp := api.KeyFingerprint(f.key.Public().(ed25519.PublicKey))
+		if text := strings.Join(strings.Fields(string(out)), " "); !strings.Contains(text, "Impressão digital da chave do monitor: "+fp) {
+			t.Errorf("the PDF does not print the key's fingerprint %s", fp)
+		}
 	}
 
 	status, page := get(t, url, "")

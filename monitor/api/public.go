@@ -97,20 +97,8 @@ func (s *Server) assignPublicCode(ctx context.Context, d *store.DraftRecord) {
 	}
 }
 
-// KeyFingerprint is the fingerprint of the monitor's public key the public page, the PDF and
-// the server's start log show: the SHA-256 of the 32-byte key, in hex groups of four.
-func KeyFingerprint(pub ed25519.PublicKey) string {
-	sum := sha256.Sum256(pub)
-	h := hex.EncodeToString(sum[:])
-	var b strings.Builder
-	for i := 0; i < len(h); i += 4 {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(h[i : i+4])
-	}
-	return b.String()
-}
+// KeyFingerprint is drafts.KeyFingerprint: the fingerprint of the monitor's public key.
+func KeyFingerprint(pub ed25519.PublicKey) string { return drafts.KeyFingerprint(pub) }
 
 // publicPage is what the public page shows. It holds no personal data — no licensee, driver,
 // agent, plate or vehicle, no place or position: only what identifies the auto to someone who

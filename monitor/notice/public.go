@@ -2,10 +2,14 @@ package notice
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/go-pdf/fpdf"
 	qrcode "github.com/skip2/go-qrcode"
+
+	"github.com/trenzinho/trenzinho/monitor/drafts"
 )
 
 // Public is the public verification of an issued auto: the short path of its public page
@@ -62,6 +66,10 @@ func (d *doc) publicLink() {
 	d.pdf.MultiCell(w, 3.8, d.tr("Qualquer pessoa pode abrir este endereço, sem login, para conferir o número, a data e os artigos deste auto e "+
 		"o resultado, recalculado no momento da consulta, do hash da prova, do encadeamento e da assinatura do monitor. "+
 		"A mesma página confere se um PDF ou pacote de evidências recebido é o registrado. A página não mostra dados pessoais."), "", "L", false)
+	if pub, err := hex.DecodeString(d.in.Sealed.PublicKey); err == nil && len(pub) == ed25519.PublicKeySize {
+		d.pdf.SetX(textX)
+		d.pdf.MultiCell(w, 3.8, d.tr("Impressão digital da chave do monitor: ")+drafts.KeyFingerprint(pub), "", "L", false)
+	}
 	d.text(colInk)
 	if end := y + qrSize + 2; p.URL != "" && d.pdf.GetY() < end {
 		d.pdf.SetY(end)
