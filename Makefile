@@ -13,9 +13,10 @@ INFLUX_VER   := v1.8.3
 STATICCHECK_VER := v0.8.2
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS      := -s -w -X main.version=$(VERSION)
-# Debian packages the tests need: the broker, pdftotext for the PDF tests, qemu-user for the
-# Raspberry Pi builds, Chromium for the dashboard tests.
-DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils qemu-user-static chromium openssl
+# Debian packages the tests need: the broker, pdftotext for the PDF tests, zbarimg for the QR
+# code of the public verification, qemu-user for the Raspberry Pi builds, Chromium for the
+# dashboard tests.
+DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils zbar-tools qemu-user-static chromium openssl
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_TIMEOUT ?= 30m
 

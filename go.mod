@@ -8,6 +8,7 @@ require (
 	github.com/emersion/go-smtp v0.25.1
 	github.com/influxdata/influxdb-client-go/v2 v2.14.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/skip2/go-qrcode v0.0.0-20200617195104-da1b6568686e
 	golang.org/x/sync v0.24.0
 )
 

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 
+	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -17,7 +21,12 @@ import (
 // agent as recorded at the issue — and gives the renderer plain data (package notice does not
 // read the store). The mini-map is drawn over the dashboard's tiles (tileURL, from the
 // configuration only) when set, else as the vector sketch.
-func noticePDF(db *store.DB, prof *profile.Profile, tileURL, version string, log *slog.Logger) func(io.Writer, *store.DraftRecord) error {
+//
+// An issued auto carries its public verification code (assigned here if the issue did not):
+// the path /v/<code>, and with publicURL (TRENZINHO_PUBLIC_URL) the full URL and its QR code.
+// The SHA-256 of every PDF rendered of an issued auto is recorded, so that the public page can
+// tell whether an uploaded PDF is one the monitor issued.
+func noticePDF(db *store.DB, prof *profile.Profile, tileURL, publicURL, version string, log *slog.Logger) func(io.Writer, *store.DraftRecord) error {
 	var tiles *notice.Tiles
 	if tileURL != "" {
 		tiles = &notice.Tiles{URL: tileURL, UserAgent: "trenzinho-monitor/" + version, Logger: log}
@@ -43,6 +52,27 @@ func noticePDF(db *store.DB, prof *profile.Profile, tileURL, version string, log
 				in.Decision.Agent = &notice.Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
 			}
 		}
-		return notice.Render(w, in)
+		if d.Status != drafts.StatusIssued {
+			return notice.Render(w, in)
+		}
+		code, err := db.PublicCode(context.Background(), d.Sealed.ID)
+		if err != nil {
+			return fmt.Errorf("notice of %s: %w", d.Sealed.ID, err)
+		}
+		in.Public = &notice.Public{Path: "/v/" + code}
+		if publicURL != "" {
+			in.Public.URL = publicURL + in.Public.Path
+		}
+		// Rendered whole before it is sent, so that the hash recorded is of a complete PDF.
+		var buf bytes.Buffer
+		if err := notice.Render(&buf, in); err != nil {
+			return err
+		}
+		sum := sha256.Sum256(buf.Bytes())
+		if err := db.RecordPublicPDF(context.Background(), d.Sealed.ID, hex.EncodeToString(sum[:])); err != nil {
+			return fmt.Errorf("notice of %s: %w", d.Sealed.ID, err)
+		}
+		_, err = w.Write(buf.Bytes())
+		return err
 	}
 }

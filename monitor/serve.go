@@ -49,6 +49,7 @@ type serveConfig struct {
 	signingKey    string
 	draftSettle   time.Duration
 	tileURL       string
+	publicURL     string
 	http          httpConfig
 	limits        wire.Limits
 	maxVehicles   int
@@ -76,6 +77,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
+	b.String(&c.publicURL, "TRENZINHO_PUBLIC_URL", "", "public base URL of the monitor, e.g. https://monitor.piuma.es.gov.br: issued autos print <URL>/v/<code> and its QR code (empty: the path only, no QR code)")
 	c.http.bind(b)
 	b.BindLimits(&c.limits)
 	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
@@ -92,6 +94,11 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err := c.limits.Validate(); err != nil {
 		return err
 	}
+	publicURL, err := publicBase(c.publicURL)
+	if err != nil {
+		return err
+	}
+	c.publicURL = publicURL
 	log, err := config.Logger(os.Stderr, c.logLevel)
 	if err != nil {
 		return err
@@ -173,7 +180,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		return err
 	}
 	pub := key.Public().(ed25519.PublicKey)
-	log.Info("draft signing key", "path", keyPath, "created", createdKey, "public_key", hex.EncodeToString(pub))
+	log.Info("draft signing key", "path", keyPath, "created", createdKey, "public_key", hex.EncodeToString(pub),
+		"fingerprint", api.KeyFingerprint(pub))
 	profileYAML := profile.PiumaYAML()
 	if c.profile != "" {
 		if profileYAML, err = os.ReadFile(c.profile); err != nil {
@@ -221,13 +229,14 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	srv := api.New(api.Config{
 		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
-		RenderPDF: noticePDF(db, prof, c.tileURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
+		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
 		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore: regStore,
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore,
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
+		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -4,7 +4,8 @@
 // Everything under /api/v1/ answers JSON; an error is {"error":"message"} with a message a person
 // can read in the dashboard (pt-BR) and a proper status. Every route requires a session cookie or
 // an "Authorization: Bearer <token>" header, except GET /healthz, GET /metrics,
-// POST /api/v1/login, GET /api/v1/session and the static files.
+// POST /api/v1/login, GET /api/v1/session, the public verification page of issued autos
+// (/v/{code}, public.go) and the static files.
 //
 // The server depends on small interfaces defined here (Users, AuditLog, Episodes, Fleet);
 // *store.DB implements the first three.
@@ -112,6 +113,9 @@ type Config struct {
 	Cases *CasesConfig
 	// DeadLetters serves the notifications' dead letters (notifications.go); nil: no routes.
 	DeadLetters DeadLetters
+	// Public serves the public verification page of issued autos (public.go, GET and POST
+	// /v/{code}, no login); nil: no public page, and issued autos get no public code.
+	Public *PublicConfig
 }
 
 // Limits.
@@ -143,6 +147,7 @@ type Server struct {
 	reg            *registry.Store
 	cases          *CasesConfig
 	deadLetters    DeadLetters
+	public         *PublicConfig
 
 	metrics    *metrics
 	throttle   *throttle // per client address
@@ -151,6 +156,9 @@ type Server struct {
 	loginSlots chan struct{}
 	api        *http.ServeMux // the /api/ routes
 	handler    http.Handler
+
+	publicLimit   *throttle     // the public page's requests per client address
+	publicUploads chan struct{} // the public page's uploads hashed at once
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -177,6 +185,7 @@ func New(cfg Config) *Server {
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
 		deadLetters:    cfg.DeadLetters,
+		public:         cfg.Public,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -238,6 +247,7 @@ func New(cfg Config) *Server {
 	root.HandleFunc("GET /healthz", s.handleHealth)
 	root.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	root.HandleFunc("/api/", s.serveAPI)
+	s.publicRoutes(root)
 	if cfg.Static != nil {
 		root.Handle("/", cfg.Static)
 	}

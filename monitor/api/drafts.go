@@ -232,6 +232,7 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.assignPublicCode(r.Context(), d) // public.go: the issued auto's verification code
 	if s.hub != nil {
 		s.hub.Publish(EventDraft, s.summary(r.Context(), d))
 	}

@@ -48,6 +48,8 @@ var public = map[string]string{
 	"GET /metrics":        "Prometheus",
 	"/api/":               "the API dispatcher (unknown paths: 401 without a session)",
 	"/":                   "the dashboard's static files and login page",
+	"GET /v/{code}":       "public verification of an issued auto (issue 17): rate-limited, no personal data",
+	"POST /v/{code}":      "public check of an uploaded PDF or bundle against an issued auto: rate-limited, size-limited",
 }
 
 // sourceRoutes parses the package's non-test files and returns every mux registration: a call
@@ -119,6 +121,7 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.RegistryStore = reg
 		c.Cases = &api.CasesConfig{Store: db, Profile: profile.Piuma(), Registry: reg}
 		c.DeadLetters = deadLetterDispatcher(t, db)
+		c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
 		if edit != nil {
 			edit(c)
 		}

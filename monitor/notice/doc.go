@@ -1232,6 +1232,7 @@ func (d *doc) integrity() {
 	d.pdf.MultiCell(width, 3.8, d.tr("ARQUIVO.json é a exportação "+d.this()+" pelo monitor (GET /api/v1/drafts/"+d.d.ID+"/export). "+
 		"A verificação confere o hash do pacote e a assinatura; com --key CHAVE (a chave pública acima, publicada pelo Município), confere também a chave do monitor."), "", "L", false)
 	d.text(colInk)
+	d.publicLink()
 }
 
 // hexRow writes a label and a hex string in small monospace, wrapped at 64 characters.

@@ -52,6 +52,10 @@ type Input struct {
 
 	// Addenda is how many addenda (data that arrived after the draft was made) the case has.
 	Addenda int
+
+	// Public is the public verification page of an issued auto (QR code and short URL in the
+	// integrity section); nil: none printed. Ignored for a draft not issued.
+	Public *Public
 }
 
 // Decision is what an agent decided on a draft: issued as an auto (with its number and the

@@ -86,7 +86,7 @@ func TestDeadLetterSurvivesRestart(t *testing.T) {
 	if len(box) != 1 || box[0].To[0] != "ana@piuma.example" || !strings.Contains(string(box[0].Data), "TR-01") {
 		t.Fatalf("mailbox %+v", box)
 	}
-	if subject, _, _ := read(t, box[0].Data); subject != l.Subject {
+	if subject, _, _ := box[0].Read(t); subject != l.Subject {
 		t.Errorf("subject %q, the letter's %q", subject, l.Subject)
 	}
 	if letters, _, _ := d.ListDeadLetters(ctx, 10, ""); len(letters) != 0 {

@@ -306,6 +306,22 @@ SELECT vehicle, CAST(snapshot AS BLOB), updated_at FROM vehicle_state;
 DROP TABLE vehicle_state;
 ALTER TABLE vehicle_state_new RENAME TO vehicle_state;
 `},
+	// Issue 17 (public verification): the unguessable
+	// code of an issued auto's public page (/v/<code>), and the SHA-256 of every PDF the monitor
+	// rendered of it, which an uploaded copy is compared with.
+	{9, `
+CREATE TABLE public_codes (
+	draft_id   TEXT    PRIMARY KEY REFERENCES drafts (id),
+	code       TEXT    NOT NULL UNIQUE,
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE public_pdfs (
+	draft_id   TEXT    NOT NULL REFERENCES drafts (id),
+	sha256     TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (draft_id, sha256)
+) STRICT;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.
