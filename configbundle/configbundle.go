@@ -129,8 +129,8 @@ func (b *Bundle) Validate() error {
 		return fmt.Errorf("%w: format %d, want %d", ErrMalformed, b.Format, Format)
 	case !wire.ValidVehicle(b.Vehicle):
 		return fmt.Errorf("%w: vehicle %q", ErrMalformed, b.Vehicle)
-	case b.Version == 0:
-		return fmt.Errorf("%w: version 0", ErrMalformed)
+	case b.Version == 0 || b.Version > wire.MaxSeq:
+		return fmt.Errorf("%w: version %d, want 1 to 2^63-1", ErrMalformed, b.Version)
 	case b.IssuedAt.IsZero() || !b.ValidUntil.After(b.IssuedAt):
 		return fmt.Errorf("%w: validity %s to %s", ErrMalformed, b.IssuedAt, b.ValidUntil)
 	case b.Settings.BatchIntervalMS < 0 || b.Settings.BatchIntervalMS > 3_600_000:
