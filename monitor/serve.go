@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,6 +54,7 @@ type serveConfig struct {
 	limits        wire.Limits
 	maxVehicles   int
 	notifications string
+	bundles       bundleConfig
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -77,6 +79,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	c.http.bind(b)
+	c.bundles.bind(b)
 	b.BindLimits(&c.limits)
 	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
 	b.String(&c.notifications, "TRENZINHO_NOTIFICATIONS", "", "notifications file: e-mail, Telegram, Web Push, users, on-duty schedule (empty: none; docs/operations.md §13)")
@@ -87,6 +90,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		return usageErr("unexpected argument %q (serve takes flags only; \"monitor help\" lists the commands)", fs.Arg(0))
 	}
 	if err := c.http.check(); err != nil {
+		return err
+	}
+	if err := c.bundles.check(); err != nil {
 		return err
 	}
 	if err := c.limits.Validate(); err != nil {
@@ -215,8 +221,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			}
 		},
 	})
+	bundles := &bundler{cfg: c.bundles, key: key, profileID: prof.ID, profileYAML: string(profileYAML), set: set,
+		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{}}
 	srv := api.New(api.Config{
-		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
+		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
 		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore: regStore,
@@ -244,6 +252,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	} else if err := connect.Error(); err != nil {
 		log.Warn("broker unreachable; retrying in the background", "url", c.mqtt.URL, "err", err)
 	}
+	go bundles.run(runCtx, client) // the bridges' signed configuration (configpub.go)
 
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
