@@ -15,6 +15,7 @@ RUN go mod download
 # Only the sources the programs need: no .env, certs/, secrets/, .tools/ or .data/ in a layer.
 COPY config/ config/
 COPY wire/ wire/
+COPY configbundle/ configbundle/
 COPY geofences/ geofences/
 COPY internal/ internal/
 COPY ingest/ ingest/

@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,6 +97,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		activeLow bool
 		door      string
 		doorLow   bool
+		configKey string
 	)
 	b.BindMQTT(&cfg.MQTT)
 	b.String(&cfg.Vehicle, "TRENZINHO_VEHICLE", "", "vehicle id ([A-Za-z0-9_-]{1,32}), required")
@@ -108,15 +113,24 @@ func cmdRun(ctx context.Context, args []string) error {
 	b.Bool(&activeLow, "TRENZINHO_SERVICE_ACTIVE_LOW", false, "the service switch reads 0 when on")
 	b.String(&door, "TRENZINHO_DOOR_INPUT", "", "value file of the passenger door's contact, e.g. /sys/class/gpio/gpio27/value (empty: not wired)")
 	b.Bool(&doorLow, "TRENZINHO_DOOR_ACTIVE_LOW", false, "the door contact reads 0 when the door is open")
-	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error (a configuration bundle may change it)")
+	b.String(&configKey, "TRENZINHO_CONFIG_KEY", "", "the monitor's ed25519 public key (base64) that signs the configuration bundles, pinned at enrolment (empty: no configuration taken)")
 	if err := b.Parse(args); err != nil {
 		return flagErr(err)
 	}
-	log, err := config.Logger(os.Stderr, logLevel)
-	if err != nil {
-		return err
+	if _, err := config.Logger(io.Discard, logLevel); err != nil {
+		return err // an unknown level
 	}
+	cfg.LogLevel = new(slog.LevelVar)
+	_ = cfg.LogLevel.UnmarshalText([]byte(logLevel))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	cfg.Logger, cfg.Version = log, version
+	var err error
+	if configKey != "" {
+		if cfg.ConfigKey, err = parsePublicKey(configKey); err != nil {
+			return fmt.Errorf("run: TRENZINHO_CONFIG_KEY: %w", err)
+		}
+	}
 	cfg.SpoolMaxBytes = int64(spoolMB) << 20
 	if cfg.GPS, cfg.Tacho, cfg.SLM, err = dev.devices(); err != nil {
 		return err
@@ -181,4 +195,20 @@ func readKey(path string) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("signing key %s: not ed25519", path)
 	}
 	return ek, nil
+}
+
+// parsePublicKey decodes an ed25519 public key written in base64 (standard or URL alphabet,
+// padded or not), as `monitor vehicle add` writes it.
+func parsePublicKey(s string) (ed25519.PublicKey, error) {
+	s = strings.TrimRight(strings.TrimSpace(s), "=")
+	k, err := base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		if k, err = base64.RawURLEncoding.DecodeString(s); err != nil {
+			return nil, errors.New("not base64")
+		}
+	}
+	if len(k) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("%d bytes, want %d", len(k), ed25519.PublicKeySize)
+	}
+	return ed25519.PublicKey(k), nil
 }

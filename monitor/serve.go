@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,6 +55,7 @@ type serveConfig struct {
 	limits        wire.Limits
 	maxVehicles   int
 	notifications string
+	bundles       bundleConfig
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -79,6 +81,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	b.String(&c.publicURL, "TRENZINHO_PUBLIC_URL", "", "public base URL of the monitor, e.g. https://monitor.piuma.es.gov.br: issued autos print <URL>/v/<code> and its QR code (empty: the path only, no QR code)")
 	c.http.bind(b)
+	c.bundles.bind(b)
 	b.BindLimits(&c.limits)
 	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
 	b.String(&c.notifications, "TRENZINHO_NOTIFICATIONS", "", "notifications file: e-mail, Telegram, Web Push, users, on-duty schedule (empty: none; docs/operations.md §13)")
@@ -89,6 +92,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		return usageErr("unexpected argument %q (serve takes flags only; \"monitor help\" lists the commands)", fs.Arg(0))
 	}
 	if err := c.http.check(); err != nil {
+		return err
+	}
+	if err := c.bundles.check(); err != nil {
 		return err
 	}
 	if err := c.limits.Validate(); err != nil {
@@ -227,8 +233,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if notifier != nil {
 		deadLetters = notifier
 	}
+	bundles := &bundler{cfg: c.bundles, key: key, profileID: prof.ID, profileYAML: string(profileYAML), set: set,
+		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{}}
 	srv := api.New(api.Config{
-		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: j, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
+		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
 		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore: regStore,
@@ -258,6 +266,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	} else if err := connect.Error(); err != nil {
 		log.Warn("broker unreachable; retrying in the background", "url", c.mqtt.URL, "err", err)
 	}
+	go bundles.run(runCtx, client) // the bridges' signed configuration (configpub.go)
 
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {

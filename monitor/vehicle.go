@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/config"
+	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/internal/atomicfile"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
 	"github.com/trenzinho/trenzinho/monitor/registry"
@@ -65,6 +66,7 @@ func cmdVehicle(args []string, out io.Writer) error {
 type vehicleAddConfig struct {
 	registry, passwd, acl, out, broker string
 	db                                 string // the monitor's database, for the audit log; "" none
+	signingKey                         string // the monitor's key, whose public half the bridge pins
 	kid, plate, licensee               string
 	rotate                             bool
 	vehicle                            string
@@ -85,6 +87,7 @@ func cmdVehicleAdd(args []string, out io.Writer) error {
 	fs.StringVar(&c.licensee, "licensee", "", "licensee id, to register a vehicle that is not in the registry yet (with --plate)")
 	fs.BoolVar(&c.rotate, "rotate", false, "replace the key and the password of a vehicle that has them")
 	b.String(&c.db, "TRENZINHO_DB", "", "the monitor's SQLite database: when it exists, the enrolment is written to its audit log")
+	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 signing key, whose public key the bridge pins to verify its configuration bundles (default: monitor-signing.key beside --db, when it exists; created when named here and missing)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), vehicleUsage)
 		fs.PrintDefaults()
@@ -164,6 +167,11 @@ func vehicleAdd(c vehicleAddConfig, out io.Writer) error {
 		return fmt.Errorf("a nova chave precisa de outro nome que não %s (--kid)", kid)
 	}
 
+	configKey, err := monitorPublicKey(c)
+	if err != nil {
+		return err
+	}
+
 	// The secrets.
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -201,7 +209,7 @@ func vehicleAdd(c vehicleAddConfig, out io.Writer) error {
 	if err := writeSecret(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), c.rotate); err != nil {
 		return err
 	}
-	if err := writeSecret(envPath, []byte(bridgeEnv(c, kid, password)), c.rotate); err != nil {
+	if err := writeSecret(envPath, []byte(bridgeEnv(c, kid, password, configKey)), c.rotate); err != nil {
 		return err
 	}
 
@@ -210,7 +218,7 @@ func vehicleAdd(c vehicleAddConfig, out io.Writer) error {
 		return err
 	}
 	topics := []string{wire.TelemetryTopic(id), wire.StatusTopic(id)}
-	added, err := mosquittoauth.GrantWrite(c.acl, id, topics)
+	added, err := mosquittoauth.Grant(c.acl, id, topics, []string{configbundle.Topic(id)})
 	if err != nil {
 		return err
 	}
@@ -228,7 +236,12 @@ func vehicleAdd(c vehicleAddConfig, out io.Writer) error {
 	if added {
 		fmt.Fprintf(out, "  ACL: permissões do veículo acrescentadas em %s\n", c.acl)
 	} else {
-		fmt.Fprintf(out, "  ACL: %s já permite ao veículo publicar %s e %s\n", c.acl, topics[0], topics[1])
+		fmt.Fprintf(out, "  ACL: %s já permite ao veículo publicar %s e %s e ler %s\n", c.acl, topics[0], topics[1], configbundle.Topic(id))
+	}
+	if configKey != "" {
+		fmt.Fprintf(out, "  Chave pública do monitor fixada no bridge (TRENZINHO_CONFIG_KEY): %s\n", configKey)
+	} else {
+		fmt.Fprintf(out, "  AVISO: chave do monitor não encontrada (--signing-key): o bridge não aceitará configuração assinada até que TRENZINHO_CONFIG_KEY seja definida\n")
 	}
 	fmt.Fprintf(out, "  Arquivos para o Raspberry Pi (contêm a senha e a chave privada: transporte-os com segurança):\n")
 	fmt.Fprintf(out, "    %s\n    %s\n", envPath, keyPath)
@@ -256,7 +269,7 @@ func defaultKid(vehicle string, now time.Time, current string) string {
 }
 
 // bridgeEnv is the bridge.env fragment of the vehicle: the settings that are its own.
-func bridgeEnv(c vehicleAddConfig, kid, password string) string {
+func bridgeEnv(c vehicleAddConfig, kid, password, configKey string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# Settings of the trenzinho bridge of vehicle %s, made by "monitor vehicle add" at %s.
 # Configuração do bridge do veículo %s. CONTÉM A SENHA MQTT: mantenha em segredo.
@@ -272,6 +285,11 @@ TRENZINHO_VEHICLE=%s
 	}
 	fmt.Fprintf(&b, "TRENZINHO_MQTT_USER=%s\nTRENZINHO_MQTT_PASSWORD=%s\nTRENZINHO_KEY_FILE=%s\nTRENZINHO_KID=%s\n",
 		c.vehicle, password, bridgeKeyPath, kid)
+	if configKey != "" {
+		// The monitor's public key, pinned: the bridge applies only configuration bundles it
+		// signed (docs/bridge.md).
+		fmt.Fprintf(&b, "TRENZINHO_CONFIG_KEY=%s\n", configKey)
+	}
 	return b.String()
 }
 
@@ -334,4 +352,25 @@ func auditEnrolment(c vehicleAddConfig, vehicle, kid, pub string, out io.Writer)
 		return
 	}
 	fmt.Fprintf(out, "  Auditoria: registrada no banco %s\n", c.db)
+}
+
+// monitorPublicKey returns the monitor's public key (base64) for the bridge to pin: from
+// --signing-key (created when missing, as the monitor would at its first start), else from
+// monitor-signing.key beside --db when it exists; "" when there is none.
+func monitorPublicKey(c vehicleAddConfig) (string, error) {
+	path := c.signingKey
+	if path == "" {
+		if c.db == "" {
+			return "", nil
+		}
+		path = filepath.Join(filepath.Dir(c.db), "monitor-signing.key")
+		if _, err := os.Stat(path); err != nil {
+			return "", nil
+		}
+	}
+	key, _, err := loadOrCreateKey(path)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey)), nil
 }

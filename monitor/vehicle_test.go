@@ -24,6 +24,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/registry"
@@ -333,7 +334,8 @@ func TestBrokerACL(t *testing.T) {
 	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
 	}
-	// A vehicle subscribing to everything gets nothing (vehicles read nothing).
+	// A vehicle subscribing to everything gets nothing (vehicles read nothing but their own
+	// configuration, and none is published for PIU-002 here).
 	var snooped sync.Map
 	snoop, err := connect(broker, "snoop-PIU-002", "PIU-002", passwords["PIU-002"])
 	if err != nil {
@@ -377,6 +379,12 @@ func TestBrokerACL(t *testing.T) {
 		{"svc.monitor", wire.EpisodesTopic("PIU-001"), true},
 		{"svc.monitor", wire.QuarantineTopic("PIU-001"), false},
 		{"svc.monitor", wire.TelemetryTopic("PIU-002"), false},
+		// The configuration bundle: the monitor writes it, the vehicle never (it only reads
+		// its own, which the snoop below checks for another vehicle's).
+		{"svc.monitor", configbundle.Topic("PIU-001"), true},
+		{"PIU-001", configbundle.Topic("PIU-001"), false},
+		{"PIU-002", configbundle.Topic("PIU-001"), false},
+		{"svc.ingest", configbundle.Topic("PIU-001"), false},
 	}
 	sent := make([]string, len(attempts))
 	for i, a := range attempts {

@@ -41,6 +41,8 @@ func DecodeStatus(payload []byte) (*Status, error) {
 		return nil, reject(ReasonMissingEpoch, "epoch %q", s.Epoch)
 	case s.Seq > MaxSeq:
 		return nil, reject(ReasonBadSeq, "seq %d above 2^63-1", s.Seq)
+	case s.ConfigVersion > MaxSeq:
+		return nil, reject(ReasonBadValue, "config_version %d above 2^63-1", s.ConfigVersion)
 	case s.SpoolDepth != nil && *s.SpoolDepth < 0, s.SpoolEvicted != nil && *s.SpoolEvicted < 0:
 		return nil, reject(ReasonBadValue, "negative spool count")
 	case len(s.Devices) > MaxDevices:

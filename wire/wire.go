@@ -142,6 +142,9 @@ type Status struct {
 	// epoch file missing or damaged) and re-sent the batches it still held under Epoch;
 	// "unknown" when the bridge could not tell which. Absent for an epoch created fresh.
 	PreviousEpoch string `json:"previous_epoch,omitempty"`
+	// ConfigVersion is the version of the signed configuration bundle the bridge runs
+	// (docs/protocol.md §9); absent when it runs none.
+	ConfigVersion uint64 `json:"config_version,omitempty"`
 	// Kid and Sig sign a status as they sign a batch (EncodeStatus; §6 of docs/protocol.md).
 	// The MQTT will {"online":false} is unsigned: the broker publishes it, not the bridge.
 	Kid string `json:"kid,omitempty"`
@@ -151,7 +154,7 @@ type Status struct {
 // OfflineOnly reports whether s says nothing but that the bridge went offline: the MQTT will.
 func (s *Status) OfflineOnly() bool {
 	return !s.Online && s.Version == "" && s.Epoch == "" && s.Seq == 0 && s.SpoolDepth == nil &&
-		s.SpoolEvicted == nil && s.Devices == nil && s.T == nil && s.PreviousEpoch == ""
+		s.SpoolEvicted == nil && s.Devices == nil && s.T == nil && s.PreviousEpoch == "" && s.ConfigVersion == 0
 }
 
 // Device states reported in Status.Devices.

@@ -23,6 +23,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trenzinho/trenzinho/config"
+	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/firmware-bridge/spool"
 	"github.com/trenzinho/trenzinho/firmware-bridge/tacho"
 	"github.com/trenzinho/trenzinho/wire"
@@ -61,6 +62,11 @@ type Config struct {
 	StatusEvery time.Duration
 
 	Logger *slog.Logger
+	// ConfigKey is the monitor's public key pinned at enrolment: configuration bundles signed
+	// by it are applied (config.go); nil: the bridge takes no configuration.
+	ConfigKey ed25519.PublicKey
+	// LogLevel, when set, is the level of Logger, which a configuration bundle may change.
+	LogLevel *slog.LevelVar
 }
 
 // Bridge runs one vehicle's bridge.
@@ -80,6 +86,11 @@ type Bridge struct {
 
 	published atomic.Int64
 	acked     atomic.Int64
+
+	conf       atomic.Pointer[configbundle.Bundle] // in force; nil: none
+	confMu     sync.Mutex                          // serialises ReceiveConfig
+	interval   atomic.Int64                        // batch interval in force, ns
+	intervalCh chan struct{}
 }
 
 // Open prepares a bridge: it opens (or creates) the state directory and its spool.
@@ -128,7 +139,11 @@ func Open(cfg Config) (*Bridge, error) {
 		devs:     deviceState{states: map[string]string{}},
 		readings: make(chan reading, 4096),
 		statusCh: make(chan struct{}, 1),
+
+		intervalCh: make(chan struct{}, 1),
 	}
+	b.interval.Store(int64(cfg.BatchInterval))
+	b.loadConfig()
 	for name, d := range map[string]*Device{"gps": cfg.GPS, "tacho": cfg.Tacho, "slm": cfg.SLM} {
 		if d != nil {
 			b.devs.set(name, wire.DeviceMissing)
@@ -278,7 +293,7 @@ func (b *Bridge) readTacho(ctx context.Context, r io.ReadWriter, d *Device) erro
 
 // batch collects readings into batches and appends them to the spool.
 func (b *Bridge) batch(ctx context.Context) error {
-	tick := time.NewTicker(b.cfg.BatchInterval)
+	tick := time.NewTicker(b.batchInterval())
 	defer tick.Stop()
 	var cur wire.Batch
 	n := 0
@@ -327,6 +342,8 @@ func (b *Bridge) batch(ctx context.Context) error {
 					return err
 				}
 			}
+		case <-b.intervalCh:
+			tick.Reset(b.batchInterval())
 		case <-tick.C:
 			if err := flush(); err != nil {
 				b.log.Error("batch not spooled", "err", err)
@@ -455,8 +472,9 @@ func (b *Bridge) mqttOptions() *mqtt.ClientOptions {
 		SetOrderMatters(false)
 	will, _ := json.Marshal(wire.Status{Online: false})
 	o.SetBinaryWill(wire.StatusTopic(b.cfg.Vehicle), will, 1, true)
-	o.SetOnConnectHandler(func(mqtt.Client) {
+	o.SetOnConnectHandler(func(c mqtt.Client) {
 		b.log.Info("connected to the broker", "url", b.cfg.MQTT.URL)
+		b.subscribeConfig(c)
 		b.onDeviceChange()
 	})
 	o.SetConnectionLostHandler(func(_ mqtt.Client, err error) {
@@ -490,6 +508,7 @@ func (b *Bridge) Status(online bool) wire.Status {
 	return wire.Status{
 		Online: online, Version: b.cfg.Version, Epoch: st.Epoch, Seq: st.LastSeq, PreviousEpoch: st.PreviousEpoch,
 		SpoolDepth: &depth, SpoolEvicted: &evicted, Devices: b.devs.snapshot(), T: &now,
+		ConfigVersion: b.configVersion(),
 	}
 }
 

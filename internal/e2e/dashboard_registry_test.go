@@ -58,6 +58,8 @@ func TestDashboardRegistryInTheBrowser(t *testing.T) {
 
 	// Two registered vehicles report once, parked in town: the fleet page then lists them.
 	publishOnce(t, broker.URL(), "PIU-002", "PIU-003")
+	// PIU-002's bridge says it runs configuration 1, not the one the monitor issued it.
+	publishStatus(t, broker.URL(), "PIU-002", 1)
 	testenv.WaitFor(t, "the monitor to know PIU-003", 30*time.Second, func() bool {
 		var vs struct{ Items []struct{ ID string } }
 		mon.get(t, "/api/v1/vehicles", &vs)
@@ -168,6 +170,11 @@ func TestDashboardRegistryInTheBrowser(t *testing.T) {
 	detail := b.evalString(`[...document.querySelectorAll("#fleet-table [data-docs]")].map((e) => e.title).join("\n")`)
 	if !strings.Contains(detail, "Permissionário Passeios Recreativos Ilha do Gambá Ltda: Licença") || strings.Contains(detail, "licenciado") || strings.Contains(detail, " L2") {
 		t.Errorf("fleet documents detail %q: want the licensee named as Permissionário with its razão social", detail)
+	}
+	// PIU-002 runs another configuration than the one issued: flagged; PIU-003 sent no status.
+	b.waitJS(`document.querySelector('#fleet-table tr[data-vehicle="PIU-002"] .config-stale') !== null`, 20*time.Second, "PIU-002's stale configuration")
+	if b.evalBool(`document.querySelector('#fleet-table tr[data-vehicle="PIU-003"] .config-stale') !== null`) {
+		t.Error("PIU-003, which sent no status, is flagged as running a stale configuration")
 	}
 	b.shot("09-fleet")
 	b.do(chromedp.ScrollIntoView(chromedp.CSS("#expiring")))

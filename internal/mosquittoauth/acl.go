@@ -3,13 +3,8 @@ package mosquittoauth
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
-
-	"github.com/trenzinho/trenzinho/internal/atomicfile"
 )
 
 // ACL is a Mosquitto acl_file, parsed as the broker reads it: "user NAME" starts the entries of
@@ -121,34 +116,5 @@ func Match(filter, topic string) bool {
 // otherwise it appends a "user" section with one "topic write" line per topic. A missing file is
 // created (mode 0644).
 func GrantWrite(path, user string, topics []string) (added bool, err error) {
-	if !ValidUser(user) {
-		return false, fmt.Errorf("mosquitto acl: invalid user name %q", user)
-	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, err
-	}
-	a, err := ParseACL(old)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
-	}
-	missing := false
-	for _, t := range topics {
-		if !a.CanWrite(user, user, t) {
-			missing = true
-		}
-	}
-	if !missing {
-		return false, nil
-	}
-	var b bytes.Buffer
-	b.Write(old)
-	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
-		b.WriteByte('\n')
-	}
-	fmt.Fprintf(&b, "\nuser %s\n", user)
-	for _, t := range topics {
-		fmt.Fprintf(&b, "topic write %s\n", t)
-	}
-	return true, atomicfile.Write(path, b.Bytes(), 0o644)
+	return Grant(path, user, topics, nil)
 }

@@ -692,6 +692,7 @@ func (j *Judge) view(v *rules.Vehicle, now time.Time) fleetEntry {
 	if s := v.Status; s != nil {
 		vv.Devices = s.Devices
 		vv.SpoolDepth = s.SpoolDepth
+		vv.ConfigVersion = s.ConfigVersion
 		e.statusOffline = !s.Online
 	}
 	e.setOnline(now)

@@ -28,6 +28,12 @@ type Vehicle struct {
 	SpoolDepth   *int64            `json:"spool_depth,omitempty"`
 	OpenEpisodes []string          `json:"open_episodes"`   // ids; [] when none
 	Epoch        string            `json:"epoch,omitempty"` // the bridge's sequence epoch
+	// ConfigVersion is the configuration bundle the bridge says it runs (its status);
+	// ConfigCurrent the one the monitor issued it last, and ConfigStale whether they differ
+	// (absent when the monitor issued none).
+	ConfigVersion uint64 `json:"config_version,omitempty"`
+	ConfigCurrent uint64 `json:"config_current,omitempty"`
+	ConfigStale   *bool  `json:"config_stale,omitempty"`
 	// Telemetry health: what the monitor did not judge of the vehicle's data, since it was first
 	// seen (readings older than the newest of their kind, readings not fit as evidence, batches
 	// seen before, readings or batches timed ahead of the receive clock), and its open

@@ -234,7 +234,15 @@ function devicesCell(v) {
   const d = v.devices || {};
   if (!Object.keys(d).length) return h("span", { class: "muted" }, "sem status");
   return h("span", { class: "chips" }, ...Object.entries(DEVICES).map(([k, name]) =>
-    d[k] ? chip(`${name}: ${DEVICE_STATES[d[k]] || d[k]}`, d[k] === "ok" ? "ok" : "danger") : null));
+    d[k] ? chip(`${name}: ${DEVICE_STATES[d[k]] || d[k]}`, d[k] === "ok" ? "ok" : "danger") : null),
+  configStale(v) ? h("span", { class: "config-stale", title: `O veículo usa a configuração ${v.config_version || "nenhuma"}; a atual é ${v.config_current}` },
+    chip("configuração desatualizada", "warn")) : null);
+}
+
+// configStale: the monitor issued the vehicle a configuration bundle that its bridge does not
+// say it runs (docs/protocol.md §9).
+function configStale(v) {
+  return !!v.config_current && v.config_version !== v.config_current;
 }
 
 // dataOn says whether a vehicle sent data on a local day: "yes", "no" or "unknown" (before the

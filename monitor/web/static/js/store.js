@@ -44,6 +44,9 @@ class Store extends EventTarget {
 
   applyPosition(v) {
     const old = this.vehicles.get(v.id);
+    // The live stream carries the judge's view; the version the monitor issued comes with the
+    // fleet API's list only.
+    if (old && v.config_current == null && old.config_current != null) v.config_current = old.config_current;
     this.vehicles.set(v.id, v);
     this.emit("vehicle", { vehicle: v, isNew: !old });
   }

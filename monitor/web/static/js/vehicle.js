@@ -69,6 +69,7 @@ export class VehiclePanel {
       ...row("Visto por último", v.last_seen ? `${fmtDateTime(v.last_seen)} (${fmtAgo(v.last_seen)})` : "nunca"),
       ...row("Posição", v.lat == null ? "sem posição" : `${fmtNum(v.lat, 5)}; ${fmtNum(v.lon, 5)}`),
       ...row("Fila no veículo", v.spool_depth == null ? "—" : `${v.spool_depth} lote(s)`),
+      ...row("Configuração", v.config_current ? `versão ${v.config_version || "nenhuma"}${v.config_version === v.config_current ? " (atual)" : ` — desatualizada (atual: ${v.config_current})`}` : v.config_version ? `versão ${v.config_version}` : "—"),
       ...row("Episódios abertos", String((v.open_episodes || []).length)));
     const devs = Object.entries(DEVICES).map(([k, name]) => {
       const s = (v.devices || {})[k];
