@@ -228,6 +228,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
+		Transparency:   db,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -4,7 +4,8 @@
 // Everything under /api/v1/ answers JSON; an error is {"error":"message"} with a message a person
 // can read in the dashboard (pt-BR) and a proper status. Every route requires a session cookie or
 // an "Authorization: Bearer <token>" header, except GET /healthz, GET /metrics,
-// POST /api/v1/login, GET /api/v1/session and the static files.
+// POST /api/v1/login, GET /api/v1/session, the static files and the public transparency report
+// (GET /transparencia, GET /api/v1/public/transparency[.csv]).
 //
 // The server depends on small interfaces defined here (Users, AuditLog, Episodes, Fleet);
 // *store.DB implements the first three.
@@ -112,6 +113,9 @@ type Config struct {
 	Cases *CasesConfig
 	// DeadLetters serves the notifications' dead letters (notifications.go); nil: no routes.
 	DeadLetters DeadLetters
+	// Transparency serves the public transparency report (transparency.go) with RegistryStore;
+	// nil: no report.
+	Transparency TransparencyStore
 }
 
 // Limits.
@@ -143,6 +147,8 @@ type Server struct {
 	reg            *registry.Store
 	cases          *CasesConfig
 	deadLetters    DeadLetters
+	transparency   TransparencyStore
+	public         *throttle // the public routes' rate limit, per client address
 
 	metrics    *metrics
 	throttle   *throttle // per client address
@@ -177,6 +183,7 @@ func New(cfg Config) *Server {
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
 		deadLetters:    cfg.DeadLetters,
+		transparency:   cfg.Transparency,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -241,6 +248,7 @@ func New(cfg Config) *Server {
 	if cfg.Static != nil {
 		root.Handle("/", cfg.Static)
 	}
+	s.transparencyRoutes(a, root, cfg.Static)
 
 	// Browsers send Origin / Sec-Fetch-Site: refuse state-changing requests from other sites
 	// (CSRF), cookie or not. Clients that are not browsers send neither and pass.

@@ -48,6 +48,11 @@ var public = map[string]string{
 	"GET /metrics":        "Prometheus",
 	"/api/":               "the API dispatcher (unknown paths: 401 without a session)",
 	"/":                   "the dashboard's static files and login page",
+	// The transparency report (LAI): aggregates per licensee and month, no personal data, no
+	// positions; rate-limited per client address (transparency.go, docs/transparency.md).
+	"GET /transparencia":                  "the public transparency page (LAI)",
+	"GET /api/v1/public/transparency":     "the public transparency report, JSON (LAI)",
+	"GET /api/v1/public/transparency.csv": "the public transparency report, CSV (LAI)",
 }
 
 // sourceRoutes parses the package's non-test files and returns every mux registration: a call
@@ -119,6 +124,7 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.RegistryStore = reg
 		c.Cases = &api.CasesConfig{Store: db, Profile: profile.Piuma(), Registry: reg}
 		c.DeadLetters = deadLetterDispatcher(t, db)
+		c.Transparency = db
 		if edit != nil {
 			edit(c)
 		}
@@ -233,7 +239,8 @@ func TestEveryRouteRequiresASession(t *testing.T) {
 		}
 	}
 	// The public routes answer without a session.
-	for _, c := range []struct{ method, path string }{{"GET", "/healthz"}, {"GET", "/metrics"}, {"GET", "/api/v1/session"}, {"GET", "/"}, {"GET", "/style.css"}} {
+	for _, c := range []struct{ method, path string }{{"GET", "/healthz"}, {"GET", "/metrics"}, {"GET", "/api/v1/session"}, {"GET", "/"}, {"GET", "/style.css"},
+		{"GET", "/transparencia"}, {"GET", "/api/v1/public/transparency"}, {"GET", "/api/v1/public/transparency.csv"}} {
 		if code, _, _ := f.send(c.method, c.path, nil); code != http.StatusOK {
 			t.Errorf("%s %s without a session: %d, want 200", c.method, c.path, code)
 		}
