@@ -3,7 +3,6 @@
 import { h } from "./dom.js";
 import { RULES } from "./fmt.js";
 
-
 const num = (x, d = 2) => x.toLocaleString("pt-BR", { minimumFractionDigits: d, maximumFractionDigits: d });
 
 function counts(obj, label) {
