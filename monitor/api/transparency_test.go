@@ -146,6 +146,22 @@ func TestTransparencyMonth(t *testing.T) {
 		}
 	}
 
+	// The batch log is pruned after its retention: the service time stays.
+	if n, err := f.db.PruneBatches(ctx, time.Now().Add(time.Hour)); err != nil || n == 0 {
+		t.Fatalf("prune: %d %v", n, err)
+	}
+	code, pruned, _ := f.do("GET", "/api/v1/public/transparency?month=2026-11", nil, session{})
+	var after api.TransparencyReport
+	if err := json.Unmarshal(pruned, &after); err != nil || code != http.StatusOK {
+		t.Fatalf("after pruning: %d %s", code, pruned)
+	}
+	for i, l := range after.Licensees {
+		before := rep.Licensees[i]
+		if l.HoursInService != before.HoursInService || l.HoursInOffence != before.HoursInOffence || *l.ShareCompliant != *before.ShareCompliant || after.Partial {
+			t.Errorf("after pruning the batch log %s: %+v, before %+v", l.Licensee, l, before)
+		}
+	}
+
 	code, csvBody, h := f.do("GET", "/api/v1/public/transparency.csv?month=2026-11", nil, session{})
 	if code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") {
 		t.Fatalf("CSV: %d %s", code, csvBody)

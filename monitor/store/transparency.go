@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -58,19 +59,22 @@ func (db *DB) Transparency(ctx context.Context, from, to time.Time, loc *time.Lo
 	out := &Transparency{From: from, To: to}
 
 	var since *int64
-	if err := db.db.QueryRowContext(ctx, `SELECT MIN(t_min) FROM batch_log`).Scan(&since); err != nil {
+	if err := db.db.QueryRowContext(ctx, `
+SELECT MIN(t) FROM (SELECT MIN(t_min) AS t FROM batch_log UNION ALL SELECT MIN(t_from) FROM service_spans)`).Scan(&since); err != nil {
 		return nil, fmt.Errorf("store: transparency: %w", err)
 	}
 	if since != nil {
 		out.TelemetrySince = fromMillis(*since)
 	}
 
-	// Service: the batches' spans, merged per vehicle.
+	// Service: the logged batches' spans and those kept of the pruned ones, merged per vehicle.
 	service := map[string][]span{}
 	rows, err := db.db.QueryContext(ctx, `
 SELECT vehicle, t_min, t_max FROM batch_log
-WHERE t_max >= ? AND t_min < ? AND t_max >= t_min
-ORDER BY vehicle, t_min`, lo-TelemetryGap.Milliseconds(), hi)
+WHERE t_max >= ?1 AND t_min < ?2 AND t_max >= t_min
+UNION ALL
+SELECT vehicle, t_from, t_to FROM service_spans WHERE t_to >= ?1 AND t_from < ?2
+ORDER BY 1, 2`, lo-TelemetryGap.Milliseconds(), hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: transparency: %w", err)
 	}
@@ -188,6 +192,45 @@ ORDER BY vehicle, start_at`, hi, hi, hi, lo)
 		return nil, fmt.Errorf("store: transparency: %w", err)
 	}
 	return out, nil
+}
+
+// keepServiceSpans adds to service_spans the merged spans of the logged batches received
+// before (milliseconds), which the caller is about to prune.
+func keepServiceSpans(ctx context.Context, tx *sql.Tx, before int64) error {
+	rows, err := tx.QueryContext(ctx, `
+SELECT vehicle, t_min, t_max FROM batch_log WHERE received_at < ? AND t_max >= t_min ORDER BY vehicle, t_min`, before)
+	if err != nil {
+		return fmt.Errorf("service spans: %w", err)
+	}
+	type vspan struct {
+		vehicle string
+		span
+	}
+	var keep []vspan
+	for rows.Next() {
+		var v vspan
+		if err := rows.Scan(&v.vehicle, &v.from, &v.to); err != nil {
+			rows.Close()
+			return fmt.Errorf("service spans: %w", err)
+		}
+		if n := len(keep); n > 0 && keep[n-1].vehicle == v.vehicle && v.from-keep[n-1].to <= TelemetryGap.Milliseconds() {
+			keep[n-1].to = max(keep[n-1].to, v.to)
+			continue
+		}
+		keep = append(keep, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("service spans: %w", err)
+	}
+	for _, v := range keep {
+		if _, err := tx.ExecContext(ctx, `
+INSERT INTO service_spans (vehicle, t_from, t_to) VALUES (?, ?, ?)
+ON CONFLICT (vehicle, t_from) DO UPDATE SET t_to = max(t_to, excluded.t_to)`, v.vehicle, v.from, v.to); err != nil {
+			return fmt.Errorf("service spans: %w", err)
+		}
+	}
+	return nil
 }
 
 // merge sorts spans and joins those that overlap or touch.
