@@ -71,8 +71,8 @@ func (s *Server) rateLimited(next http.Handler) http.Handler {
 type TransparencyReport struct {
 	Month    string `json:"month"` // YYYY-MM
 	TimeZone string `json:"time_zone"`
-	// TelemetrySince is the first reading the monitor still keeps: service hours before it
-	// are not counted (the batch log is pruned after its retention period). Null: none kept.
+	// TelemetrySince is the first reading whose service time the monitor keeps (the batch log
+	// and the spans kept of pruned batches): no hours before it are counted. Null: none.
 	TelemetrySince *time.Time `json:"telemetry_since"`
 	// Partial: the month starts before TelemetrySince, so its hours are a lower bound.
 	Partial     bool                  `json:"partial"`

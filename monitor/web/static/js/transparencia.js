@@ -16,7 +16,7 @@ function render(rep) {
   out.replaceChildren();
   const status = document.getElementById("status");
   status.textContent = rep.partial
-    ? `Mês ${rep.month} (parcial: a telemetria guardada começa em ${rep.telemetry_since ? new Date(rep.telemetry_since).toLocaleString("pt-BR") : "—"}).`
+    ? `Mês ${rep.month} (parcial: a coleta de telemetria começa em ${rep.telemetry_since ? new Date(rep.telemetry_since).toLocaleString("pt-BR") : "—"}).`
     : `Mês ${rep.month}.`;
   if (rep.licensees.length === 0) {
     out.append(h("p", null, "Nenhum dado neste mês."));
