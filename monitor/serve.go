@@ -245,6 +245,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
 		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
+		Transparency:   db,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -5,7 +5,8 @@
 // can read in the dashboard (pt-BR) and a proper status. Every route requires a session cookie or
 // an "Authorization: Bearer <token>" header, except GET /healthz, GET /metrics,
 // POST /api/v1/login, GET /api/v1/session, the public verification page of issued autos
-// (/v/{code}, public.go) and the static files.
+// (/v/{code}, public.go), the public transparency report (GET /transparencia,
+// GET /api/v1/public/transparency[.csv]) and the static files.
 //
 // The server depends on small interfaces defined here (Users, AuditLog, Episodes, Fleet);
 // *store.DB implements the first three.
@@ -116,6 +117,9 @@ type Config struct {
 	// Public serves the public verification page of issued autos (public.go, GET and POST
 	// /v/{code}, no login); nil: no public page, and issued autos get no public code.
 	Public *PublicConfig
+	// Transparency serves the public transparency report (transparency.go) with RegistryStore;
+	// nil: no report.
+	Transparency TransparencyStore
 }
 
 // Limits.
@@ -129,25 +133,27 @@ const (
 
 // Server is the HTTP API.
 type Server struct {
-	log            *slog.Logger
-	users          Users
-	audit          AuditLog
-	episodes       Episodes
-	fleet          Fleet
-	drafts         Drafts
-	draftKey       ed25519.PublicKey
-	renderPDF      func(w io.Writer, d *store.DraftRecord) error
-	health         func(context.Context) error
-	hub            *Hub
-	sessionTTL     time.Duration
-	secure         bool
-	keepAlive      time.Duration
-	mapCfg         MapConfig
-	batchRetention time.Duration
-	reg            *registry.Store
-	cases          *CasesConfig
-	deadLetters    DeadLetters
-	public         *PublicConfig
+	log               *slog.Logger
+	users             Users
+	audit             AuditLog
+	episodes          Episodes
+	fleet             Fleet
+	drafts            Drafts
+	draftKey          ed25519.PublicKey
+	renderPDF         func(w io.Writer, d *store.DraftRecord) error
+	health            func(context.Context) error
+	hub               *Hub
+	sessionTTL        time.Duration
+	secure            bool
+	keepAlive         time.Duration
+	mapCfg            MapConfig
+	batchRetention    time.Duration
+	reg               *registry.Store
+	cases             *CasesConfig
+	deadLetters       DeadLetters
+	public            *PublicConfig
+	transparency      TransparencyStore
+	transparencyLimit *throttle // the transparency routes' rate limit, per client address
 
 	metrics    *metrics
 	throttle   *throttle // per client address
@@ -186,6 +192,7 @@ func New(cfg Config) *Server {
 		cases:          cfg.Cases,
 		deadLetters:    cfg.DeadLetters,
 		public:         cfg.Public,
+		transparency:   cfg.Transparency,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -251,6 +258,7 @@ func New(cfg Config) *Server {
 	if cfg.Static != nil {
 		root.Handle("/", cfg.Static)
 	}
+	s.transparencyRoutes(a, root, cfg.Static)
 
 	// Browsers send Origin / Sec-Fetch-Site: refuse state-changing requests from other sites
 	// (CSRF), cookie or not. Clients that are not browsers send neither and pass.

@@ -50,6 +50,11 @@ var public = map[string]string{
 	"/":                   "the dashboard's static files and login page",
 	"GET /v/{code}":       "public verification of an issued auto (issue 17): rate-limited, no personal data",
 	"POST /v/{code}":      "public check of an uploaded PDF or bundle against an issued auto: rate-limited, size-limited",
+	// The transparency report (LAI): aggregates per licensee and month, no personal data, no
+	// positions; rate-limited per client address (transparency.go, docs/transparency.md).
+	"GET /transparencia":                  "the public transparency page (LAI)",
+	"GET /api/v1/public/transparency":     "the public transparency report, JSON (LAI)",
+	"GET /api/v1/public/transparency.csv": "the public transparency report, CSV (LAI)",
 }
 
 // sourceRoutes parses the package's non-test files and returns every mux registration: a call
@@ -122,6 +127,7 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.Cases = &api.CasesConfig{Store: db, Profile: profile.Piuma(), Registry: reg}
 		c.DeadLetters = deadLetterDispatcher(t, db)
 		c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
+		c.Transparency = db
 		if edit != nil {
 			edit(c)
 		}
@@ -236,7 +242,8 @@ func TestEveryRouteRequiresASession(t *testing.T) {
 		}
 	}
 	// The public routes answer without a session.
-	for _, c := range []struct{ method, path string }{{"GET", "/healthz"}, {"GET", "/metrics"}, {"GET", "/api/v1/session"}, {"GET", "/"}, {"GET", "/style.css"}} {
+	for _, c := range []struct{ method, path string }{{"GET", "/healthz"}, {"GET", "/metrics"}, {"GET", "/api/v1/session"}, {"GET", "/"}, {"GET", "/style.css"},
+		{"GET", "/transparencia"}, {"GET", "/api/v1/public/transparency"}, {"GET", "/api/v1/public/transparency.csv"}} {
 		if code, _, _ := f.send(c.method, c.path, nil); code != http.StatusOK {
 			t.Errorf("%s %s without a session: %d, want 200", c.method, c.path, code)
 		}

@@ -123,13 +123,25 @@ ORDER BY start_at, id`
 	return eps, nil
 }
 
-// PruneBatches deletes logged batches received before t; drafts keep their own copies.
+// PruneBatches deletes logged batches received before t; drafts keep their own copies, and the
+// service spans (transparency.go) keep the time they cover.
 func (db *DB) PruneBatches(ctx context.Context, before time.Time) (int64, error) {
-	res, err := db.db.ExecContext(ctx, `DELETE FROM batch_log WHERE received_at < ?`, millis(before))
+	var n int64
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		if err := keepServiceSpans(ctx, tx, millis(before)); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM batch_log WHERE received_at < ?`, millis(before))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("store: prune batches: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // UndraftedEpisodes returns the episodes of the given kinds that belong to no draft, open or

@@ -322,6 +322,17 @@ CREATE TABLE public_pdfs (
 	PRIMARY KEY (draft_id, sha256)
 ) STRICT;
 `},
+	{10, `
+-- The service time of the batches the batch log pruned (transparency.go): per vehicle, the
+-- merged spans from first to last reading, kept for good so that the public transparency report
+-- counts a month's hours in service after its batches are gone. No position, no reading.
+CREATE TABLE service_spans (
+	vehicle TEXT    NOT NULL,
+	t_from  INTEGER NOT NULL,
+	t_to    INTEGER NOT NULL CHECK (t_to >= t_from),
+	PRIMARY KEY (vehicle, t_from)
+) STRICT, WITHOUT ROWID;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

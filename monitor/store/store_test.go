@@ -188,6 +188,8 @@ func TestVehicleSnapshotsKeptAcrossBinaryMigration(t *testing.T) {
 		`CREATE TABLE vehicle_state (vehicle TEXT PRIMARY KEY, snapshot TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT, WITHOUT ROWID`,
 		`INSERT INTO vehicle_state VALUES ('PIU-001', '` + old + `', 1)`,
 		`DELETE FROM schema_migrations WHERE version >= 8`,
+		// What the later migrations create, so that they run again.
+		`DROP TABLE public_pdfs`, `DROP TABLE public_codes`, `DROP TABLE service_spans`,
 	} {
 		if _, err := db.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
