@@ -17,6 +17,7 @@ COPY config/ config/
 COPY wire/ wire/
 COPY configbundle/ configbundle/
 COPY geofences/ geofences/
+COPY registry/ registry/
 COPY internal/ internal/
 COPY ingest/ ingest/
 COPY monitor/ monitor/

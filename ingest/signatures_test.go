@@ -22,7 +22,7 @@ import (
 	"github.com/trenzinho/trenzinho/ingest/archive"
 	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/internal/testenv"
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -155,7 +155,7 @@ func TestSignaturesRequired(t *testing.T) {
 
 	// Register S-002's key as `monitor vehicle add` would, while ingest runs.
 	writeRegistry(t, reg, 3, map[int]ed25519.PrivateKey{0: k1, 1: k2})
-	time.Sleep(2 * batchsig.DefaultWatchInterval)
+	time.Sleep(2 * registry.DefaultWatchInterval)
 	var later []message
 	for seq := uint64(4); seq <= 6; seq++ {
 		later = append(later, message{wire.TelemetryTopic("S-002"), f.payload(t, "S-002", seq, "S-002-k1", k2)})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/config"
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // TestHelpListsCommands: --help, -h and help print every subcommand with its line, on standard

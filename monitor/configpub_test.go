@@ -21,8 +21,8 @@ import (
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/view"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // TestConfigBundleEndToEnd: `monitor vehicle add` pins the monitor's public key in the Pi's

@@ -27,10 +27,10 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/judge"
 	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
+	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -142,7 +142,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		regStore.SetLocation(prof.Location())
 		log.Info("registry loaded", "path", c.registry, "vehicles", len(regStore.Vehicles()), "licensees", len(regStore.Licensees()))
 		// Keys registered by `monitor vehicle add` (or edits by hand) apply without a restart.
-		go batchsig.Watch(ctx, regStore, batchsig.DefaultWatchInterval, log)
+		go regStore.Watch(ctx, registry.DefaultWatchInterval, log)
 	} else {
 		log.Warn("TRENZINHO_REGISTRY not set: every vehicle is judged as not registered (veículo não cadastrado)")
 	}

@@ -23,8 +23,8 @@ import (
 	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/internal/atomicfile"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

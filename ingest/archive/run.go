@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/internal/batchsig"
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // Settings are everything ingest needs.
@@ -45,7 +45,7 @@ func Run(ctx context.Context, s Settings, reg prometheus.Registerer, log *slog.L
 		if err != nil {
 			return err
 		}
-		go batchsig.Watch(ctx, keys, batchsig.DefaultWatchInterval, log)
+		go keys.Watch(ctx, registry.DefaultWatchInterval, log)
 		s.Pipeline.Signatures.Keys = batchsig.RegistryKeys(keys)
 		s.Pipeline.Known = func(id string) bool { _, ok := keys.Vehicle(id); return ok }
 		log.Info("registry loaded: batches of vehicles with a registered key are verified", "path", s.Registry,

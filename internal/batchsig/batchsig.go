@@ -25,7 +25,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/batchsig"
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -127,7 +127,7 @@ func TestRegistryKeysAndWatch(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); batchsig.Watch(ctx, s, 20*time.Millisecond, nil) }()
+	go func() { defer close(done); s.Watch(ctx, 20*time.Millisecond, nil) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	// Another program registers the key, as monitor vehicle add does: the store sees it.

@@ -12,8 +12,8 @@ import (
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // TestSettingsLoad: the files Write produces load as the monitor loads them, and say what the

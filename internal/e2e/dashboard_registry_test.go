@@ -16,7 +16,7 @@ import (
 )
 
 // TestDashboardRegistryInTheBrowser drives the registry pages in headless Chromium against a
-// monitor with a registry (the example of monitor/registry/testdata, its expiry dates moved
+// monitor with a registry (the example of registry/testdata, its expiry dates moved
 // relative to today): an admin browses licensees and vehicles, edits a vehicle's r₁, is shown
 // the API's 422 next to the field for a CNPJ with wrong check digits, opens the drivers' tab
 // (redacted, the access recorded), finds the expired and expiring documents on the fleet page
@@ -35,7 +35,7 @@ func TestDashboardRegistryInTheBrowser(t *testing.T) {
 
 	// The example registry, with its three demonstration dates relative to today: PIU-003's
 	// inspection expired 10 days ago, L2's licence expires in 20 days, PIU-001's CSV in 28.
-	example, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor/registry/testdata/piuma-example.yaml"))
+	example, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "registry/testdata/piuma-example.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

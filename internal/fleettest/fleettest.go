@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -134,7 +134,7 @@ func Play(t testing.TB, e *rules.Engine, db *store.DB, seq *uint64, tr Trip) tim
 }
 
 // Registry opens, in dir, a copy of the example registry of Piúma
-// (monitor/registry/testdata/piuma-example.yaml) with vehicle PIU-002 assigned to driver D2 and
+// (registry/testdata/piuma-example.yaml) with vehicle PIU-002 assigned to driver D2 and
 // then changed by edit when it is not nil, as an operator would through the dashboard.
 func Registry(t testing.TB, dir string, edit func(*registry.Vehicle)) *registry.Store {
 	t.Helper()

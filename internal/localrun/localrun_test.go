@@ -178,7 +178,7 @@ cp %[2]q "$GOBIN/influxd"
 	tools := filepath.Join(dir, "tools")
 	writeFile(t, filepath.Join(dir, "Makefile"), fmt.Sprintf("run:\n\t%s -bin %s -data %s -influxd %s -influxd-install %s -registry %s\n",
 		filepath.Join(bin, "localrun"), bin, data, filepath.Join(tools, "influxd"), install,
-		mustAbs(t, "../../monitor/registry/testdata/piuma-example.yaml")), 0o644)
+		mustAbs(t, "../../registry/testdata/piuma-example.yaml")), 0o644)
 
 	// Another process holds the dashboard's default port (when nothing else already does).
 	if ln, err := net.Listen("tcp", "127.0.0.1:8080"); err == nil {
@@ -511,7 +511,7 @@ type localrun struct {
 func startLocalrun(t *testing.T, bin, data string, args ...string) *localrun {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "localrun"), append([]string{"-bin", bin, "-data", data,
-		"-registry", mustAbs(t, "../../monitor/registry/testdata/piuma-example.yaml")}, args...)...)
+		"-registry", mustAbs(t, "../../registry/testdata/piuma-example.yaml")}, args...)...)
 	cmd.Env = cleanEnv()
 	out := newOutput()
 	cmd.Stdout, cmd.Stderr = out, out

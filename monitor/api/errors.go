@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // fail answers err, an error of a store or of the registry, as every handler does (after WTF

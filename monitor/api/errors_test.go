@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // TestFail: every error a store or the registry defines answers its status and its Portuguese

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // The registry routes (docs/api.md, "Registry"): licensees, vehicles, devices and documents

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // TransparencyStore gathers the raw material of the transparency report; *store.DB implements it.

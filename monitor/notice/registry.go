@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // fromDraft fills what the caller left out of in with what the draft recorded from the

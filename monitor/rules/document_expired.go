@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // documentRule flags a vehicle in service with an expired document of the registry (docs/rules.md,

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // driverRegistry: PIU-002 of L1; D1 of L1, D2 of L2, D4 of L1 whose removal was ordered on

@@ -1,6 +1,6 @@
 package rules
 
-import "github.com/trenzinho/trenzinho/monitor/registry"
+import "github.com/trenzinho/trenzinho/registry"
 
 // driverRemovedRule flags a vehicle in service driven (by its tachograph card) by a driver
 // whose removal the public authority ordered (Lei 2.277/2018 Art. 45, III: "manter em serviço

@@ -3,7 +3,7 @@ package rules
 import (
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // FromRegistry is the lookup Engine.SetRegistry takes for a registry store: each vehicle's

@@ -1,6 +1,6 @@
 package rules
 
-import "github.com/trenzinho/trenzinho/monitor/registry"
+import "github.com/trenzinho/trenzinho/registry"
 
 // suspendedRule flags a vehicle in service while its licensee's activity is suspended (the
 // registry's licensee suspensions: a notice to suspend the activity, Lei 2.277/2018 Art. 42, or

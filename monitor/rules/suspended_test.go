@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // A vehicle in service while its licensee's activity is suspended: an alert recommending the

@@ -1,6 +1,6 @@
 package rules
 
-import "github.com/trenzinho/trenzinho/monitor/registry"
+import "github.com/trenzinho/trenzinho/registry"
 
 // uninspectedRule flags a vehicle in service after it failed an inspection, or after an accident
 // that compromised its safety, before an approved inspection released it (registry vehicle

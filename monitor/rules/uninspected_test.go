@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/registry"
+	"github.com/trenzinho/trenzinho/registry"
 )
 
 // A vehicle that failed its inspection on the 20th circulates on the 25th: an Art. 45, VI

@@ -247,7 +247,7 @@ export const AREAS = {
   mixed_leisure: "Mista, cultural/lazer/turismo", industrial: "Predominantemente industrial",
 };
 export const DETAILS = { silent: "tacógrafo silencioso", contradicts_gps: "tacógrafo contradiz o GPS" };
-// The registry's document kinds, as monitor/registry/labels.go names them.
+// The registry's document kinds, as registry/labels.go names them.
 export const DOCUMENT_LABELS = {
   licenca: "licença de funcionamento", csv: "Certificado de Segurança Veicular (CSV)", inspecao: "inspeção técnica veicular",
   atestado_medico: "atestado médico de aptidão física e mental", cnh: "Carteira Nacional de Habilitação (CNH)",

@@ -1,23 +1,21 @@
-package batchsig
+package registry
 
 import (
 	"context"
 	"log/slog"
 	"os"
 	"time"
-
-	"github.com/trenzinho/trenzinho/monitor/registry"
 )
 
 // DefaultWatchInterval is how often Watch looks at the registry file.
 const DefaultWatchInterval = 2 * time.Second
 
-// Watch reloads the store from its file whenever the file changes (another identity after an
+// Watch reloads the store from its file (ingest and the monitor each watch theirs) whenever the file changes (another identity after an
 // atomic rename, another size or modification time), until ctx ends: a key registered by
 // `monitor vehicle add`, or by hand, is used within interval. An invalid file is logged and the
 // previous registry kept. The store's own writes also count as changes; reloading them is
 // harmless.
-func Watch(ctx context.Context, s *registry.Store, interval time.Duration, log *slog.Logger) {
+func (s *Store) Watch(ctx context.Context, interval time.Duration, log *slog.Logger) {
 	path := s.Path()
 	if path == "" {
 		return
