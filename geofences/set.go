@@ -162,8 +162,17 @@ func (l *layer) eachWithin(p orb.Point, r float64, fn func(Hit)) {
 		return
 	}
 	fr := newFrame(p)
+	// A feature whose bound lies farther than r (plus a micrometre and a
+	// relative 1e-9, far above the rounding of the distances) cannot be
+	// within r: skip its exact distance. The box of the search lets through
+	// the corners beyond the circle.
+	far := r*(1+1e-9) + 1e-6
+	far *= far
 	l.index.search(fr.box(r), func(i int) bool {
 		f := l.features[i]
+		if fr.boundDist2(f.bound) > far {
+			return true
+		}
 		if d := fr.dist(f.Geometry); d <= r {
 			fn(Hit{Feature: f, DistanceM: d})
 		}
