@@ -11,15 +11,16 @@ import (
 const gridMaxCells = 1 << 20
 
 // A grid is a uniform grid over the bounds of a list of items: each cell
-// lists the items whose bounds touch it, in compressed rows. Where the
-// rtree descends O(log n) levels through a recursive search, a grid query
+// lists the items whose bounds touch it, in compressed rows. Where an
+// R-tree descends O(log n) levels through a recursive search, a grid query
 // computes the range of cells that the query box covers and reads their
 // lists, which at the density of a town's sensitive sites is a handful of
-// cells holding a few items each. It is built once and then only read, so
+// cells holding a few items each (it replaced a packed R-tree in issue 20,
+// 2–4× faster where hits are few). It is built once and then only read, so
 // it is safe for concurrent queries.
 //
 // A query reports exactly the items whose bounds intersect the query box,
-// as rtree.search does, each once: an item listed in several cells is
+// as an R-tree search does, each once: an item listed in several cells is
 // reported only from the cell that holds the lower-left corner of its
 // intersection with the box, which is one of the cells the query reads.
 type grid struct {
