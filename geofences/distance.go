@@ -55,6 +55,15 @@ func (f *frame) box(r float64) orb.Bound {
 	}
 }
 
+// boundDist2 returns the squared distance in metres from the centre to
+// the nearest point of b (0 inside it), a lower bound of the distance to
+// any geometry within b.
+func (f *frame) boundDist2(b orb.Bound) float64 {
+	x := max(b.Min[0]-f.lon0, f.lon0-b.Max[0], 0) * f.kx
+	y := max(b.Min[1]-f.lat0, f.lat0-b.Max[1], 0) * f.ky
+	return x*x + y*y
+}
+
 // pointDist returns the distance in metres from the centre to q.
 func (f *frame) pointDist(q orb.Point) float64 {
 	x, y := f.xy(q)

@@ -47,9 +47,11 @@
 //
 // # Lookups
 //
-// A Set keeps a static R-tree (Sort-Tile-Recursive packing) of the bounding
-// boxes of each kind, so a lookup visits O(log n) nodes plus the features
-// near the point, and computes exact distances only for those. Where NBR
+// A Set keeps a uniform grid of the bounding boxes of each kind, about one
+// cell per feature, so a lookup reads the few cells around the point and
+// computes exact distances only for the features whose boxes are within
+// reach. The result does not depend on the index: the tests compare every
+// lookup with a scan of all features. Where NBR
 // zones overlap, ZoneAt picks the one with the smallest area (the most
 // specific), then the smallest id; ZonesAt lists them all. A Set is
 // immutable and safe for concurrent use.

@@ -9,8 +9,8 @@ import (
 )
 
 // A Set is a validated collection of geofences with a spatial index per
-// kind. Lookups visit O(log n) index nodes plus the features near the
-// point. A Set is immutable and safe for concurrent use.
+// kind (a uniform grid). Lookups read the few grid cells around the point
+// and the features listed there. A Set is immutable and safe for concurrent use.
 type Set struct {
 	features []*Feature // in load order
 	byID     map[string]*Feature
@@ -25,7 +25,7 @@ type Set struct {
 // A layer is the features of one kind with their index.
 type layer struct {
 	features []*Feature
-	tree     rtree
+	index    grid
 	maxPadM  float64 // largest radius_m of the boarding points
 }
 
@@ -36,7 +36,7 @@ func newLayer(features []*Feature) layer {
 		bounds[i] = f.bound
 		l.maxPadM = max(l.maxPadM, f.RadiusM)
 	}
-	l.tree = newRTree(bounds)
+	l.index = newGrid(bounds)
 	return l
 }
 
@@ -162,8 +162,17 @@ func (l *layer) eachWithin(p orb.Point, r float64, fn func(Hit)) {
 		return
 	}
 	fr := newFrame(p)
-	l.tree.search(fr.box(r), func(i int) bool {
+	// A feature whose bound lies farther than r (plus a micrometre and a
+	// relative 1e-9, far above the rounding of the distances) cannot be
+	// within r: skip its exact distance. The box of the search lets through
+	// the corners beyond the circle.
+	far := r*(1+1e-9) + 1e-6
+	far *= far
+	l.index.search(fr.box(r), func(i int) bool {
 		f := l.features[i]
+		if fr.boundDist2(f.bound) > far {
+			return true
+		}
 		if d := fr.dist(f.Geometry); d <= r {
 			fn(Hit{Feature: f, DistanceM: d})
 		}
@@ -195,7 +204,7 @@ func (l *layer) containing(p orb.Point) []*Feature {
 // p, in index order.
 func (l *layer) eachContaining(p orb.Point, fn func(*Feature)) {
 	fr := newFrame(p)
-	l.tree.search(orb.Bound{Min: p, Max: p}, func(i int) bool {
+	l.index.search(orb.Bound{Min: p, Max: p}, func(i int) bool {
 		f := l.features[i]
 		if fr.contains(f.Geometry) {
 			fn(f)

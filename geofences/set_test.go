@@ -253,20 +253,21 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	}
 }
 
-func TestRTreeSmall(t *testing.T) {
-	var empty rtree
+func TestGridSmall(t *testing.T) {
+	var empty grid
 	empty.search(orb.Bound{Max: orb.Point{1, 1}}, func(int) bool { t.Fatal("found in empty tree"); return true })
 
 	r := rand.New(rand.NewPCG(13, 14))
-	for _, n := range []int{1, 2, 15, 16, 17, 255, 256, 257, 5000} {
+	for _, n := range []int{1, 2, 3, 15, 16, 17, 255, 256, 257, 5000} {
 		bounds := make([]orb.Bound, n)
 		for i := range bounds {
 			p := orb.Point{r.Float64(), r.Float64()}
 			bounds[i] = orb.Bound{Min: p, Max: orb.Point{p[0] + 0.05*r.Float64(), p[1] + 0.05*r.Float64()}}
 		}
-		tree := newRTree(bounds)
-		for range 200 {
-			p := orb.Point{r.Float64(), r.Float64()}
+		tree := newGrid(bounds)
+		for range 400 {
+			// Some boxes straddle or lie outside the grid's extent.
+			p := orb.Point{1.4*r.Float64() - 0.2, 1.4*r.Float64() - 0.2}
 			q := orb.Bound{Min: p, Max: orb.Point{p[0] + 0.1*r.Float64(), p[1] + 0.1*r.Float64()}}
 			var got, want []int
 			tree.search(q, func(i int) bool { got = append(got, i); return true })
