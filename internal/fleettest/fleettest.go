@@ -138,7 +138,7 @@ func Play(t testing.TB, e *rules.Engine, db *store.DB, seq *uint64, tr Trip) tim
 // then changed by edit when it is not nil, as an operator would through the dashboard.
 func Registry(t testing.TB, dir string, edit func(*registry.Vehicle)) *registry.Store {
 	t.Helper()
-	example, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor", "registry", "testdata", "piuma-example.yaml"))
+	example, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "registry", "testdata", "piuma-example.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestUnknownVehiclesBounded(t *testing.T) {
 	}
 	bin := testenv.Build(t)
 	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
-	example, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor", "registry", "testdata", "piuma-example.yaml"))
+	example, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "registry", "testdata", "piuma-example.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
 	if err != nil || len(p.FiscalUnit.Values) != 2 {
 		t.Fatalf("profile: %v", err)
 	}
-	src, err := os.ReadFile("../registry/testdata/piuma-example.yaml")
+	src, err := os.ReadFile("../../registry/testdata/piuma-example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

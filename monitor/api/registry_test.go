@@ -48,7 +48,7 @@ func newRegFixture(t *testing.T, r *registry.Registry) *regFixture {
 	var content []byte
 	var err error
 	if r == nil {
-		content, err = os.ReadFile(filepath.Join("..", "registry", "testdata", "piuma-example.yaml"))
+		content, err = os.ReadFile(filepath.Join("..", "..", "registry", "testdata", "piuma-example.yaml"))
 	} else {
 		content, err = r.Marshal()
 	}
