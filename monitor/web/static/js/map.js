@@ -304,8 +304,8 @@ function removeMarker(id) {
 }
 
 // The vehicle list is virtual: the model (list.ids, the sorted and filtered vehicle ids) holds
-// every vehicle, the DOM only the rows in view plus a few above and below (OVERSCAN); padding on
-// the list stands in for the rest, so the scroll bar is that of the whole list. With 2,000
+// every vehicle, the DOM only the rows in view plus a few above and below (OVERSCAN); spacers in
+// the list stand in for the rest, so the scroll bar is that of the whole list. With 2,000
 // vehicles reporting every second, a row per vehicle kept and rewritten in the DOM cost more than
 // the whole map. The model is re-sorted at most once a second (or at once on a filter change);
 // the rows in view are re-rendered from it at most once per animation frame, on scroll or when a
@@ -391,9 +391,11 @@ function renderRows() {
     else ul.insertBefore(r.li, cur);
   }
   for (const [id, r] of rows) if (!keep.has(id)) { r.li.remove(); rows.delete(id); }
+  // Spacers (the list's ::before and ::after) stand in for the rows out of view. Not padding: a
+  // box is never smaller than its padding, so the list would grow instead of scrolling.
   const padTop = first * rowH + "px", padBottom = (n - last) * rowH + "px";
-  if (ul.style.paddingTop !== padTop) ul.style.paddingTop = padTop;
-  if (ul.style.paddingBottom !== padBottom) ul.style.paddingBottom = padBottom;
+  if (list.padTop !== padTop) ul.style.setProperty("--veh-before", list.padTop = padTop);
+  if (list.padBottom !== padBottom) ul.style.setProperty("--veh-after", list.padBottom = padBottom);
   // The row height is measured once, from a rendered row.
   if (!list.rowH && ul.firstElementChild) {
     const hgt = ul.firstElementChild.getBoundingClientRect().height;
