@@ -81,8 +81,8 @@ export class VehicleCanvas {
   }
 
   // draw paints the vehicles state by state (offline below, in infraction on top, the selected
-  // one last): one path per state for the discs, one for their arrows, instead of several fills
-  // per vehicle, which with 2,000 vehicles made each redraw a long task.
+  // one last), each a copy of a pre-drawn image: with 2,000 vehicles, several anti-aliased fills
+  // per vehicle made each redraw a long task.
   draw() {
     this.dirty = false;
     this.lastDraw = performance.now();
@@ -108,29 +108,21 @@ export class VehicleCanvas {
     if (sel) this.paint([sel], sel.v.state, showLabels, true);
   }
 
-  // paint draws vehicles of one state.
+  // paint draws vehicles of one state: each a copy of a small pre-drawn image (the disc with its
+  // arrow, the course rounded to 5°), far cheaper for the browser than anti-aliased paths.
   paint(items, state, showLabels, selected = false) {
     if (!items.length) return;
     const { ctx } = this;
-    const halo = new Path2D(), discs = new Path2D(), marks = new Path2D();
-    for (const { v, x, y } of items) {
-      if (selected || state === "alert") { const r = selected ? 13.5 : 14; halo.moveTo(x + r, y); halo.arc(x, y, r, 0, 2 * Math.PI); }
-      discs.moveTo(x + 10, y); discs.arc(x, y, 10, 0, 2 * Math.PI);
-      if (v.moving) {
-        // The arrow, rotated by the course: (0,-6.5) (5,6) (0,3) (-5,6).
-        const a = (v.course * Math.PI) / 180, c = Math.cos(a), s = Math.sin(a);
-        const pt = (px, py) => [x + px * c - py * s, y + px * s + py * c];
-        marks.moveTo(...pt(0, -6.5)); marks.lineTo(...pt(5, 6)); marks.lineTo(...pt(0, 3)); marks.lineTo(...pt(-5, 6)); marks.closePath();
-      } else {
-        marks.moveTo(x + 3.5, y); marks.arc(x, y, 3.5, 0, 2 * Math.PI);
-      }
+    if (selected || state === "alert") {
+      const halo = new Path2D(), r = selected ? 13.5 : 14;
+      for (const { x, y } of items) { halo.moveTo(x + r, y); halo.arc(x, y, r, 0, 2 * Math.PI); }
+      ctx.fillStyle = selected ? "#ffcc33" : "rgba(214, 52, 52, 0.25)"; ctx.fill(halo);
     }
-    if (selected || state === "alert") { ctx.fillStyle = selected ? "#ffcc33" : "rgba(214, 52, 52, 0.25)"; ctx.fill(halo); }
-    ctx.globalAlpha = state === "offline" ? 0.8 : 1;
-    ctx.fillStyle = COLORS[state] || COLORS.offline; ctx.fill(discs);
-    ctx.lineWidth = 2; ctx.strokeStyle = "#fff"; ctx.stroke(discs);
-    ctx.fillStyle = "#fff"; ctx.fill(marks);
-    ctx.globalAlpha = 1;
+    const dpr = window.devicePixelRatio || 1;
+    for (const { v, x, y } of items) {
+      const step = v.moving ? Math.round((((v.course % 360) + 360) % 360) / COURSE_STEP) % (360 / COURSE_STEP) : -1;
+      ctx.drawImage(sprite(state, step, dpr), x - SPRITE / 2, y - SPRITE / 2, SPRITE, SPRITE);
+    }
     if (!showLabels) return;
     for (const { id, x, y } of items) {
       const w = ctx.measureText(id).width + 12;
@@ -165,6 +157,35 @@ export class VehicleCanvas {
 // The drawing order of the states, bottom to top.
 const STATES = ["offline", "online", "service", "alert"];
 const RANK = { offline: 0, online: 1, idle: 1, service: 2, alert: 3 };
+
+// The vehicle images, drawn once per state, course step and pixel ratio.
+const SPRITE = 24; // CSS pixels: the disc (radius 10) and its white border
+const COURSE_STEP = 5; // degrees
+const sprites = new Map();
+
+function sprite(state, step, dpr) {
+  const key = `${state}|${step}|${dpr}`;
+  let c = sprites.get(key);
+  if (c) return c;
+  c = document.createElement("canvas");
+  c.width = c.height = Math.ceil(SPRITE * dpr);
+  const ctx = c.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const x = SPRITE / 2, y = SPRITE / 2;
+  ctx.globalAlpha = state === "offline" ? 0.8 : 1;
+  ctx.beginPath(); ctx.arc(x, y, 10, 0, 2 * Math.PI);
+  ctx.fillStyle = COLORS[state] || COLORS.offline; ctx.fill();
+  ctx.lineWidth = 2; ctx.strokeStyle = "#fff"; ctx.stroke();
+  ctx.fillStyle = "#fff";
+  if (step >= 0) {
+    ctx.translate(x, y); ctx.rotate((step * COURSE_STEP * Math.PI) / 180);
+    ctx.beginPath(); ctx.moveTo(0, -6.5); ctx.lineTo(5, 6); ctx.lineTo(0, 3); ctx.lineTo(-5, 6); ctx.closePath(); ctx.fill();
+  } else {
+    ctx.beginPath(); ctx.arc(x, y, 3.5, 0, 2 * Math.PI); ctx.fill();
+  }
+  sprites.set(key, c);
+  return c;
+}
 
 function roundRect(ctx, x, y, w, h, r) {
   ctx.beginPath();
