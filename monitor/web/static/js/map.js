@@ -74,8 +74,10 @@ async function init() {
 
   buildLayerPanel();
   $("#fit-btn").addEventListener("click", fitAll);
-  $("#veh-filter").addEventListener("input", () => { listDirty = true; renderList(); });
+  $("#veh-filter").addEventListener("input", () => { $("#veh-list").scrollTop = 0; listDirty = true; renderList(); });
   const ul = $("#veh-list");
+  ul.addEventListener("scroll", scheduleRows, { passive: true });
+  window.addEventListener("resize", scheduleRows);
   const hold = (ms) => { listHeldUntil = Math.max(listHeldUntil, Date.now() + ms); };
   ul.addEventListener("pointerdown", () => hold(60000));
   ul.addEventListener("pointerup", () => { listHeldUntil = Date.now() + 1500; });
@@ -107,6 +109,7 @@ async function init() {
   store.on("vehicle", ({ vehicle }) => {
     pendingMarkers.add(vehicle.id);
     if (vehicle.id === selected && panel) panel.update(vehicle);
+    if (rows.has(vehicle.id)) scheduleRows();
     schedule();
   });
   store.on("episode", ({ episode, isNewAlert }) => {
@@ -300,82 +303,133 @@ function removeMarker(id) {
   states.delete(id);
 }
 
-// The vehicle list: one row per vehicle, updated in place.
+// The vehicle list is virtual: the model (list.ids, the sorted and filtered vehicle ids) holds
+// every vehicle, the DOM only the rows in view plus a few above and below (OVERSCAN); spacers in
+// the list stand in for the rest, so the scroll bar is that of the whole list. With 2,000
+// vehicles reporting every second, a row per vehicle kept and rewritten in the DOM cost more than
+// the whole map. The model is re-sorted at most once a second (or at once on a filter change);
+// the rows in view are re-rendered from it at most once per animation frame, on scroll or when a
+// vehicle changed. The list carries its counts in data attributes (data-vehicles, data-shown).
+const OVERSCAN = 6;
+const list = { ids: [], index: new Map(), rowH: 0, frame: 0, rowsDirty: false, query: "" };
+
+function scheduleRows() {
+  list.rowsDirty = true;
+  if (!visible || list.frame) return;
+  list.frame = requestAnimationFrame(() => { list.frame = 0; renderRows(); });
+}
+
 function renderList() {
   if (!visible || !listDirty) return;
   listDirty = false;
   const ul = $("#veh-list");
   const q = $("#veh-filter").value.trim().toLowerCase();
   const now = Date.now();
-  // Online vehicles first (those in infraction on top), then the offline ones; by id within.
-  const rank = { alert: 0, service: 1, idle: 1, online: 1, offline: 2 };
-  const ids = [...store.vehicles.keys()];
-  const st0 = new Map(ids.map((id) => [id, rank[vehicleState(store.vehicles.get(id), now)]]));
-  ids.sort((a, b) => st0.get(a) - st0.get(b) || (a < b ? -1 : a > b ? 1 : 0));
-  let shown = 0, online = 0;
-  for (const id of ids) {
-    const v = store.vehicles.get(id);
-    let r = rows.get(id);
-    if (!r) {
-      const dot = h("span", { class: "state-dot" });
-      const name = h("span", { class: "veh-name" }, id);
-      const sub = h("span", { class: "veh-sub" });
-      const speed = h("span", { class: "veh-num" });
-      const snd = h("span", { class: "veh-num" });
-      const btn = h("button", { type: "button", class: "veh-row", onclick: () => { location.hash = "#/mapa/" + encodeURIComponent(id); } },
-        dot, h("span", { class: "veh-main" }, name, sub), speed, snd);
-      r = { li: h("li", null, btn), btn, dot, sub, speed, snd };
-      rows.set(id, r);
-    }
-    const st = vehicleState(v, now);
-    if (isOnline(v, now)) online++;
-    // Write only what changed: with hundreds of vehicles, rewriting every row each second is
-    // most of the page's work.
-    const sub = (v.licensee ? licenseeName(v.licensee) + " · " : "") + (st === "offline" ? "visto " + fmtAgo(v.last_seen, now) : STATE_LABELS[st]);
-    const speed = v.speed_kmh == null ? "—" : fmtNum(v.speed_kmh, 0) + " km/h";
-    const snd = v.laeq_db == null ? "—" : fmtNum(v.laeq_db, 0) + " dB";
-    if (r.st !== st) {
-      r.st = st;
-      r.dot.className = "state-dot st-" + st;
-      r.btn.setAttribute("aria-label", `${id}: ${STATE_LABELS[st]}`);
-    }
-    if (r.subText !== sub) r.sub.textContent = r.subText = sub;
-    if (r.speedText !== speed) r.speed.textContent = r.speedText = speed;
-    if (r.sndText !== snd) r.snd.textContent = r.sndText = snd;
-    const match = !q || id.toLowerCase().includes(q) || (v.licensee || "").toLowerCase().includes(q) ||
-      licenseeName(v.licensee).toLowerCase().includes(q);
-    if (r.li.hidden === match) r.li.hidden = !match;
-    if (match) shown++;
+  const all = [...store.vehicles.keys()];
+  const held = mouseOver || Date.now() < listHeldUntil || ul.contains(document.activeElement);
+  // Keep the order while a person is about to tap or click a row (or has the focus in the list),
+  // unless the filter or the set of vehicles changed.
+  if (held && q === list.query && all.length === list.total && list.ids.every((id) => store.vehicles.has(id))) {
+    listDirty = true;
+    clearTimeout(holdTimer);
+    holdTimer = setTimeout(() => { holdTimer = 0; renderList(); }, 1000);
+  } else {
+    // Online vehicles first (those in infraction on top), then the offline ones; by id within.
+    const rank = { alert: 0, service: 1, idle: 1, online: 1, offline: 2 };
+    const st0 = new Map(all.map((id) => [id, rank[vehicleState(store.vehicles.get(id), now)]]));
+    const ids = q ? all.filter((id) => {
+      const v = store.vehicles.get(id);
+      return id.toLowerCase().includes(q) || (v.licensee || "").toLowerCase().includes(q) ||
+        licenseeName(v.licensee).toLowerCase().includes(q);
+    }) : all;
+    ids.sort((a, b) => st0.get(a) - st0.get(b) || (a < b ? -1 : a > b ? 1 : 0));
+    list.ids = ids;
+    list.index = new Map(ids.map((id, i) => [id, i]));
+    list.query = q;
+    list.total = all.length;
   }
-  for (const [id, r] of rows) if (!store.vehicles.has(id)) { r.li.remove(); rows.delete(id); }
-  // Reorder only when the order changed, moving only the rows out of place, and not while a
-  // person is about to tap or click a row (nor while the focus is in the list).
-  // Walked by sibling, not by index: ul.children[i] after an insertion walks the list from its
-  // start, which made reordering 2,000 rows quadratic.
-  const want = ids.map((id) => rows.get(id).li);
-  let inOrder = ul.childElementCount === want.length;
-  for (let li = ul.firstElementChild, i = 0; inOrder && li; li = li.nextElementSibling, i++) inOrder = li === want[i];
-  if (!inOrder) {
-    const newRows = want.some((li) => li.parentNode !== ul);
-    const held = mouseOver || Date.now() < listHeldUntil || ul.contains(document.activeElement);
-    if (held && !newRows && ul.childElementCount === want.length) {
-      listDirty = true;
-      clearTimeout(holdTimer);
-      holdTimer = setTimeout(() => { holdTimer = 0; renderList(); }, 1000);
-    } else {
-      let cur = ul.firstElementChild;
-      for (const li of want) {
-        if (cur === li) cur = cur.nextElementSibling;
-        else ul.insertBefore(li, cur);
-      }
-    }
-  }
-  const count = `${online} ${online === 1 ? "conectado" : "conectados"} de ${ids.length}`;
+  let online = 0;
+  for (const v of store.vehicles.values()) if (isOnline(v, now)) online++;
+  if (ul.dataset.vehicles !== String(all.length)) ul.dataset.vehicles = String(all.length);
+  if (ul.dataset.shown !== String(list.ids.length)) ul.dataset.shown = String(list.ids.length);
+  const count = `${online} ${online === 1 ? "conectado" : "conectados"} de ${all.length}`;
   if ($("#veh-count").textContent !== count) $("#veh-count").textContent = count;
   const empty = $("#veh-empty");
+  const shown = list.ids.length;
   if (empty.hidden !== shown > 0) empty.hidden = shown > 0;
-  const note = ids.length ? "Nenhum veículo corresponde ao filtro." : "Nenhum veículo enviou dados ainda.";
+  const note = all.length ? "Nenhum veículo corresponde ao filtro." : "Nenhum veículo enviou dados ainda.";
   if (empty.textContent !== note) empty.textContent = note;
+  renderRows();
+}
+
+// renderRows puts in the DOM the rows of the model in view (plus OVERSCAN), reusing each
+// vehicle's row while it stays in view (so that a row under the pointer or with the focus is the
+// same element), and writes into them only what changed.
+function renderRows() {
+  list.rowsDirty = false;
+  if (!visible) return;
+  const ul = $("#veh-list");
+  const n = list.ids.length;
+  const rowH = list.rowH || 53;
+  const top = ul.scrollTop, height = ul.clientHeight || 600;
+  const first = Math.max(0, Math.min(n, Math.floor(top / rowH) - OVERSCAN));
+  const last = Math.min(n, Math.ceil((top + height) / rowH) + OVERSCAN);
+  const now = Date.now();
+  const keep = new Set();
+  let cur = ul.firstElementChild;
+  for (let i = first; i < last; i++) {
+    const id = list.ids[i];
+    const v = store.vehicles.get(id);
+    if (!v) continue;
+    keep.add(id);
+    let r = rows.get(id);
+    if (!r) { r = newRow(id); rows.set(id, r); }
+    updateRow(r, id, v, now);
+    if (r.pos !== i + 1) { r.pos = i + 1; r.li.setAttribute("aria-posinset", String(i + 1)); }
+    if (r.size !== n) { r.size = n; r.li.setAttribute("aria-setsize", String(n)); }
+    if (cur === r.li) cur = cur.nextElementSibling;
+    else ul.insertBefore(r.li, cur);
+  }
+  for (const [id, r] of rows) if (!keep.has(id)) { r.li.remove(); rows.delete(id); }
+  // Spacers (the list's ::before and ::after) stand in for the rows out of view. Not padding: a
+  // box is never smaller than its padding, so the list would grow instead of scrolling.
+  const padTop = first * rowH + "px", padBottom = (n - last) * rowH + "px";
+  if (list.padTop !== padTop) ul.style.setProperty("--veh-before", list.padTop = padTop);
+  if (list.padBottom !== padBottom) ul.style.setProperty("--veh-after", list.padBottom = padBottom);
+  // The row height is measured once, from a rendered row.
+  if (!list.rowH && ul.firstElementChild) {
+    const hgt = ul.firstElementChild.getBoundingClientRect().height;
+    if (hgt > 0) { list.rowH = hgt; if (Math.abs(hgt - rowH) > 0.5) scheduleRows(); }
+  }
+}
+
+function newRow(id) {
+  const dot = h("span", { class: "state-dot" });
+  const name = h("span", { class: "veh-name" }, id);
+  const sub = h("span", { class: "veh-sub" });
+  const speed = h("span", { class: "veh-num" });
+  const snd = h("span", { class: "veh-num" });
+  const btn = h("button", { type: "button", class: "veh-row", onclick: () => { location.hash = "#/mapa/" + encodeURIComponent(id); } },
+    dot, h("span", { class: "veh-main" }, name, sub), speed, snd);
+  const li = h("li", null, btn);
+  li.dataset.vehicle = id;
+  return { li, btn, dot, sub, speed, snd };
+}
+
+// updateRow writes only what changed.
+function updateRow(r, id, v, now) {
+  const st = vehicleState(v, now);
+  const sub = (v.licensee ? licenseeName(v.licensee) + " · " : "") + (st === "offline" ? "visto " + fmtAgo(v.last_seen, now) : STATE_LABELS[st]);
+  const speed = v.speed_kmh == null ? "—" : fmtNum(v.speed_kmh, 0) + " km/h";
+  const snd = v.laeq_db == null ? "—" : fmtNum(v.laeq_db, 0) + " dB";
+  if (r.st !== st) {
+    r.st = st;
+    r.dot.className = "state-dot st-" + st;
+    r.btn.setAttribute("aria-label", `${id}: ${STATE_LABELS[st]}`);
+  }
+  if (r.subText !== sub) r.sub.textContent = r.subText = sub;
+  if (r.speedText !== speed) r.speed.textContent = r.speedText = speed;
+  if (r.sndText !== snd) r.snd.textContent = r.sndText = snd;
 }
 
 function renderAlerts() {
