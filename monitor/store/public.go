@@ -34,8 +34,16 @@ func ValidPublicCode(s string) bool {
 	if len(s) != publicCoding.EncodedLen(PublicCodeBytes) {
 		return false
 	}
+	// Only the alphabet's lower-case letters and digits: the base32 decoder skips '\r' and
+	// '\n', so a code with line breaks in it would otherwise decode to fewer bytes (found by
+	// FuzzValidPublicCode).
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
 	_, err := publicCoding.DecodeString(strings.ToUpper(s))
-	return err == nil && s == strings.ToLower(s)
+	return err == nil
 }
 
 // PublicCode returns the public verification code of an issued auto, assigning one on first
