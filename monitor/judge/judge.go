@@ -532,6 +532,13 @@ func (j *Judge) store(ctx context.Context, c *rules.Changes) error {
 				err = j.cfg.Store.Commit(ctx, c, nil)
 				if err == nil {
 					apart = true
+					// The engine's changes are committed (its cursors are past these batches):
+					// each batch's own record — logged or quarantined — must follow even when the
+					// monitor is stopping. Cut off here, a restart would take the redelivered
+					// batch for one already judged and acknowledge it with no record at all.
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+					defer cancel()
 				} else if store.Permanent(err) {
 					// The engine's own output is refused: nothing a batch can be blamed for.
 					return fmt.Errorf("the database refuses the engine's changes: %w", err)
