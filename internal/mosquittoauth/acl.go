@@ -68,6 +68,13 @@ func ParseACL(b []byte) (*ACL, error) {
 // CanWrite reports whether user, connected with clientID, may publish to topic: a pattern or one
 // of the user's topic lines grants write (write or readwrite) and none denies it.
 func (a *ACL) CanWrite(user, clientID, topic string) bool {
+	return a.can(user, clientID, topic, "write")
+}
+
+// can reports whether user, connected with clientID, has access ("read" or "write") to topic:
+// a pattern or one of the user's topic lines grants it (that access or readwrite) and none
+// denies it.
+func (a *ACL) can(user, clientID, topic, access string) bool {
 	granted := false
 	check := func(e Entry, filter string) bool {
 		if !Match(filter, topic) {
@@ -76,7 +83,7 @@ func (a *ACL) CanWrite(user, clientID, topic string) bool {
 		switch e.Access {
 		case "deny":
 			return false
-		case "write", "readwrite":
+		case access, "readwrite":
 			granted = true
 		}
 		return true
@@ -86,8 +93,9 @@ func (a *ACL) CanWrite(user, clientID, topic string) bool {
 			return false
 		}
 	}
+	pattern := strings.NewReplacer("%u", user, "%c", clientID)
 	for _, e := range a.Patterns {
-		if !check(e, strings.NewReplacer("%u", user, "%c", clientID).Replace(e.Topic)) {
+		if !check(e, pattern.Replace(e.Topic)) {
 			return false
 		}
 	}

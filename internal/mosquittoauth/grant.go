@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/trenzinho/trenzinho/internal/atomicfile"
 )
@@ -14,30 +13,7 @@ import (
 // CanRead reports whether user, connected with clientID, may receive messages of topic: a
 // pattern or one of the user's topic lines grants read (read or readwrite) and none denies it.
 func (a *ACL) CanRead(user, clientID, topic string) bool {
-	granted := false
-	check := func(e Entry, filter string) bool {
-		if !Match(filter, topic) {
-			return true
-		}
-		switch e.Access {
-		case "deny":
-			return false
-		case "read", "readwrite":
-			granted = true
-		}
-		return true
-	}
-	for _, e := range a.Users[user] {
-		if !check(e, e.Topic) {
-			return false
-		}
-	}
-	for _, e := range a.Patterns {
-		if !check(e, strings.NewReplacer("%u", user, "%c", clientID).Replace(e.Topic)) {
-			return false
-		}
-	}
-	return granted
+	return a.can(user, clientID, topic, "read")
 }
 
 // Grant makes sure user may publish to write and read read: when the ACL at path grants them
