@@ -23,6 +23,10 @@ type EpisodeFilter struct {
 	// ended before From (an open episode has not ended). Either may be zero.
 	From, To time.Time
 	Open     *bool // only open (true) or only closed (false) episodes
+	// Triage selects the episodes in one triage state (triage.go); Assignee those assigned
+	// to one user.
+	Triage   TriageState
+	Assignee string
 }
 
 // UpsertEpisode stores the current state of e, replacing the one stored under its ID, and adds
@@ -170,6 +174,14 @@ func (db *DB) Episodes(ctx context.Context, f EpisodeFilter, limit int, cursor s
 	}
 	if f.Open != nil {
 		where, args = append(where, "open = ?"), append(args, *f.Open)
+	}
+	if f.Triage != "" {
+		where = append(where, "coalesce((SELECT state FROM episode_triage t WHERE t.episode_id = episodes.id), 'novo') = ?")
+		args = append(args, string(f.Triage))
+	}
+	if f.Assignee != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM episode_triage t WHERE t.episode_id = episodes.id AND t.assignee = ? COLLATE NOCASE)")
+		args = append(args, f.Assignee)
 	}
 	q := `SELECT start_at, doc FROM episodes`
 	if len(where) > 0 {

@@ -333,6 +333,44 @@ CREATE TABLE service_spans (
 	PRIMARY KEY (vehicle, t_from)
 ) STRICT, WITHOUT ROWID;
 `},
+	// Issue 16 (triage): the triage state of each alert (an episode) and its history. An
+	// episode without a row is "novo". The history — acknowledgements, assignments, comments,
+	// clearings, reopenings and escalations — is append-only like the audit log (triage.go).
+	{11, `
+CREATE TABLE episode_triage (
+	episode_id   TEXT    PRIMARY KEY REFERENCES episodes (id) ON DELETE CASCADE,
+	state        TEXT    NOT NULL CHECK (state IN ('novo', 'reconhecido', 'atribuido', 'encerrado')),
+	acked_by     TEXT    NOT NULL DEFAULT '',
+	acked_at     INTEGER,
+	assignee     TEXT    NOT NULL DEFAULT '',
+	assigned_by  TEXT    NOT NULL DEFAULT '',
+	assigned_at  INTEGER,
+	cleared_by   TEXT    NOT NULL DEFAULT '',
+	cleared_at   INTEGER,
+	clear_reason TEXT    NOT NULL DEFAULT '',
+	escalated_at INTEGER,
+	updated_at   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX episode_triage_state ON episode_triage (state, assignee);
+CREATE TABLE episode_triage_events (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	episode_id TEXT    NOT NULL REFERENCES episodes (id),
+	at         INTEGER NOT NULL,
+	user       TEXT    NOT NULL,
+	act        TEXT    NOT NULL CHECK (act IN ('ack', 'assign', 'comment', 'clear', 'reopen', 'escalate')),
+	assignee   TEXT    NOT NULL DEFAULT '',
+	text       TEXT    NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX episode_triage_events_episode ON episode_triage_events (episode_id, id);
+CREATE TRIGGER episode_triage_events_no_update BEFORE UPDATE ON episode_triage_events
+BEGIN
+	SELECT RAISE(ABORT, 'the triage history is append-only');
+END;
+CREATE TRIGGER episode_triage_events_no_delete BEFORE DELETE ON episode_triage_events
+BEGIN
+	SELECT RAISE(ABORT, 'the triage history is append-only');
+END;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.
