@@ -98,6 +98,9 @@ type Alert struct {
 	Lat, Lon  float64
 	Place     string // the sensitive site or the area, when the episode names one
 	DistanceM float64
+	// Unacknowledged is, in an escalation (Escalator), how long the alert has waited without
+	// anyone acknowledging it; zero in the first notification.
+	Unacknowledged time.Duration `json:",omitempty"`
 }
 
 // FromEpisode is the alert of an episode. Of the episode it takes only the rule, the vehicle,
@@ -163,6 +166,12 @@ func (c Composer) Compose(as []Alert, more int) Message {
 		Lat: a.Lat, Lon: a.Lon, HasPlace: a.Lat != 0 || a.Lon != 0,
 	}
 	m.Subject = fmt.Sprintf("[Trenzinho] %s — %s às %s", RuleName(a.Rule), a.Vehicle, start.Format("15:04"))
+	escalated := ""
+	if a.Unacknowledged > 0 {
+		escalated = fmt.Sprintf("Sem reconhecimento há %d min: ninguém reconheceu este alerta no painel.", int(a.Unacknowledged.Minutes()))
+		m.Subject = fmt.Sprintf("[Trenzinho] Sem reconhecimento há %d min: %s — %s às %s", int(a.Unacknowledged.Minutes()),
+			RuleName(a.Rule), a.Vehicle, start.Format("15:04"))
+	}
 	if others > 0 {
 		m.Subject += fmt.Sprintf(" (e mais %d %s)", others, plural(others, "alerta", "alertas"))
 	}
@@ -177,7 +186,12 @@ func (c Composer) Compose(as []Alert, more int) Message {
 
 	var t, h strings.Builder
 	fmt.Fprintf(&t, "Alerta: %s\n", RuleName(a.Rule))
-	fmt.Fprintf(&h, "<p><strong>Alerta: %s</strong></p>\n<table>\n", html.EscapeString(RuleName(a.Rule)))
+	fmt.Fprintf(&h, "<p><strong>Alerta: %s</strong></p>\n", html.EscapeString(RuleName(a.Rule)))
+	if escalated != "" {
+		fmt.Fprintf(&t, "%s\n", escalated)
+		fmt.Fprintf(&h, "<p>%s</p>\n", html.EscapeString(escalated))
+	}
+	h.WriteString("<table>\n")
 	for _, f := range fields {
 		fmt.Fprintf(&t, "%s: %s\n", f.k, f.v)
 		fmt.Fprintf(&h, "<tr><th align=\"left\">%s</th><td>%s</td></tr>\n", html.EscapeString(f.k), html.EscapeString(f.v))

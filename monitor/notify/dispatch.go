@@ -225,6 +225,37 @@ func (d *Dispatcher) Notify(a Alert) {
 	}
 }
 
+// Escalate sends a to the users named (the supervisors of an escalation, Escalator) on each of
+// their addresses of the channels they chose, whatever their filters and quiet hours: an
+// escalation is the reason to be woken, like being on duty. Unlike Notify it sends an episode
+// already notified; a name not among the users is logged and skipped.
+func (d *Dispatcher) Escalate(a Alert, users []string) {
+	now := d.clock.Now()
+	d.mu.Lock()
+	queued := false
+	for _, name := range users {
+		i := slices.IndexFunc(d.users, func(u User) bool { return u.ID == name })
+		if i < 0 {
+			d.log.Warn("notify: escalation to a user not in the notifications file", "user", name)
+			continue
+		}
+		u := d.users[i]
+		for _, addr := range u.Addresses {
+			if _, ok := d.cfg.Channels[addr.Channel]; !ok || !u.Prefs.uses(addr.Channel) {
+				continue
+			}
+			queued = d.route(u.ID, addr, a, now) || queued
+		}
+	}
+	d.mu.Unlock()
+	if queued {
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // route queues a for one address: at once when nothing went to it in the last Window, else
 // grouped with the others of the window. It reports whether something is due now.
 func (d *Dispatcher) route(user string, addr Address, a Alert, now time.Time) bool {

@@ -51,6 +51,32 @@ type File struct {
 
 	Users    []User  `yaml:"users"`
 	Schedule []Shift `yaml:"schedule"`
+
+	// Escalation re-sends an alert nobody acknowledged to the supervisors; nil: no escalation.
+	Escalation *Escalation `yaml:"escalation"`
+}
+
+// Escalation is notify.Escalation as the file writes it:
+//
+//	escalation: {min_severity: high, after: 10m, to: [carlos], max_age: 12h}
+type Escalation struct {
+	MinSeverity string        `yaml:"min_severity"` // high when empty
+	After       time.Duration `yaml:"after"`        // required, at least 1 minute
+	To          []string      `yaml:"to"`           // user ids of the file; required
+	MaxAge      time.Duration `yaml:"max_age"`      // 12h when zero
+}
+
+// Policy is the escalation policy the file sets (nil when it sets none).
+func (f *File) Policy() *notify.Escalation {
+	e := f.Escalation
+	if e == nil {
+		return nil
+	}
+	p := &notify.Escalation{MinSeverity: notify.High, After: e.After, To: e.To, MaxAge: e.MaxAge}
+	if e.MinSeverity != "" {
+		p.MinSeverity, _ = notify.ParseSeverity(e.MinSeverity)
+	}
+	return p
 }
 
 // Email is the SMTP account (password: TRENZINHO_SMTP_PASSWORD).
@@ -194,6 +220,27 @@ func (f *File) check() error {
 		}
 		if !s.To.After(s.From) {
 			errs = append(errs, fmt.Errorf("schedule[%d]: to is not after from", i))
+		}
+	}
+	if e := f.Escalation; e != nil {
+		if e.MinSeverity != "" {
+			if _, err := notify.ParseSeverity(e.MinSeverity); err != nil {
+				errs = append(errs, fmt.Errorf("escalation.min_severity: %w", err))
+			}
+		}
+		if e.After < time.Minute {
+			errs = append(errs, errors.New("escalation.after: at least 1m (e.g. 10m)"))
+		}
+		if e.MaxAge < 0 || e.MaxAge != 0 && e.MaxAge <= e.After {
+			errs = append(errs, errors.New("escalation.max_age: longer than after"))
+		}
+		if len(e.To) == 0 {
+			errs = append(errs, errors.New("escalation.to: name at least one user (the supervisors)"))
+		}
+		for _, u := range e.To {
+			if !ids[u] {
+				errs = append(errs, fmt.Errorf("escalation.to: user %q is not in users", u))
+			}
 		}
 	}
 	return errors.Join(errs...)

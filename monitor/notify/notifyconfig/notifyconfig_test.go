@@ -23,7 +23,7 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Users) != 2 || f.Window != 5*time.Minute || f.Email.Addr != "smtp.piuma.es.gov.br:587" || len(f.Schedule) != 1 {
+	if len(f.Users) != 3 || f.Window != 5*time.Minute || f.Email.Addr != "smtp.piuma.es.gov.br:587" || len(f.Schedule) != 1 {
 		t.Fatalf("%+v", f)
 	}
 	keys, _ := webpush.GenerateKeys()
@@ -34,6 +34,9 @@ func TestExampleFile(t *testing.T) {
 	}
 	if severity("parked_public_road") != notify.Medium || severity("speed") != notify.High {
 		t.Error("severity overrides")
+	}
+	if p := f.Policy(); p == nil || p.MinSeverity != notify.High || p.After != 10*time.Minute || len(p.To) != 1 || p.To[0] != "carlos" {
+		t.Errorf("escalation policy %+v", p)
 	}
 	// Each secret missing is an error that names its variable.
 	for _, k := range []string{EnvSMTPPassword, EnvTelegramToken, EnvVAPIDKey} {
@@ -75,6 +78,11 @@ func TestRejects(t *testing.T) {
 		{"shift backwards", "users: [{id: a}]\nschedule: [{user: a, from: 2026-12-02T18:00:00-03:00, to: 2026-12-02T06:00:00-03:00}]\n", "not after"},
 		{"bad push subscription", "webpush: {subject: 'mailto:a@b.c'}\nusers: [{id: a, webpush: ['{\"endpoint\":\"http://x\"}']}]\n", "webpush[0]"},
 		{"bad time zone", "time_zone: Marte/Olympus\n", "time_zone"},
+		{"escalation to nobody", "users: [{id: a}]\nescalation: {after: 10m}\n", "escalation.to"},
+		{"escalation to an unknown user", "users: [{id: a}]\nescalation: {after: 10m, to: [b]}\n", "not in users"},
+		{"escalation at once", "users: [{id: a}]\nescalation: {after: 10s, to: [a]}\n", "escalation.after"},
+		{"escalation bad severity", "users: [{id: a}]\nescalation: {after: 10m, to: [a], min_severity: urgente}\n", "escalation.min_severity"},
+		{"escalation max_age too short", "users: [{id: a}]\nescalation: {after: 10m, to: [a], max_age: 5m}\n", "escalation.max_age"},
 		{"push endpoint not a push service", "webpush: {subject: 'mailto:a@b.c'}\nusers: [{id: a, webpush: ['" + pushTo("https://192.168.0.1/x") + "']}]\n", "not a known push service"},
 		{"push endpoint outside the configured hosts", "webpush: {subject: 'mailto:a@b.c', hosts: [push.piuma.example]}\nusers: [{id: a, webpush: ['" + pushTo("https://fcm.googleapis.com/x") + "']}]\n", "not a known push service"},
 	} {
