@@ -8,23 +8,25 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/notify"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/registry"
 )
 
 // notifications reads the notifications file (TRENZINHO_NOTIFICATIONS) and returns the
 // dispatcher and the hub the judge publishes to: the dashboard's hub behind a tap that notifies
-// each opening episode (docs/operations.md §13). No file: no dispatcher, the hub as it is.
-func notifications(path string, hub notify.Hub, regStore *registry.Store, dead notify.DeadLetterStore, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, error) {
+// each opening episode (docs/operations.md §13), and the escalator when the file sets an
+// escalation (nil otherwise). No file: no dispatcher, the hub as it is.
+func notifications(path string, hub notify.Hub, regStore *registry.Store, db *store.DB, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, *notify.Escalator, error) {
 	if path == "" {
-		return nil, hub, nil
+		return nil, hub, nil, nil
 	}
 	f, err := notifyconfig.Load(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: dead})
+	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	tap := &notify.HubTap{Next: hub, Dispatcher: d, Severity: severity}
 	if regStore != nil {
@@ -34,6 +36,11 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, dead n
 			return r.Licensee
 		}
 	}
+	var esc *notify.Escalator
+	if p := f.Policy(); p != nil {
+		esc = &notify.Escalator{Policy: *p, Store: db, Dispatcher: d, Severity: severity, Licensee: tap.Licensee, Logger: log}
+		log.Info("escalation configured", "min_severity", p.MinSeverity, "after", p.After, "to", p.To)
+	}
 	log.Info("notifications configured", "path", path, "users", len(f.Users), "shifts", len(f.Schedule))
-	return d, tap, nil
+	return d, tap, esc, nil
 }

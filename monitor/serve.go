@@ -209,7 +209,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
-	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, db, reg, log)
+	notifier, judgeHub, escalator, err := notifications(c.notifications, hub, regStore, db, reg, log)
 	if err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}
@@ -244,6 +244,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
+		Triage:         db,
 		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
 		Transparency:   db,
 	})
@@ -257,6 +258,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	go func() { judgeDone <- j.Run(runCtx) }()
 	if notifier != nil {
 		go notifier.Run(runCtx, 0)
+	}
+	if escalator != nil {
+		go escalator.Run(runCtx, 0)
 	}
 
 	client = mqtt.NewClient(monitorMQTTOptions(c, tlsCfg, log, j.MQTTHandler(runCtx)))

@@ -114,6 +114,8 @@ type Config struct {
 	Cases *CasesConfig
 	// DeadLetters serves the notifications' dead letters (notifications.go); nil: no routes.
 	DeadLetters DeadLetters
+	// Triage serves the triage of the alerts (triage.go); nil: no triage routes.
+	Triage TriageStore
 	// Public serves the public verification page of issued autos (public.go, GET and POST
 	// /v/{code}, no login); nil: no public page, and issued autos get no public code.
 	Public *PublicConfig
@@ -151,6 +153,7 @@ type Server struct {
 	reg               *registry.Store
 	cases             *CasesConfig
 	deadLetters       DeadLetters
+	triage            TriageStore
 	public            *PublicConfig
 	transparency      TransparencyStore
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
@@ -191,6 +194,7 @@ func New(cfg Config) *Server {
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
 		deadLetters:    cfg.DeadLetters,
+		triage:         cfg.Triage,
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
@@ -248,6 +252,7 @@ func New(cfg Config) *Server {
 	s.registryRoutes()
 	s.caseRoutes(a)
 	s.deadLetterRoutes(a)
+	s.triageRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

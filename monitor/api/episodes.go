@@ -67,7 +67,7 @@ func (s *Server) handleVehicles(w http.ResponseWriter, r *http.Request) {
 // ruleRE is what a rule id looks like (docs/rules.md).
 var ruleRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
-// handleEpisodes serves GET /api/v1/episodes?vehicle=&rule=&from=&to=&open=&limit=&cursor=.
+// handleEpisodes serves GET /api/v1/episodes?vehicle=&rule=&from=&to=&open=&triage=&assignee=&limit=&cursor=.
 func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var f store.EpisodeFilter
@@ -98,6 +98,21 @@ func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Open = &open
 	}
+	if v := q.Get("triage"); v != "" {
+		if f.Triage = store.TriageState(v); s.triage == nil || !f.Triage.Valid() {
+			s.writeError(w, r, http.StatusBadRequest, "parâmetro triage inválido: use novo, reconhecido, atribuido ou encerrado")
+			return
+		}
+	}
+	if v := q.Get("assignee"); v != "" {
+		if s.triage == nil || len(v) > 64 {
+			s.writeError(w, r, http.StatusBadRequest, "parâmetro assignee inválido")
+			return
+		}
+		if f.Assignee = v; v == "me" {
+			f.Assignee = userFrom(r.Context()).Name
+		}
+	}
 	limit, ok := s.limitParam(w, r, q)
 	if !ok {
 		return
@@ -107,7 +122,29 @@ func (s *Server) handleEpisodes(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, "episódio")
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, newList(eps, next))
+	if s.triage == nil {
+		s.writeJSON(w, r, http.StatusOK, newList(eps, next))
+		return
+	}
+	// With triage, each episode carries its triage state (without its history).
+	ids := make([]string, len(eps))
+	for i := range eps {
+		ids[i] = eps[i].ID
+	}
+	sums, err := s.triageSummaries(r.Context(), ids)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	type withTriage struct {
+		rules.Episode
+		Triage triageJSON `json:"triage"`
+	}
+	items := make([]withTriage, len(eps))
+	for i := range eps {
+		items[i] = withTriage{Episode: eps[i], Triage: sums[eps[i].ID]}
+	}
+	s.writeJSON(w, r, http.StatusOK, newList(items, next))
 }
 
 // handleEpisode serves GET /api/v1/episodes/{id}: the episode with its readings.

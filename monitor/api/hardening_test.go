@@ -128,6 +128,7 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.DeadLetters = deadLetterDispatcher(t, db)
 		c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
 		c.Transparency = db
+		c.Triage = db
 		if edit != nil {
 			edit(c)
 		}
