@@ -6,6 +6,7 @@ import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, $, chip, field, emptyRow, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtAgo, ruleName, RULES, RULE_COLORS, CLOSED, DETAILS, DOCUMENT_LABELS, documentText } from "./fmt.js";
+import { triageChip, whoText, stateOf, triageAct } from "./triage.js";
 
 // episodeStatus: [text, tone] of an episode's state.
 export function episodeStatus(e) {
@@ -125,6 +126,11 @@ export const alertsView = {
       Object.entries(RULES).map(([k, v]) => h("option", { value: k }, v)));
     const vehicle = h("input", { type: "search", name: "vehicle", placeholder: "ex.: PIU-001", autocomplete: "off" });
     const openOnly = h("input", { type: "checkbox", name: "open" });
+    // The triage filter (docs/api.md, "Triage"): "mine" is assigned to the signed-in user.
+    const triage = h("select", { name: "triage", id: "alerts-triage" }, h("option", { value: "" }, "Todas"),
+      h("option", { value: "novo" }, "Novos (sem reconhecimento)"), h("option", { value: "reconhecido" }, "Reconhecidos"),
+      h("option", { value: "mine" }, "Atribuídos a mim"), h("option", { value: "atribuido" }, "Atribuídos (todos)"),
+      h("option", { value: "encerrado" }, "Encerrados"));
     const tbody = h("tbody");
     const more = h("button", { type: "button", class: "btn", hidden: true }, "Carregar mais");
     const status = h("p", { class: "muted", role: "status" });
@@ -134,10 +140,14 @@ export const alertsView = {
       if (rule.value) q.set("rule", rule.value);
       if (vehicle.value.trim()) q.set("vehicle", vehicle.value.trim());
       if (openOnly.checked) q.set("open", "true");
+      if (triage.value === "mine") { q.set("triage", "atribuido"); q.set("assignee", "me"); }
+      else if (triage.value) q.set("triage", triage.value);
       return q;
     };
+    const me = () => (store.user ? store.user.name : "");
+    const triageMatches = (t) => !triage.value || (triage.value === "mine" ? stateOf(t) === "atribuido" && t.assignee === me() : stateOf(t) === triage.value);
     const matches = (e) => (!rule.value || e.rule === rule.value) &&
-      (!vehicle.value.trim() || e.vehicle === vehicle.value.trim()) && (!openOnly.checked || !e.end);
+      (!vehicle.value.trim() || e.vehicle === vehicle.value.trim()) && (!openOnly.checked || !e.end) && triageMatches(e.triage);
     const row = (e, fresh) => {
       const [st, tone] = episodeStatus(e);
       const tr = h("tr", { class: (e.end ? "" : "is-open") + (fresh ? " is-fresh" : ""), dataset: { episode: e.id } },
@@ -148,11 +158,18 @@ export const alertsView = {
         h("td", { class: "num" }, peakText(e)),
         h("td", { class: "num col-low" }, fmtDuration(e.duration_s)),
         h("td", null, whereText(e) || "—"),
-        h("td", null, chip(st, tone)));
+        h("td", null, chip(st, tone)),
+        h("td", { class: "triage-cell" }, triageChip(e.triage),
+          whoText(e.triage) ? h("small", { class: "muted triage-who" }, whoText(e.triage)) : null,
+          stateOf(e.triage) === "novo" && store.hasRole("fiscal")
+            ? h("button", { type: "button", class: "btn btn-small triage-ack", onclick: async (ev) => {
+              ev.currentTarget.disabled = true;
+              try { await triageAct(e.id, "ack"); } catch { /* shown by triageAct */ }
+            } }, "Reconhecer") : null));
       return tr;
     };
     const render = () => {
-      tbody.replaceChildren(...(items.length ? items.map((e) => row(e)) : [emptyRow(8, "Nenhum episódio com esses filtros.")]));
+      tbody.replaceChildren(...(items.length ? items.map((e) => row(e)) : [emptyRow(9, "Nenhum episódio com esses filtros.")]));
     };
     const load = async (append = false) => {
       status.textContent = "Carregando…";
@@ -171,22 +188,32 @@ export const alertsView = {
       }
     };
     const form = h("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); load(); } },
-      field("Regra", rule), field("Veículo", vehicle),
+      field("Regra", rule), field("Veículo", vehicle), field("Triagem", triage),
       h("label", { class: "check" }, openOnly, h("span", null, "Somente em andamento")),
       h("button", { type: "submit", class: "btn btn-primary" }, "Filtrar"));
     rule.addEventListener("change", () => load());
     openOnly.addEventListener("change", () => load());
+    triage.addEventListener("change", () => load());
     more.addEventListener("click", () => load(true));
     el.append(
-      h("div", { class: "page-head" }, h("p", { class: "lead" }, "Cada episódio é um alerta: aberto quando a infração se confirma, encerrado quando termina. Os novos aparecem aqui em tempo real.")),
+      h("div", { class: "page-head" }, h("p", { class: "lead" }, "Cada episódio é um alerta: aberto quando a infração se confirma, encerrado quando termina. Os novos aparecem aqui em tempo real. ",
+        "A triagem (reconhecer, atribuir, comentar, encerrar) é o trabalho da central sobre o alerta; não decide sobre minutas nem autos.")),
       h("div", { class: "card" }, form,
         tableWrap("Episódios", h("table", { class: "table", id: "alerts-table" },
-          theadOf(["Início", "Veículo", "Regra", ["Artigo", "col-low"], "Pico", ["Duração", "col-low"], "Local", "Situação"]),
+          theadOf(["Início", "Veículo", "Regra", ["Artigo", "col-low"], "Pico", ["Duração", "col-low"], "Local", "Situação", "Triagem"]),
           tbody)),
         h("div", { class: "table-foot" }, status, more)));
-    this.off = store.on("episode", ({ episode }) => {
+    const offTriage = store.on("triage", (t) => {
+      const i = items.findIndex((x) => x.id === t.episode_id);
+      if (i < 0) return;
+      items[i] = { ...items[i], triage: t };
+      if (!triageMatches(t)) items.splice(i, 1);
+      render();
+    });
+    const offEpisode = store.on("episode", ({ episode }) => {
       const i = items.findIndex((x) => x.id === episode.id);
-      if (i >= 0) items[i] = episode;
+      // The stream's episode carries no triage: keep the one known.
+      if (i >= 0) items[i] = { ...episode, triage: items[i].triage };
       else if (matches(episode)) items.unshift(episode);
       else return;
       render();
@@ -195,6 +222,7 @@ export const alertsView = {
       store.unseenAlerts = 0;
       store.emit("badges");
     });
+    this.off = () => { offEpisode(); offTriage(); };
     load();
   },
   unmount() { if (this.off) this.off(); },

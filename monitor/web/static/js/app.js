@@ -113,7 +113,7 @@ async function start(user) {
   store.on("badges", badges);
 
   try { await Promise.all([store.loadAll(), loadLicensees()]); } catch (e) { toastError("Não foi possível carregar os dados: " + e.message); }
-  stream = new Stream("/api/v1/stream", ["position", "episode", "status", "draft"]);
+  stream = new Stream("/api/v1/stream", ["position", "episode", "status", "draft", "triage"]);
   stream.addEventListener("state", (e) => connState(e.detail));
   stream.addEventListener("resync", () => store.loadAll().catch(() => {}));
   stream.addEventListener("message", (e) => {
@@ -121,6 +121,7 @@ async function start(user) {
     if (type === "position") store.applyPosition(data);
     else if (type === "episode") store.applyEpisode(data);
     else if (type === "draft") store.applyDraft(data);
+    else if (type === "triage") store.emit("triage", data);
   });
   connState("connecting");
   stream.start();

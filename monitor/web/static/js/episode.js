@@ -7,6 +7,7 @@ import { h, icon, chip } from "./dom.js";
 import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText, fmtOpeningHours } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
 import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
+import { triagePanel } from "./triage.js";
 
 const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
 
@@ -64,6 +65,8 @@ function render(el, e) {
   const mapEl = h("div", { class: "episode-map", role: "application", "aria-label": "Trajeto do episódio" });
   const chartsEl = h("div", { class: "charts" });
   const replay = h("div", { class: "replay" });
+  const triage = triagePanel(e.id);
+  this.cleanup.push(triage.off);
   el.replaceChildren(
     h("div", { class: "page-head page-head--split" },
       h("div", null,
@@ -75,6 +78,7 @@ function render(el, e) {
     h("div", { class: "episode-grid" },
       h("section", { class: "card card--flush" }, mapEl, replay),
       h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),
+    triage.el,
     h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
     evidenceTable(readings));
 
