@@ -182,9 +182,11 @@ export const AUDIT_ACTIONS = {
   "registry.driver.create": "Condutor cadastrado", "registry.driver.update": "Condutor alterado",
   "registry.driver.delete": "Condutor excluído", "registry.driver.read": "Consulta a dados de condutor",
   "registry.drivers.list": "Consulta à lista de condutores", "registry.expiring.drivers": "Consulta a vencimentos de condutores",
+  "episode.ack": "Alerta reconhecido", "episode.assign": "Alerta atribuído", "episode.comment": "Comentário em alerta",
+  "episode.clear": "Alerta encerrado (triagem)", "episode.reopen": "Alerta reaberto", "episode.escalate": "Alerta escalonado à supervisão",
 };
 // auditObject: "draft:PIU-001.speed.…" → "minuta PIU-001.speed.…", "registry:drivers" → "cadastro: condutores".
-const AUDIT_OBJECTS = { user: "usuário", draft: "minuta", driver: "condutor", licensee: "permissionário", vehicle: "veículo", case: "auto" };
+const AUDIT_OBJECTS = { user: "usuário", draft: "minuta", driver: "condutor", licensee: "permissionário", vehicle: "veículo", case: "auto", episode: "episódio" };
 const AUDIT_REGISTRY = { drivers: "condutores", expiring: "vencimentos", licensees: "permissionários", vehicles: "veículos" };
 export function auditObject(o) {
   if (!o) return "";
