@@ -99,8 +99,8 @@ func TestTriageInTheBrowser(t *testing.T) {
 			Penalty: "Art. 46, X", Start: wire.NewTime(start), Peak: 41, Unit: "km/h", Limit: 30, Tolerance: 7,
 			Lat: -20.8367, Lon: -40.7292, PeakAt: wire.NewTime(start.Add(5 * time.Second)), Source: "tacho", Evidence: 2}
 		ev := []rules.Evidence{
-			{Kind: "tacho", Epoch: "e1", Seq: 1, T: wire.NewTime(start), Value: 39, Unit: "km/h", Lat: ptr(-20.8367), Lon: ptr(-40.7292)},
-			{Kind: "tacho", Epoch: "e1", Seq: 2, T: wire.NewTime(start.Add(5 * time.Second)), Value: 41, Unit: "km/h", Lat: ptr(-20.8368), Lon: ptr(-40.7291)},
+			{Kind: "tacho", Epoch: "e1", Seq: 1, T: wire.NewTime(start), Value: 39, Unit: "km/h", Lat: triageF64(-20.8367), Lon: triageF64(-40.7292)},
+			{Kind: "tacho", Epoch: "e1", Seq: 2, T: wire.NewTime(start.Add(5 * time.Second)), Value: 41, Unit: "km/h", Lat: triageF64(-20.8368), Lon: triageF64(-40.7291)},
 		}
 		if err := db.UpsertEpisode(ctx, e, ev); err != nil {
 			t.Fatal(err)
@@ -214,4 +214,4 @@ func TestTriageInTheBrowser(t *testing.T) {
 	b.checkConsole()
 }
 
-func ptr(v float64) *float64 { return &v }
+func triageF64(v float64) *float64 { return &v }
