@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -341,5 +342,38 @@ func TestEscalationThroughTheAPI(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &audit); code != 200 || err != nil || len(audit.Items) != 1 || audit.Items[0].Object != "episode:"+lone.ID || audit.Items[0].User != "" {
 		t.Errorf("escalation audit: %d %s", code, b)
+	}
+}
+
+// TestTriageOnTheStream: an act reaches the other dashboards as a triage event with the act.
+func TestTriageOnTheStream(t *testing.T) {
+	f, as := newTriageFixture(t)
+	ep := testEpisode("PIU-001", "speed", t0, true)
+	if err := f.db.UpsertEpisode(context.Background(), ep, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp := f.openStream(as["maria"])
+	defer resp.Body.Close()
+	sr := &sseReader{r: bufio.NewReader(resp.Body)}
+	sr.waitConnected(t)
+	if code, b, _ := f.do("POST", "/api/v1/episodes/"+url.PathEscape(ep.ID)+"/comments", map[string]string{"text": "Ciente."}, as["ana"]); code != 200 {
+		t.Fatalf("comment: %d %s", code, b)
+	}
+	for {
+		ev, err := sr.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.name != api.EventTriage {
+			continue
+		}
+		var got triageAnswer
+		if err := json.Unmarshal([]byte(ev.data), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.State != "novo" || len(got.History) != 1 || got.History[0].Act != "comment" || got.History[0].User != "ana" || got.History[0].Text != "Ciente." {
+			t.Errorf("triage event %s", ev.data)
+		}
+		return
 	}
 }
