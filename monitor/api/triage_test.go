@@ -208,6 +208,20 @@ func TestTriageThroughTheAPI(t *testing.T) {
 	if !strings.Contains(string(audit.Items[1].After), "já estava parado") {
 		t.Errorf("the clear's audit entry lacks its reason: %s", audit.Items[1].After)
 	}
+
+	// Reopened, with a reason: back to its assignee.
+	if code, _, _ := f.do("POST", base+"/reopen", map[string]string{}, as["sup"]); code != 400 {
+		t.Errorf("reopen without a reason: %d, want 400", code)
+	}
+	if code, b, _ := f.do("POST", base+"/reopen", map[string]string{"reason": "O trem voltou a correr."}, as["sup"]); code != 200 {
+		t.Fatalf("reopen: %d %s", code, b)
+	}
+	if a := f.triage(t, ep.ID, as["maria"]); a.State != "atribuido" || a.Assignee != "bia" || a.ClearedBy != "" || a.History[len(a.History)-1].Act != "reopen" {
+		t.Errorf("reopened: %+v", a)
+	}
+	if code, _, _ := f.do("POST", base+"/reopen", map[string]string{"reason": "de novo"}, as["sup"]); code != 409 {
+		t.Errorf("reopen of an open alert: %d, want 409", code)
+	}
 }
 
 // TestCommentsAppendOnly: no route changes or deletes a comment (the store refuses it too:
