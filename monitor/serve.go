@@ -246,6 +246,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		DeadLetters:    deadLetters,
 		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
 		Transparency:   db,
+		Photos:         db,
+		FieldSecret:    fieldSecret(key),
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err
