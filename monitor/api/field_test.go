@@ -122,30 +122,12 @@ func TestPhotoUploadBoundsAndSniffing(t *testing.T) {
 }
 
 // newPhotoFixture is the API with the store as its photo store and a field secret.
-func newPhotoFixture(t *testing.T, edit ...func(*api.Config)) *fixture {
+func newPhotoFixture(t *testing.T) *fixture {
 	t.Helper()
-	var f *fixture
-	f = newFixture(t, func(c *api.Config) {
+	return newFixture(t, func(c *api.Config) {
 		c.FieldSecret = fieldSecret
-		c.Photos = photosOf{&f}
-		for _, e := range edit {
-			e(c)
-		}
+		c.Photos = c.Episodes.(*store.DB)
 	})
-	return f
-}
-
-// photosOf defers to the fixture's store, which exists only once newFixture opened it.
-type photosOf struct{ f **fixture }
-
-func (p photosOf) PutPhoto(ctx context.Context, info *photo.Info, data []byte, by string) (*rules.Photo, error) {
-	return (*p.f).db.PutPhoto(ctx, info, data, by)
-}
-func (p photosOf) PhotoInfo(ctx context.Context, sum string) (*rules.Photo, error) {
-	return (*p.f).db.PhotoInfo(ctx, sum)
-}
-func (p photosOf) PhotoData(ctx context.Context, sum string) ([]byte, string, error) {
-	return (*p.f).db.PhotoData(ctx, sum)
 }
 
 // fieldSign signs a field verification as the dashboard does (static/js/field.js): HMAC-SHA256
@@ -286,9 +268,9 @@ func TestFieldVerificationSigned(t *testing.T) {
 func TestNearby(t *testing.T) {
 	pos := func(lat, lon float64) (*float64, *float64) { return &lat, &lon }
 	speed, db, on, off := 18.0, 71.5, true, false
-	aLat, aLon := pos(-20.8367, -40.7292)   // the agent's position
-	nLat, nLon := pos(-20.8400, -40.7292)   // ~367 m south
-	fLat, fLon := pos(-20.8600, -40.7292)   // ~2.6 km
+	aLat, aLon := pos(-20.8367, -40.7292) // the agent's position
+	nLat, nLon := pos(-20.8400, -40.7292) // ~367 m south
+	fLat, fLon := pos(-20.8600, -40.7292) // ~2.6 km
 	start := time.Now().Add(-5 * time.Minute).UTC().Truncate(time.Millisecond)
 	ep := testEpisode("NEAR-1", rules.RuleSpeed, start, true)
 	fleet := fakeFleet{

@@ -7,6 +7,7 @@ import { h, icon, chip } from "./dom.js";
 import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText, fmtOpeningHours } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
 import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
+import { verificationCard } from "./field.js";
 
 const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
 
@@ -75,6 +76,7 @@ function render(el, e) {
     h("div", { class: "episode-grid" },
       h("section", { class: "card card--flush" }, mapEl, replay),
       h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),
+    verificationCard(e),
     h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
     evidenceTable(readings));
 
