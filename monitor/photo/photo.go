@@ -7,7 +7,10 @@
 // dimensions. The EXIF reader is a small bounded parser of its own (the few tags needed:
 // DateTimeOriginal, OffsetTimeOriginal, DateTime, the GPS position): every offset is checked
 // against the data, every count bounded, no pointer followed twice; it never panics on hostile
-// input (FuzzParse).
+// input (FuzzParse). The served EXIF libraries were not worth a dependency for four tags:
+// github.com/rwcarlsen/goexif has no tagged release (pseudo-versions only, last changed in 2019),
+// and github.com/dsoprea/go-exif/v3 brings several modules of its own and reports errors by
+// panicking internally.
 //
 // What EXIF says is what the phone's camera stated, not a fact the monitor observed: a phone's
 // clock and position can be wrong or set by its owner. The monitor keeps it as the file's
