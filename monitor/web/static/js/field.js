@@ -71,6 +71,7 @@ function fieldMessage(item) {
 
 // record makes a queued item of the form's answers, signed now, and tries to send it.
 export async function record({ episode, unit, music, boarding, note, files }) {
+  if (!crypto.subtle) throw new Error("A constatação exige conexão segura (HTTPS) com o monitor.");
   if (!sessionKey) throw new Error("Esta sessão não pode registrar constatações (perfil de fiscal necessário).");
   const photos = [];
   for (const f of files) {
