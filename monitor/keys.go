@@ -2,7 +2,9 @@ package main
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -10,6 +12,16 @@ import (
 	"io/fs"
 	"os"
 )
+
+// fieldSecret is the secret the API derives each session's field-verification signing key from
+// (api.Config.FieldSecret): an HMAC of a fixed label under the monitor's signing key's seed. It
+// is derived rather than stored so that it lives exactly as long as that key, and one-way so
+// that the keys handed to phones reveal nothing of the signing key.
+func fieldSecret(key ed25519.PrivateKey) []byte {
+	m := hmac.New(sha256.New, key.Seed())
+	m.Write([]byte("trenzinho field-verification secret v1"))
+	return m.Sum(nil)
+}
 
 // loadOrCreateKey reads the monitor's ed25519 signing key (PKCS #8 PEM), creating it with mode
 // 0600 on first start. The key signs every draft's evidence bundle; losing it does not

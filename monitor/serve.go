@@ -247,6 +247,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Triage:         db,
 		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
 		Transparency:   db,
+		Photos:         db,
+		FieldSecret:    fieldSecret(key),
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -122,6 +122,12 @@ type Config struct {
 	// Transparency serves the public transparency report (transparency.go) with RegistryStore;
 	// nil: no report.
 	Transparency TransparencyStore
+	// Photos stores the photos of field verifications (field.go); nil: no photo routes, and
+	// verifications carry no photos.
+	Photos Photos
+	// FieldSecret is the secret each session's field-verification signing key is derived from
+	// (field.go); empty: sessions get no key and signed verifications are refused.
+	FieldSecret []byte
 }
 
 // Limits.
@@ -157,6 +163,9 @@ type Server struct {
 	public            *PublicConfig
 	transparency      TransparencyStore
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
+	photos            Photos
+	fieldSecret       []byte
+	photoSlots        chan struct{} // photo uploads read at once
 
 	metrics    *metrics
 	throttle   *throttle // per client address
@@ -197,6 +206,9 @@ func New(cfg Config) *Server {
 		triage:         cfg.Triage,
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
+		photos:         cfg.Photos,
+		fieldSecret:    cfg.FieldSecret,
+		photoSlots:     make(chan struct{}, photoConcurrency),
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -253,6 +265,7 @@ func New(cfg Config) *Server {
 	s.caseRoutes(a)
 	s.deadLetterRoutes(a)
 	s.triageRoutes(a)
+	s.fieldRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

@@ -40,11 +40,14 @@ type loginRequest struct {
 type loginResponse struct {
 	Token string      `json:"token"`
 	User  sessionUser `json:"user"`
+	// FieldKey signs the session's field verifications (field.go); fiscal and above only.
+	FieldKey *fieldKey `json:"field_key,omitempty"`
 }
 
 type sessionResponse struct {
 	Authenticated bool         `json:"authenticated"`
 	User          *sessionUser `json:"user,omitempty"`
+	FieldKey      *fieldKey    `json:"field_key,omitempty"`
 }
 
 // handleLogin serves POST /api/v1/login: it checks the password, starts a session, sets its
@@ -125,7 +128,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	s.metrics.logins.WithLabelValues("ok").Inc()
 	s.record(r, store.AuditEntry{User: u.Name, Action: "login", Object: "user:" + u.Name})
 	http.SetCookie(w, s.sessionCookie(r, token, s.sessionTTL))
-	s.writeJSON(w, r, http.StatusOK, loginResponse{Token: token, User: sessionUser{u.Name, u.Role}})
+	s.writeJSON(w, r, http.StatusOK, loginResponse{Token: token, User: sessionUser{u.Name, u.Role}, FieldKey: s.fieldKeyFor(token, u)})
 }
 
 // accountKey is the throttle's key of the account a login names: user names are compared
@@ -167,7 +170,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, r, http.StatusOK, sessionResponse{Authenticated: false})
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, sessionResponse{Authenticated: true, User: &sessionUser{u.Name, u.Role}})
+	s.writeJSON(w, r, http.StatusOK, sessionResponse{Authenticated: true, User: &sessionUser{u.Name, u.Role}, FieldKey: s.fieldKeyFor(requestToken(r), u)})
 }
 
 // sessionCookie is the cookie that carries token for ttl; a negative ttl deletes it.

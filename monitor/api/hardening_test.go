@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/photo"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
@@ -129,6 +130,8 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
 		c.Transparency = db
 		c.Triage = db
+		c.Photos = db
+		c.FieldSecret = []byte("segredo de campo do teste")
 		if edit != nil {
 			edit(c)
 		}
@@ -485,8 +488,9 @@ func TestCrossOriginAndBearer(t *testing.T) {
 func TestBodyLimit(t *testing.T) {
 	f := hardeningFixture(t, nil)
 	_, token := f.login("admin", adminPassword)
+	size := 8 << 20
 	huge := func() io.Reader {
-		return io.MultiReader(strings.NewReader(`{"name":"`), strings.NewReader(strings.Repeat("x", 8<<20)), strings.NewReader(`"}`))
+		return io.MultiReader(strings.NewReader(`{"name":"`), strings.NewReader(strings.Repeat("x", size)), strings.NewReader(`"}`))
 	}
 	bodyless := map[string]bool{"POST /api/v1/logout": true}
 	for _, r := range sourceRoutes(t) {
@@ -494,6 +498,10 @@ func TestBodyLimit(t *testing.T) {
 			continue
 		}
 		path := concrete(r.path)
+		size = 8 << 20
+		if r.pattern == "POST /api/v1/photos" { // a photo's own, larger bound
+			size = photo.MaxBytes + 1
+		}
 		if code, msg, _ := f.send(r.method, path, huge(), "Authorization", "Bearer "+token, "Content-Type", "application/json"); code != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s %s with 8 MiB (chunked): %d %q, want 413", r.method, path, code, msg)
 		}

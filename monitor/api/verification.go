@@ -2,12 +2,16 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/trenzinho/trenzinho/monitor/photo"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/wire"
@@ -18,7 +22,30 @@ type verificationRequest struct {
 	Kind        string             `json:"kind"`
 	Note        string             `json:"note"`
 	Measurement *rules.Measurement `json:"measurement"`
+
+	// A field verification (constatação em campo, field.go): the agent's answers, the phone's
+	// capture time (RFC 3339, as signed), the photos uploaded before (POST /api/v1/photos) by
+	// SHA-256, and the session's signature.
+	MusicAudible *bool                  `json:"music_audible"`
+	Boarding     *bool                  `json:"boarding"`
+	CapturedAt   string                 `json:"captured_at"`
+	Photos       []string               `json:"photos"`
+	Signature    *verificationSignature `json:"signature"`
 }
+
+// verificationSignature is a field verification's signature as the dashboard sends it.
+type verificationSignature struct {
+	Session string `json:"session"`
+	Client  string `json:"client_id"`
+	HMAC    string `json:"hmac"`
+}
+
+// How far a field verification's capture time may lie from its receipt: ahead, the phone's
+// clock is wrong; behind, longer than an offline queue is kept.
+const (
+	maxCaptureAhead = 5 * time.Minute
+	maxCaptureAge   = 7 * 24 * time.Hour
+)
 
 // Bounds of a verification's free text.
 const (
@@ -41,12 +68,34 @@ func (v *verificationRequest) check() string {
 		}
 		return ""
 	}
+	if len(v.Photos) > maxVerificationPhotos {
+		return "no máximo " + strconv.Itoa(maxVerificationPhotos) + " fotos por constatação"
+	}
+	for i, p := range v.Photos {
+		if !photo.ValidSHA256(p) || slices.Contains(v.Photos[:i], p) {
+			return "photos deve listar hashes SHA-256 (hex minúsculo) distintos"
+		}
+	}
+	if v.Signature != nil && v.CapturedAt == "" {
+		return "captured_at é obrigatório numa constatação assinada"
+	}
+	if v.Kind != rules.VerifyNBR10151 && v.Measurement != nil {
+		return "measurement só vale para kind " + rules.VerifyNBR10151
+	}
 	switch v.Kind {
 	case rules.VerifyMusic:
-		if v.Measurement != nil {
-			return "measurement só vale para kind " + rules.VerifyNBR10151
+		if v.MusicAudible != nil && !*v.MusicAudible {
+			return "music_audible falso não confirma música: use kind " + rules.VerifyField
 		}
 		return text("note", v.Note, minMusicNote)
+	case rules.VerifyField:
+		if len(v.Photos) == 0 {
+			return text("note", v.Note, minMusicNote)
+		}
+		if v.Note != "" {
+			return text("note", v.Note, 0)
+		}
+		return ""
 	case rules.VerifyNBR10151:
 		m := v.Measurement
 		if m == nil {
@@ -74,7 +123,7 @@ func (v *verificationRequest) check() string {
 		}
 		return ""
 	}
-	return `kind deve ser "` + rules.VerifyMusic + `" ou "` + rules.VerifyNBR10151 + `"`
+	return `kind deve ser "` + rules.VerifyMusic + `", "` + rules.VerifyNBR10151 + `" ou "` + rules.VerifyField + `"`
 }
 
 // handleVerification serves POST /api/v1/episodes/{id}/verification: a fiscal records on an
@@ -112,7 +161,53 @@ func (s *Server) handleVerification(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	user := userFrom(r.Context())
-	v := &rules.Verification{Kind: req.Kind, By: user.Name, At: wire.NewTime(time.Now()), Note: strings.TrimSpace(req.Note), Measurement: req.Measurement}
+	now := time.Now()
+	v := &rules.Verification{Kind: req.Kind, By: user.Name, At: wire.NewTime(now), Note: strings.TrimSpace(req.Note), Measurement: req.Measurement,
+		MusicAudible: req.MusicAudible, Boarding: req.Boarding}
+	if req.Signature != nil {
+		// A replay of the item already recorded (the phone resends when the answer was lost):
+		// the verification stands as first received.
+		if cur := ep.Verification; cur != nil && cur.Signature != nil && cur.Signature.Client == req.Signature.Client &&
+			cur.Signature.Session == req.Signature.Session && cur.By == user.Name {
+			ep.Readings = nil
+			s.writeJSON(w, r, http.StatusOK, ep)
+			return
+		}
+		if p := s.checkSignature(user.Name, id, &req); p != "" {
+			s.writeError(w, r, http.StatusBadRequest, p)
+			return
+		}
+		v.Signature = &rules.FieldSignature{Session: req.Signature.Session, Client: req.Signature.Client, HMAC: req.Signature.HMAC, Verified: true}
+	}
+	if req.CapturedAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, req.CapturedAt)
+		if err != nil {
+			s.writeError(w, r, http.StatusBadRequest, "captured_at deve ser RFC 3339")
+			return
+		}
+		if t.After(now.Add(maxCaptureAhead)) || t.Before(now.Add(-maxCaptureAge)) || t.Before(ep.Start.Add(-time.Hour)) {
+			s.writeError(w, r, http.StatusBadRequest, "captured_at fora do intervalo aceito (relógio do aparelho errado, constatação anterior ao episódio ou com mais de 7 dias)")
+			return
+		}
+		ct := wire.NewTime(t)
+		v.CapturedAt = &ct
+	}
+	for _, sum := range req.Photos {
+		if s.photos == nil {
+			s.writeError(w, r, http.StatusBadRequest, "este servidor não recebe fotos")
+			return
+		}
+		p, err := s.photos.PhotoInfo(r.Context(), sum)
+		if errors.Is(err, store.ErrNotFound) {
+			s.writeError(w, r, http.StatusBadRequest, "a foto "+sum[:12]+"… não foi enviada (POST /api/v1/photos antes da constatação)")
+			return
+		}
+		if err != nil {
+			s.internalError(w, r, err)
+			return
+		}
+		v.Photos = append(v.Photos, *p)
+	}
 	before, after, err := s.episodes.RecordVerification(r.Context(), id, v)
 	if err != nil {
 		s.fail(w, r, err, "episódio")
@@ -139,6 +234,8 @@ func acceptsVerification(ep *rules.Episode, kind string) bool {
 		return true
 	}
 	switch kind {
+	case rules.VerifyField:
+		return true
 	case rules.VerifyNBR10151:
 		return ep.Rule == rules.RuleNoiseLimit
 	case rules.VerifyMusic:

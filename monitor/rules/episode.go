@@ -79,6 +79,10 @@ const (
 	// VerifyNBR10151: the agent measured the sound level by ABNT NBR 10151 (the form in
 	// Measurement); the auto then cites that measurement, not the monitor's estimate.
 	VerifyNBR10151 = "nbr10151_measurement"
+	// VerifyField: the agent's field observation (constatação em campo) that does not confirm
+	// music (none heard, or an episode of another rule): what they saw, with photos. It is
+	// evidence shown with the episode; it is the missing ground of no episode.
+	VerifyField = "field_observation"
 )
 
 // Verification is an agent's verification of an episode.
@@ -91,6 +95,44 @@ type Verification struct {
 	Note string `json:"note,omitempty"`
 	// Measurement is the NBR 10151 measurement form (VerifyNBR10151 only).
 	Measurement *Measurement `json:"measurement,omitempty"`
+
+	// A field verification (constatação em campo, made on a phone, possibly offline) also
+	// carries what the agent answered — music audible? passengers boarding or alighting? (nil:
+	// not answered) —, when the agent made it by the phone's clock (CapturedAt, stated by the
+	// device and signed with the session's key; At stays the monitor's receipt time), its
+	// photos, and the signature.
+	MusicAudible *bool           `json:"music_audible,omitempty"`
+	Boarding     *bool           `json:"boarding,omitempty"`
+	CapturedAt   *wire.Time      `json:"captured_at,omitempty"`
+	Photos       []Photo         `json:"photos,omitempty"`
+	Signature    *FieldSignature `json:"signature,omitempty"`
+}
+
+// Photo is a photograph attached to a verification, stored by the SHA-256 of its bytes. The
+// EXIF fields are what the file states (the camera's clock and GPS), not facts the monitor
+// observed; ReceivedAt is when the monitor first received the file.
+type Photo struct {
+	SHA256         string    `json:"sha256"`
+	ContentType    string    `json:"content_type"`
+	Size           int       `json:"size"`
+	Width          int       `json:"width"`
+	Height         int       `json:"height"`
+	ReceivedAt     wire.Time `json:"received_at"`
+	EXIFTakenAt    string    `json:"exif_taken_at,omitempty"` // RFC 3339, or a wall time without zone
+	EXIFZoneStated bool      `json:"exif_zone_stated,omitempty"`
+	EXIFLat        *float64  `json:"exif_lat,omitempty"`
+	EXIFLon        *float64  `json:"exif_lon,omitempty"`
+}
+
+// FieldSignature is the HMAC-SHA256 a dashboard session made of a field verification when the
+// agent captured it (docs/api.md, "Constatação em campo"): Session names the session whose key
+// signed (not its token), Client is the item's id on the phone, Verified that the monitor
+// checked it.
+type FieldSignature struct {
+	Session  string `json:"session"`
+	Client   string `json:"client_id"`
+	HMAC     string `json:"hmac"`
+	Verified bool   `json:"verified"`
 }
 
 // Measurement is an agent's sound measurement by ABNT NBR 10151: the form the auto cites.

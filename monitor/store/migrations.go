@@ -371,6 +371,22 @@ BEGIN
 	SELECT RAISE(ABORT, 'the triage history is append-only');
 END;
 `},
+	{12, `
+-- The photos agents attach to field verifications (photos.go), by the SHA-256 of their bytes:
+-- the bytes, what the monitor read of them (type, size, the EXIF statements as JSON), who sent
+-- them first and when the monitor first received them.
+CREATE TABLE photos (
+	sha256       TEXT    PRIMARY KEY,
+	content_type TEXT    NOT NULL,
+	size         INTEGER NOT NULL,
+	width        INTEGER NOT NULL,
+	height       INTEGER NOT NULL,
+	exif         TEXT,
+	data         BLOB    NOT NULL,
+	uploaded_by  TEXT    NOT NULL,
+	received_at  INTEGER NOT NULL
+) STRICT;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -9,13 +9,18 @@
 package web
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"io/fs"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
+	"time"
 )
 
 //go:embed static
@@ -54,6 +59,11 @@ func Handler(opts Options) http.Handler {
 		panic(err)
 	}
 	etags["/"] = etags["/index.html"]
+	sw, swTag, err := serviceWorker(sub, etags)
+	if err != nil {
+		panic(err)
+	}
+	etags["/sw.js"] = swTag
 	csp := ContentSecurityPolicy(opts.TileURL)
 	files := http.FileServerFS(sub)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -77,8 +87,51 @@ func Handler(opts Options) http.Handler {
 		h.Set("Content-Security-Policy", csp)
 		h.Set("Cache-Control", "no-cache")
 		h.Set("ETag", tag)
+		switch {
+		case r.URL.Path == "/sw.js":
+			h.Set("Content-Type", "text/javascript; charset=utf-8")
+			http.ServeContent(w, r, "sw.js", time.Time{}, bytes.NewReader(sw))
+			return
+		case strings.HasSuffix(r.URL.Path, ".webmanifest"):
+			h.Set("Content-Type", "application/manifest+json")
+		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// serviceWorker is static/sw.js as served: its placeholders replaced by the shell's version (a
+// hash of every file's ETag, so that any change to the dashboard changes the worker's bytes and
+// the browser installs the new one with a new cache) and the list of the files it caches (the
+// dashboard's, not the public transparency page's). It returns the bytes and their ETag.
+func serviceWorker(sub fs.FS, etags map[string]string) ([]byte, string, error) {
+	src, err := fs.ReadFile(sub, "sw.js")
+	if err != nil {
+		return nil, "", err
+	}
+	var shell []string
+	for p := range etags {
+		if p == "/index.html" || p == "/sw.js" || strings.HasPrefix(p, "/transparencia") || strings.HasPrefix(p, "/js/transparencia") {
+			continue
+		}
+		shell = append(shell, p)
+	}
+	sort.Strings(shell)
+	h := sha256.New()
+	for _, p := range shell {
+		h.Write([]byte(p + etags[p] + "\n"))
+	}
+	h.Write(src)
+	version := hex.EncodeToString(h.Sum(nil)[:8])
+	list, err := json.Marshal(shell)
+	if err != nil {
+		return nil, "", err
+	}
+	out := strings.Replace(string(src), `"__SHELL_VERSION__"`, `"`+version+`"`, 1)
+	out = strings.Replace(out, `["__SHELL_FILES__"]`, string(list), 1)
+	if out == string(src) {
+		return nil, "", errors.New("web: sw.js lacks its placeholders")
+	}
+	return []byte(out), `"` + version + `"`, nil
 }
 
 // ContentSecurityPolicy is the policy of the dashboard's pages: scripts, styles, fonts and API

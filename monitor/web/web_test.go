@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -119,5 +120,61 @@ func TestTileOrigin(t *testing.T) {
 		if got := tileOrigin(in); got != want {
 			t.Errorf("tileOrigin(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The installable dashboard: the manifest is served as one and names its icons (which exist);
+// the service worker is served with its version and the shell it caches filled in — every file
+// of the shell served, the public pages and the API left out.
+func TestManifestAndServiceWorker(t *testing.T) {
+	h := Handler(Options{})
+	resp := get(t, h, "/manifest.webmanifest")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/manifest+json" {
+		t.Fatalf("manifest: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	var m struct {
+		Name, ShortName, StartURL, Display, Lang string
+		Icons                                    []struct{ Src, Sizes, Type, Purpose string }
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &m); err != nil || m.Lang != "pt-BR" || m.Display != "standalone" || len(m.Icons) < 4 {
+		t.Fatalf("manifest %s: %v", b, err)
+	}
+	purposes := map[string]bool{}
+	for _, ic := range m.Icons {
+		purposes[ic.Sizes+" "+ic.Purpose] = true
+		if r := get(t, h, ic.Src); r.StatusCode != 200 || r.Header.Get("Content-Type") != "image/png" {
+			t.Errorf("icon %s: %d %q", ic.Src, r.StatusCode, r.Header.Get("Content-Type"))
+		}
+	}
+	for _, want := range []string{"192x192 any", "512x512 any", "192x192 maskable", "512x512 maskable"} {
+		if !purposes[want] {
+			t.Errorf("manifest lacks a %s icon", want)
+		}
+	}
+
+	resp = get(t, h, "/sw.js")
+	sw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") || resp.Header.Get("ETag") == "" {
+		t.Fatalf("sw.js: %d %v", resp.StatusCode, resp.Header)
+	}
+	if strings.Contains(string(sw), "__SHELL_") {
+		t.Fatal("sw.js served with its placeholders")
+	}
+	m2 := regexp.MustCompile(`const SHELL = (\[.*\]);`).FindSubmatch(sw)
+	var shell []string
+	if m2 == nil || json.Unmarshal(m2[1], &shell) != nil || len(shell) < 20 {
+		t.Fatalf("the shell list: %q", m2)
+	}
+	for _, p := range shell {
+		if strings.HasPrefix(p, "/api/") || strings.Contains(p, "transparencia") || p == "/sw.js" {
+			t.Errorf("the shell caches %s", p)
+		}
+		if r := get(t, h, p); r.StatusCode != 200 {
+			t.Errorf("shell file %s: %d", p, r.StatusCode)
+		}
+	}
+	if r := get(t, h, "/sw.js", "If-None-Match", resp.Header.Get("ETag")); r.StatusCode != http.StatusNotModified {
+		t.Errorf("sw.js revalidation: %d", r.StatusCode)
 	}
 }

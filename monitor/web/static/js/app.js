@@ -16,12 +16,16 @@ import { registryView } from "./registry.js";
 import { noticesView } from "./notices.js";
 import { loadLicensees } from "./names.js";
 import { toastError } from "./toast.js";
+import { nearbyView } from "./nearby.js";
+import { fieldView, setFieldKey, startQueue } from "./field.js";
+import { registerServiceWorker } from "./pwa.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
   auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
+  perto: nearbyView, constatar: fieldView,
 };
-const NAV_OF = { episodio: "alertas" };
+const NAV_OF = { episodio: "alertas", constatar: "perto" };
 
 let stream = null;
 let current = null;
@@ -40,7 +44,7 @@ async function boot() {
   onUnauthorized(() => showLogin("Sua sessão terminou. Entre novamente."));
   try {
     const s = await api("/api/v1/session");
-    if (s.authenticated) await start(s.user);
+    if (s.authenticated) await start(s.user, s.field_key);
     else showLogin();
   } catch (e) {
     showLogin(e.message);
@@ -67,7 +71,7 @@ async function login(ev) {
   try {
     const r = await api("/api/v1/login", { method: "POST", body: { user: String(f.get("user")).trim(), password: f.get("password") } });
     ev.target.reset();
-    await start(r.user);
+    await start(r.user, r.field_key);
   } catch (e) {
     $("#login-error").textContent = e.status === 401 ? "Usuário ou senha incorretos." : e.message;
     $("#login-password").select();
@@ -76,9 +80,10 @@ async function login(ev) {
   }
 }
 
-async function start(user) {
+async function start(user, fieldKey) {
   started = true;
   store.user = user;
+  await setFieldKey(fieldKey).catch(() => {});
   try { store.config = await api("/api/v1/config"); } catch { store.config = {}; }
   setTimeZone(store.config.time_zone);
   setAuthorityTitle(store.config.authority_title);
@@ -125,6 +130,7 @@ async function start(user) {
   });
   connState("connecting");
   stream.start();
+  startQueue();
   window.addEventListener("hashchange", route);
   route();
 }
@@ -199,4 +205,5 @@ async function route() {
   if (!view.persistent) $("#main").scrollTop = 0;
 }
 
+registerServiceWorker();
 boot();

@@ -8,6 +8,7 @@ import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORI
 import { episodeStatus, peakText } from "./alerts.js";
 import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
 import { triagePanel } from "./triage.js";
+import { verificationCard } from "./field.js";
 
 const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
 
@@ -79,6 +80,7 @@ function render(el, e) {
       h("section", { class: "card card--flush" }, mapEl, replay),
       h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),
     triage.el,
+    verificationCard(e),
     h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
     evidenceTable(readings));
 
