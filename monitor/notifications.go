@@ -8,24 +8,29 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/notify"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/registry"
 )
 
 // notifications reads the notifications file (TRENZINHO_NOTIFICATIONS) and returns the
-// dispatcher and the hub the judge publishes to: the dashboard's hub behind a tap that notifies
-// each opening episode (docs/operations.md §13). No file: no dispatcher, the hub as it is.
-func notifications(path string, hub notify.Hub, regStore *registry.Store, dead notify.DeadLetterStore, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, error) {
+// dispatcher, the hub the judge publishes to — the dashboard's hub behind a tap that notifies
+// each opening episode — and the directory of who gets what: the file's users and schedule
+// combined with the preferences and shifts stored from the dashboard (docs/operations.md §13).
+// No file: no dispatcher, the hub as it is, and a directory that only keeps what the dashboard
+// edits (the in-browser notifications use the preferences).
+func notifications(path string, hub notify.Hub, regStore *registry.Store, db *store.DB, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, *notifyconfig.Directory, error) {
 	if path == "" {
-		return nil, hub, nil
+		return nil, hub, notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db, Logger: log}), nil
 	}
 	f, err := notifyconfig.Load(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: dead})
+	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	dir := notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log})
 	tap := &notify.HubTap{Next: hub, Dispatcher: d, Severity: severity}
 	if regStore != nil {
 		lookup := rules.FromRegistry(regStore)
@@ -35,5 +40,5 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, dead n
 		}
 	}
 	log.Info("notifications configured", "path", path, "users", len(f.Users), "shifts", len(f.Schedule))
-	return d, tap, nil
+	return d, tap, dir, nil
 }

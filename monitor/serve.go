@@ -209,8 +209,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
-	notifier, judgeHub, err := notifications(c.notifications, hub, regStore, db, reg, log)
+	notifier, judgeHub, directory, err := notifications(c.notifications, hub, regStore, db, reg, log)
 	if err != nil {
+		return fmt.Errorf("notifications: %w", err)
+	}
+	if err := directory.Refresh(ctx); err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}
 	var client mqtt.Client
@@ -244,6 +247,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
+		Notify:         &api.NotifyConfig{Directory: directory, Location: prof.Location()},
 		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
 		Transparency:   db,
 	})
@@ -257,6 +261,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	go func() { judgeDone <- j.Run(runCtx) }()
 	if notifier != nil {
 		go notifier.Run(runCtx, 0)
+		go directory.Run(runCtx, 0)
 	}
 
 	client = mqtt.NewClient(monitorMQTTOptions(c, tlsCfg, log, j.MQTTHandler(runCtx)))

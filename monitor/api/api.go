@@ -114,6 +114,9 @@ type Config struct {
 	Cases *CasesConfig
 	// DeadLetters serves the notifications' dead letters (notifications.go); nil: no routes.
 	DeadLetters DeadLetters
+	// Notify serves the users' notification preferences and the on-duty schedule
+	// (notifyprefs.go); nil: no routes.
+	Notify *NotifyConfig
 	// Public serves the public verification page of issued autos (public.go, GET and POST
 	// /v/{code}, no login); nil: no public page, and issued autos get no public code.
 	Public *PublicConfig
@@ -151,6 +154,7 @@ type Server struct {
 	reg               *registry.Store
 	cases             *CasesConfig
 	deadLetters       DeadLetters
+	notify            *NotifyConfig
 	public            *PublicConfig
 	transparency      TransparencyStore
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
@@ -191,6 +195,7 @@ func New(cfg Config) *Server {
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
 		deadLetters:    cfg.DeadLetters,
+		notify:         cfg.Notify,
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
@@ -248,6 +253,7 @@ func New(cfg Config) *Server {
 	s.registryRoutes()
 	s.caseRoutes(a)
 	s.deadLetterRoutes(a)
+	s.notifyRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

@@ -3,7 +3,9 @@ package notify
 import (
 	"fmt"
 	"html"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +74,11 @@ var ruleNames = map[string]string{
 	"parked_public_road":   "Estacionado em via pública",
 	"telemetry_fault":      "Falha de telemetria",
 	"document_expired":     "Documento vencido",
+}
+
+// RuleCodes are the rules' codes, sorted.
+func RuleCodes() []string {
+	return slices.Sorted(maps.Keys(ruleNames))
 }
 
 // RuleName is a rule's name in Portuguese; the code itself when unknown.
