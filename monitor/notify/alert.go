@@ -3,7 +3,6 @@ package notify
 import (
 	"fmt"
 	"html"
-	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -76,9 +75,14 @@ var ruleNames = map[string]string{
 	"document_expired":     "Documento vencido",
 }
 
-// RuleCodes are the rules' codes, sorted.
+// RuleCodes are the codes of the rules the engine applies (rules.Table), sorted.
 func RuleCodes() []string {
-	return slices.Sorted(maps.Keys(ruleNames))
+	out := make([]string, 0, len(rules.Table))
+	for _, r := range rules.Table {
+		out = append(out, r.ID)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // RuleName is a rule's name in Portuguese; the code itself when unknown.

@@ -14,12 +14,16 @@ import { usersView } from "./users.js";
 import { episodeView } from "./episode.js";
 import { registryView } from "./registry.js";
 import { noticesView } from "./notices.js";
+import { profileView, initBrowserNotifications } from "./notifyprefs.js";
+import { scheduleView } from "./schedule.js";
+import { deadLettersView } from "./deadletters.js";
 import { loadLicensees } from "./names.js";
 import { toastError } from "./toast.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
   auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
+  perfil: profileView, plantao: scheduleView, "avisos-falhos": deadLettersView,
 };
 const NAV_OF = { episodio: "alertas" };
 
@@ -105,6 +109,7 @@ async function start(user) {
   $("#scrim").addEventListener("click", () => toggleMenu(false));
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") toggleMenu(false); });
   initNotifier();
+  initBrowserNotifications();
   clock();
   setInterval(clock, 1000);
   store.on("episode", badges);
