@@ -190,7 +190,7 @@ async function route() {
     $("#page-title").textContent = "Acesso restrito";
     mapEl.hidden = true;
     page.hidden = false;
-    page.append(h("div", { class: "card" }, h("p", null, "Esta área é restrita a administradores.")));
+    page.append(h("div", { class: "card" }, h("p", null, view.role === "admin" ? "Esta área é restrita a administradores." : `Esta área é restrita ao papel ${ROLES[view.role]} ou superior.`)));
     current = null;
     return;
   }
