@@ -149,7 +149,16 @@ func (dir *Directory) SetPrefs(ctx context.Context, p store.NotifyPrefs) error {
 	if err := dir.db.SetNotifyPrefs(ctx, p); err != nil {
 		return err
 	}
-	return dir.Refresh(ctx)
+	dir.refreshAfterEdit(ctx)
+	return nil
+}
+
+// refreshAfterEdit hands an edit to the dispatcher. The edit is stored: a failure to read it
+// back is logged, and the next periodic refresh (Run) takes it.
+func (dir *Directory) refreshAfterEdit(ctx context.Context) {
+	if err := dir.Refresh(ctx); err != nil {
+		dir.log.Error("notify: preferences saved but not refreshed; the next refresh takes them", "err", err)
+	}
 }
 
 // Shifts lists the shifts of the file and of the store that overlap [from, to), by start; the
@@ -178,7 +187,8 @@ func (dir *Directory) AddShift(ctx context.Context, s store.NotifyShift) (store.
 	if err != nil {
 		return s, err
 	}
-	return s, dir.Refresh(ctx)
+	dir.refreshAfterEdit(ctx)
+	return s, nil
 }
 
 // DeleteShift removes a stored shift and hands the schedule to the dispatcher.
@@ -187,7 +197,8 @@ func (dir *Directory) DeleteShift(ctx context.Context, id int64) (store.NotifySh
 	if err != nil {
 		return s, err
 	}
-	return s, dir.Refresh(ctx)
+	dir.refreshAfterEdit(ctx)
+	return s, nil
 }
 
 // Refresh rebuilds the dispatcher's users and schedule from the file and the store.
