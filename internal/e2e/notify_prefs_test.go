@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"
+	"github.com/trenzinho/trenzinho/monitor/notify/telegram/telegramtest"
 )
 
 // TestNotificationPrefsInTheBrowser drives Perfil → Notificações, the on-duty schedule and the
@@ -196,4 +200,110 @@ email: {addr: "%s", username: %s, from: "Monitor do trenzinho <monitor@piuma.exa
 	}
 	b.shot("06-dead-letter-retried")
 	b.checkConsole()
+}
+
+// TestOnDutyPreferencesThroughThePipeline: simulator → pty → bridge → Mosquitto → monitor →
+// notifications, with who gets what set only through the HTTP API. Two inspectors save the same
+// preferences (PUT /api/v1/me/notifications) with quiet hours that cover the moment; the
+// supervisor puts one of them on duty (POST /api/v1/notifications/schedule). The speed episode
+// reaches the one on duty — a real SMTP server's mailbox and the local Bot API server (the real
+// Telegram API is unreachable here) — and nothing reaches the other.
+func TestOnDutyPreferencesThroughThePipeline(t *testing.T) {
+	bin := testenv.Build(t)
+	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
+	smtpd := emailtest.Start(t, emailtest.Options{})
+	bot := telegramtest.Start(t)
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "smtp-ca.pem")
+	if err := os.WriteFile(ca, smtpd.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "notifications.yaml")
+	conf := fmt.Sprintf(`base_url: https://monitor.piuma.example
+email: {addr: "%s", username: %s, from: "Monitor do trenzinho <monitor@piuma.example>", ca_file: %s}
+telegram: {base_url: "%s"}
+`, smtpd.Addr, smtpd.Username, ca, bot.URL)
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mon := startMonitorWithEnv(t, bin, broker.URL(), "TRENZINHO_NOTIFICATIONS="+file,
+		"TRENZINHO_SMTP_PASSWORD="+smtpd.Password, "TRENZINHO_TELEGRAM_TOKEN="+bot.Token)
+
+	// The dispatcher judges quiet hours and duty by the wall clock, in Piúma's time.
+	sp, _ := time.LoadLocation("America/Sao_Paulo")
+	now := time.Now().In(sp)
+	quiet := fmt.Sprintf("%02d:00-%02d:00", (now.Hour()+23)%24, (now.Hour()+2)%24)
+	tokens := map[string]string{}
+	for i, name := range []string{"ana", "bruno"} {
+		mon.send(t, "POST", "/api/v1/users", mon.token, map[string]string{"name": name, "password": "senha-de-" + name, "role": "fiscal"}, http.StatusCreated)
+		var login struct{ Token string }
+		mon.sendInto(t, "POST", "/api/v1/login", "", map[string]string{"user": name, "password": "senha-de-" + name}, http.StatusOK, &login)
+		tokens[name] = login.Token
+		mon.send(t, "PUT", "/api/v1/me/notifications", login.Token, map[string]any{
+			"email": name + "@piuma.example", "telegram": fmt.Sprint(1001 + i), "rules": []string{"speed"}, "quiet_hours": quiet,
+		}, http.StatusOK)
+	}
+	// A fiscal may not put themself on duty; the supervisor (here the admin) does.
+	shift := map[string]string{"user": "bruno", "from": now.Add(-time.Hour).Format("2006-01-02T15:04"), "to": now.Add(3 * time.Hour).Format("2006-01-02T15:04")}
+	mon.send(t, "POST", "/api/v1/notifications/schedule", tokens["bruno"], shift, http.StatusForbidden)
+	mon.send(t, "POST", "/api/v1/notifications/schedule", mon.token, shift, http.StatusCreated)
+
+	fast := startSimulation(t, bin, "--vehicles=1", "--prefix=DUTY", "--scenario=20:15,45:30,20:30", "--duration=75s", "--speed-up=3",
+		"--start=2026-11-27T15:00:00Z")
+	startBridge(t, bin, broker.URL(), "DUTY-001", fast.devices["DUTY-001"])
+	box := smtpd.Wait(1, 3*time.Minute)
+	if len(box) == 0 {
+		t.Fatal("no e-mail within 3 minutes")
+	}
+	time.Sleep(2 * time.Second) // whatever else this episode sends went in the same round
+	box = smtpd.Mailbox()
+	if len(box) != 1 || box[0].To[0] != "bruno@piuma.example" {
+		t.Fatalf("mailbox: %+v", box)
+	}
+	if subject, _, _ := box[0].Read(t); !strings.Contains(subject, "Excesso de velocidade — DUTY-001") {
+		t.Errorf("subject %q", subject)
+	}
+	reqs := bot.Requests()
+	if len(reqs) != 2 || reqs[0].Method != "sendMessage" || reqs[1].Method != "sendLocation" {
+		t.Fatalf("Bot API requests: %+v", reqs)
+	}
+	for _, r := range reqs {
+		if string(r.ChatID) != "1002" {
+			t.Errorf("Telegram to %s, want Bruno's 1002", r.ChatID)
+		}
+	}
+	if n := metric(t, mon.base, "trenzinho_notify_quiet_hours_total"); n != "1" {
+		t.Errorf("alerts held by quiet hours: %s, want 1 (Ana's)", n)
+	}
+}
+
+// send sends a JSON body with a bearer token (none when empty) and expects the status.
+func (c *monitorClient) send(t *testing.T, method, path, token string, body any, want int) {
+	t.Helper()
+	c.sendInto(t, method, path, token, body, want, nil)
+}
+
+// sendInto is send, decoding the answer into out (when not nil).
+func (c *monitorClient) sendInto(t *testing.T, method, path, token string, body any, want int, out any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, c.base+path, bytes.NewReader(b))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %s %s, want %d", method, path, resp.Status, msg, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(msg, out); err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+	}
 }
