@@ -49,7 +49,7 @@ export const deadLettersView = {
       return h("tr", { dataset: { letter: String(l.id) } },
         h("td", { class: "nowrap" }, fmtDateTime(l.at)),
         h("td", null, l.user, h("small", { class: "muted block" }, `${CHANNELS[l.channel] || l.channel}: ${l.to}`)),
-        h("td", null, l.subject),
+        h("td", { class: "dl-subject" }, l.subject),
         h("td", null, l.episodes.map((id, i) => [i ? ", " : "", h("a", { href: "#/episodio/" + encodeURIComponent(id) }, id)])),
         h("td", { class: "dl-error" }, l.error),
         h("td", { class: "num" }, String(l.attempts), l.retries ? h("small", { class: "muted block" }, `${l.retries} reenvio(s) falho(s)` + (l.last_retry_at ? ", o último " + fmtDateTime(l.last_retry_at) : "")) : null),

@@ -6,7 +6,7 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, field, chip } from "./dom.js";
-import { RULES, ruleName, fmtTime } from "./fmt.js";
+import { ruleName, fmtTime } from "./fmt.js";
 import { peakText, whereText } from "./alerts.js";
 import { toastOk } from "./toast.js";
 
@@ -102,9 +102,10 @@ export const profileView = {
     const channels = Object.entries(CHANNELS).filter(([k]) => data.channels.includes(k)).map(([k, v]) =>
       h("label", { class: "check" }, h("input", { type: "checkbox", name: "channel", value: k, checked: !p.channels.length || p.channels.includes(k) }), h("span", null, v)));
     const severity = h("select", { id: "np-severity" }, Object.entries(SEVERITIES).map(([k, v]) => h("option", { value: k, selected: k === (p.min_severity || "") }, v)));
-    const rules = Object.entries(RULES).map(([k, v]) =>
-      h("label", { class: "check" }, h("input", { type: "checkbox", name: "rule", value: k, checked: p.rules.includes(k) }), h("span", null, v),
-        h("small", { class: "muted" }, " · gravidade " + ({ low: "baixa", medium: "média", high: "alta" }[data.severities[k]] || "média"))));
+    // The rules the server knows (its severities), in the dashboard's names.
+    const rules = Object.keys(data.severities).map((k) => [k, ruleName(k)]).sort((a, b) => a[1].localeCompare(b[1], "pt-BR")).map(([k, v]) =>
+      h("label", { class: "check check--top" }, h("input", { type: "checkbox", name: "rule", value: k, checked: p.rules.includes(k) }),
+        h("span", null, v, h("small", { class: "muted block" }, "gravidade " + ({ low: "baixa", medium: "média", high: "alta" }[data.severities[k]] || "média")))));
     const vehicles = h("input", { id: "np-vehicles", autocomplete: "off", value: p.vehicles.join(", "), placeholder: "ex.: PIU-001, PIU-002", list: "np-vehicle-list" });
     const vehicleList = h("datalist", { id: "np-vehicle-list" }, [...store.vehicles.keys()].sort().map((v) => h("option", { value: v })));
     const licensees = h("input", { id: "np-licensees", autocomplete: "off", value: p.licensees.join(", "), placeholder: "códigos do cadastro, ex.: L1" });

@@ -57,7 +57,7 @@ export const scheduleView = {
       }
       const from = h("input", { id: "shift-from", type: "datetime-local", required: true });
       const to = h("input", { id: "shift-to", type: "datetime-local", required: true });
-      const form = h("form", { class: "toolbar", id: "shift-form", onsubmit: async (ev) => {
+      const form = h("form", { class: "toolbar shift-form", id: "shift-form", onsubmit: async (ev) => {
         ev.preventDefault();
         try {
           const s = await api("/api/v1/notifications/schedule", { method: "POST", body: { user: user.value.trim(), from: from.value.slice(0, 16), to: to.value.slice(0, 16) } });
