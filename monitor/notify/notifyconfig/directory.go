@@ -156,6 +156,9 @@ func (dir *Directory) SetPrefs(ctx context.Context, p store.NotifyPrefs) error {
 // refreshAfterEdit hands an edit to the dispatcher. The edit is stored: a failure to read it
 // back is logged, and the next periodic refresh (Run) takes it.
 func (dir *Directory) refreshAfterEdit(ctx context.Context) {
+	// The edit is made: a client that hangs up now must not keep it from the dispatcher.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	if err := dir.Refresh(ctx); err != nil {
 		dir.log.Error("notify: preferences saved but not refreshed; the next refresh takes them", "err", err)
 	}
