@@ -6,9 +6,16 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, field, chip } from "./dom.js";
-import { ruleName, fmtTime } from "./fmt.js";
+import { ruleName, fmtTime, AUDIT_ACTIONS } from "./fmt.js";
 import { peakText, whereText } from "./alerts.js";
 import { toastOk } from "./toast.js";
+
+// The audit log's names of the notification actions (kept here, with their feature).
+Object.assign(AUDIT_ACTIONS, {
+  "notify.prefs.set": "Preferências de notificação alteradas", "notify.shift.add": "Plantão incluído na escala",
+  "notify.shift.delete": "Plantão removido da escala", "notify.dead_letters.list": "Consulta aos avisos não entregues",
+  "notify.dead_letter.retry": "Reenvio de aviso não entregue",
+});
 
 const SEVERITIES = { "": "Todas", low: "Baixa ou maior", medium: "Média ou maior", high: "Somente alta" };
 const SEVERITY_RANK = { low: 1, medium: 2, high: 3 };
