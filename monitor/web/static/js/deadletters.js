@@ -26,7 +26,7 @@ export const deadLettersView = {
         items = append ? items.concat(page.items) : page.items;
         cursor = page.next_cursor || "";
         more.hidden = !cursor;
-        tbody.replaceChildren(...(items.length ? items.map(row) : [emptyRow(7, "Nenhum aviso pendente: todas as mensagens foram entregues.")]));
+        tbody.replaceChildren(...(items.length ? items.map(row) : [emptyRow(6, "Nenhum aviso pendente: todas as mensagens foram entregues.")]));
       } catch (e) {
         say(e.status === 404 ? "Este servidor não envia notificações (nenhum arquivo de notificações configurado)." : e.message, e.status === 404);
       }
@@ -49,8 +49,8 @@ export const deadLettersView = {
       return h("tr", { dataset: { letter: String(l.id) } },
         h("td", { class: "nowrap" }, fmtDateTime(l.at)),
         h("td", null, l.user, h("small", { class: "muted block" }, `${CHANNELS[l.channel] || l.channel}: ${l.to}`)),
-        h("td", { class: "dl-subject" }, l.subject),
-        h("td", null, l.episodes.map((id, i) => [i ? ", " : "", h("a", { href: "#/episodio/" + encodeURIComponent(id) }, id)])),
+        h("td", { class: "dl-subject" }, l.subject,
+          h("small", { class: "block dl-episodes" }, l.episodes.map((id, i) => [i ? ", " : "", h("a", { href: "#/episodio/" + encodeURIComponent(id), title: "Ver o episódio" }, id)]))),
         h("td", { class: "dl-error" }, l.error),
         h("td", { class: "num" }, String(l.attempts), l.retries ? h("small", { class: "muted block" }, `${l.retries} reenvio(s) falho(s)` + (l.last_retry_at ? ", o último " + fmtDateTime(l.last_retry_at) : "")) : null),
         h("td", { class: "actions" }, btn));
@@ -61,7 +61,7 @@ export const deadLettersView = {
         "Mensagens que o monitor desistiu de entregar (endereço recusado ou canal fora do ar após as tentativas). Os alertas continuam no painel; reenviar manda a mesma mensagem agora.")),
       h("section", { class: "card" }, info,
         tableWrap("Avisos não entregues", h("table", { class: "table", id: "dead-letters-table" },
-          theadOf(["Desistência", "Destinatário", "Assunto", "Episódios", "Erro", ["Tentativas", "num"], ["Ações", "actions"]]), tbody)),
+          theadOf(["Desistência", "Destinatário", "Mensagem e episódios", "Erro", ["Tentativas", "num"], ["Ações", "actions"]]), tbody)),
         h("div", { class: "table-foot" }, more)),
       h("p", { class: "muted small" }, chip("auditado", "neutral"), " Consultar esta lista e reenviar ficam registrados na auditoria."));
     load();
