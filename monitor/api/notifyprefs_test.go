@@ -269,6 +269,12 @@ func TestPreferencesValidated(t *testing.T) {
 		t.Errorf("normalised: %d %s", code, body)
 	}
 
+	// A viewer has preferences too, their own: nothing of Ana's.
+	code, body, _ = f.do("GET", "/api/v1/me/notifications", nil, session{bearer: f.viewer(t)})
+	if code != http.StatusOK || !strings.Contains(string(body), `"user":"maria"`) || strings.Contains(string(body), "-100123") {
+		t.Errorf("the viewer reads %d %s", code, body)
+	}
+
 	const sched = "/api/v1/notifications/schedule"
 	now := time.Now()
 	for _, c := range []struct {
