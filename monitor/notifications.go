@@ -13,21 +13,25 @@ import (
 )
 
 // notifications reads the notifications file (TRENZINHO_NOTIFICATIONS) and returns the
-// dispatcher and the hub the judge publishes to: the dashboard's hub behind a tap that notifies
-// each opening episode (docs/operations.md §13), and the escalator when the file sets an
-// escalation (nil otherwise). No file: no dispatcher, the hub as it is.
-func notifications(path string, hub notify.Hub, regStore *registry.Store, db *store.DB, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, *notify.Escalator, error) {
+// dispatcher, the hub the judge publishes to — the dashboard's hub behind a tap that notifies
+// each opening episode —, the directory of who gets what: the file's users and schedule
+// combined with the preferences and shifts stored from the dashboard (docs/operations.md §13),
+// and the escalator when the file sets an escalation (nil otherwise). No file: no dispatcher,
+// the hub as it is, and a directory that only keeps what the dashboard edits (the in-browser
+// notifications use the preferences).
+func notifications(path string, hub notify.Hub, regStore *registry.Store, db *store.DB, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, *notifyconfig.Directory, *notify.Escalator, error) {
 	if path == "" {
-		return nil, hub, nil, nil
+		return nil, hub, notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db, Logger: log}), nil, nil
 	}
 	f, err := notifyconfig.Load(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
+	dir := notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log})
 	tap := &notify.HubTap{Next: hub, Dispatcher: d, Severity: severity}
 	if regStore != nil {
 		lookup := rules.FromRegistry(regStore)
@@ -42,5 +46,5 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 		log.Info("escalation configured", "min_severity", p.MinSeverity, "after", p.After, "to", p.To)
 	}
 	log.Info("notifications configured", "path", path, "users", len(f.Users), "shifts", len(f.Schedule))
-	return d, tap, esc, nil
+	return d, tap, dir, esc, nil
 }

@@ -209,8 +209,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
-	notifier, judgeHub, escalator, err := notifications(c.notifications, hub, regStore, db, reg, log)
+	notifier, judgeHub, directory, escalator, err := notifications(c.notifications, hub, regStore, db, reg, log)
 	if err != nil {
+		return fmt.Errorf("notifications: %w", err)
+	}
+	if err := directory.Refresh(ctx); err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}
 	var client mqtt.Client
@@ -245,6 +248,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
 		Triage:         db,
+		Notify:         &api.NotifyConfig{Directory: directory, Location: prof.Location()},
 		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
 		Transparency:   db,
 		Photos:         db,
@@ -260,6 +264,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	go func() { judgeDone <- j.Run(runCtx) }()
 	if notifier != nil {
 		go notifier.Run(runCtx, 0)
+		go directory.Run(runCtx, 0)
 	}
 	if escalator != nil {
 		go escalator.Run(runCtx, 0)

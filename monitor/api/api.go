@@ -116,6 +116,9 @@ type Config struct {
 	DeadLetters DeadLetters
 	// Triage serves the triage of the alerts (triage.go); nil: no triage routes.
 	Triage TriageStore
+	// Notify serves the users' notification preferences and the on-duty schedule
+	// (notifyprefs.go); nil: no routes.
+	Notify *NotifyConfig
 	// Public serves the public verification page of issued autos (public.go, GET and POST
 	// /v/{code}, no login); nil: no public page, and issued autos get no public code.
 	Public *PublicConfig
@@ -160,6 +163,7 @@ type Server struct {
 	cases             *CasesConfig
 	deadLetters       DeadLetters
 	triage            TriageStore
+	notify            *NotifyConfig
 	public            *PublicConfig
 	transparency      TransparencyStore
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
@@ -204,6 +208,7 @@ func New(cfg Config) *Server {
 		cases:          cfg.Cases,
 		deadLetters:    cfg.DeadLetters,
 		triage:         cfg.Triage,
+		notify:         cfg.Notify,
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
 		photos:         cfg.Photos,
@@ -266,6 +271,7 @@ func New(cfg Config) *Server {
 	s.deadLetterRoutes(a)
 	s.triageRoutes(a)
 	s.fieldRoutes(a)
+	s.notifyRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

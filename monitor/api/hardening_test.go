@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/photo"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -127,6 +128,7 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.RegistryStore = reg
 		c.Cases = &api.CasesConfig{Store: db, Profile: profile.Piuma(), Registry: reg}
 		c.DeadLetters = deadLetterDispatcher(t, db)
+		c.Notify = &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db})}
 		c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
 		c.Transparency = db
 		c.Triage = db

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,16 @@ var ruleNames = map[string]string{
 	"parked_public_road":   "Estacionado em via pública",
 	"telemetry_fault":      "Falha de telemetria",
 	"document_expired":     "Documento vencido",
+}
+
+// RuleCodes are the codes of the rules the engine applies (rules.Table), sorted.
+func RuleCodes() []string {
+	out := make([]string, 0, len(rules.Table))
+	for _, r := range rules.Table {
+		out = append(out, r.ID)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // RuleName is a rule's name in Portuguese; the code itself when unknown.

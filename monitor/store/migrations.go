@@ -387,6 +387,25 @@ CREATE TABLE photos (
 	received_at  INTEGER NOT NULL
 ) STRICT;
 `},
+	// Issue 16 (who gets what): each user's notification preferences as they saved them in the
+	// dashboard (Perfil → Notificações), and the on-duty schedule a supervisor edits. A shift names
+	// its user by name, like the audit log: the schedule is a record of who was on call.
+	{13, `
+CREATE TABLE notify_prefs (
+	user_id    INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+	doc        TEXT    NOT NULL CHECK (json_valid(doc)),
+	updated_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE notify_shifts (
+	id         INTEGER PRIMARY KEY,
+	user       TEXT    NOT NULL,
+	t_from     INTEGER NOT NULL,
+	t_to       INTEGER NOT NULL CHECK (t_to > t_from),
+	created_by TEXT    NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX notify_shifts_to ON notify_shifts (t_to);
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

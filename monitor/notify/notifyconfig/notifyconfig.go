@@ -310,25 +310,7 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 	}
 	users := make([]notify.User, 0, len(f.Users))
 	for _, u := range f.Users {
-		nu := notify.User{ID: u.ID, Prefs: notify.Preferences{Rules: u.Rules, Vehicles: u.Vehicles, Licensees: u.Licensees,
-			Channels: u.Channels, OnDutyOnly: u.OnDutyOnly}}
-		if u.MinSeverity != "" {
-			nu.Prefs.MinSeverity, _ = notify.ParseSeverity(u.MinSeverity)
-		}
-		if u.QuietHours != "" {
-			q, _ := notify.ParseQuietHours(u.QuietHours)
-			nu.Prefs.Quiet = &q
-		}
-		if u.Email != "" {
-			nu.Addresses = append(nu.Addresses, notify.Address{Channel: "email", To: u.Email})
-		}
-		if u.Telegram != "" {
-			nu.Addresses = append(nu.Addresses, notify.Address{Channel: "telegram", To: u.Telegram})
-		}
-		for _, s := range u.WebPush {
-			nu.Addresses = append(nu.Addresses, notify.Address{Channel: "webpush", To: s})
-		}
-		users = append(users, nu)
+		users = append(users, u.notifyUser())
 	}
 	sched := make(notify.Schedule, 0, len(f.Schedule))
 	for _, s := range f.Schedule {
@@ -354,4 +336,27 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 		return notify.DefaultSeverity(rule)
 	}
 	return d, severity, nil
+}
+
+// notifyUser is the notify.User of a file's entry (checked by Parse).
+func (u User) notifyUser() notify.User {
+	nu := notify.User{ID: u.ID, Prefs: notify.Preferences{Rules: u.Rules, Vehicles: u.Vehicles, Licensees: u.Licensees,
+		Channels: u.Channels, OnDutyOnly: u.OnDutyOnly}}
+	if u.MinSeverity != "" {
+		nu.Prefs.MinSeverity, _ = notify.ParseSeverity(u.MinSeverity)
+	}
+	if u.QuietHours != "" {
+		q, _ := notify.ParseQuietHours(u.QuietHours)
+		nu.Prefs.Quiet = &q
+	}
+	if u.Email != "" {
+		nu.Addresses = append(nu.Addresses, notify.Address{Channel: "email", To: u.Email})
+	}
+	if u.Telegram != "" {
+		nu.Addresses = append(nu.Addresses, notify.Address{Channel: "telegram", To: u.Telegram})
+	}
+	for _, s := range u.WebPush {
+		nu.Addresses = append(nu.Addresses, notify.Address{Channel: "webpush", To: s})
+	}
+	return nu
 }

@@ -14,6 +14,9 @@ import { usersView } from "./users.js";
 import { episodeView } from "./episode.js";
 import { registryView } from "./registry.js";
 import { noticesView } from "./notices.js";
+import { profileView, initBrowserNotifications } from "./notifyprefs.js";
+import { scheduleView } from "./schedule.js";
+import { deadLettersView } from "./deadletters.js";
 import { loadLicensees } from "./names.js";
 import { toastError } from "./toast.js";
 import { nearbyView } from "./nearby.js";
@@ -24,6 +27,7 @@ const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
   auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
   perto: nearbyView, constatar: fieldView,
+  perfil: profileView, plantao: scheduleView, "avisos-falhos": deadLettersView,
 };
 const NAV_OF = { episodio: "alertas", constatar: "perto" };
 
@@ -110,6 +114,7 @@ async function start(user, fieldKey) {
   $("#scrim").addEventListener("click", () => toggleMenu(false));
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") toggleMenu(false); });
   initNotifier();
+  initBrowserNotifications();
   clock();
   setInterval(clock, 1000);
   store.on("episode", badges);
@@ -192,7 +197,7 @@ async function route() {
     $("#page-title").textContent = "Acesso restrito";
     mapEl.hidden = true;
     page.hidden = false;
-    page.append(h("div", { class: "card" }, h("p", null, "Esta área é restrita a administradores.")));
+    page.append(h("div", { class: "card" }, h("p", null, view.role === "admin" ? "Esta área é restrita a administradores." : `Esta área é restrita ao papel ${ROLES[view.role]} ou superior.`)));
     current = null;
     return;
   }
