@@ -246,6 +246,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		DeadLetters:    deadLetters,
 		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
 		Transparency:   db,
+		Warnings:       db,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -120,6 +120,9 @@ type Config struct {
 	// Transparency serves the public transparency report (transparency.go) with RegistryStore;
 	// nil: no report.
 	Transparency TransparencyStore
+	// Warnings serves the warnings of the driver's coach (warnings.go) and adds them to the
+	// episode view; nil: none.
+	Warnings Warnings
 }
 
 // Limits.
@@ -153,6 +156,7 @@ type Server struct {
 	deadLetters       DeadLetters
 	public            *PublicConfig
 	transparency      TransparencyStore
+	warnings          Warnings
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
 
 	metrics    *metrics
@@ -193,6 +197,7 @@ func New(cfg Config) *Server {
 		deadLetters:    cfg.DeadLetters,
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
+		warnings:       cfg.Warnings,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -230,6 +235,8 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
 	a.Handle("GET /api/v1/episodes/{id}", s.requireRole(store.RoleViewer, s.handleEpisode))
 	a.Handle("POST /api/v1/episodes/{id}/verification", s.requireRole(store.RoleFiscal, s.handleVerification))
+	a.Handle("GET /api/v1/warnings", s.requireRole(store.RoleViewer, s.handleWarnings))
+	a.Handle("GET /api/v1/warnings/summary", s.requireRole(store.RoleViewer, s.handleWarningSummary))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
 	a.Handle("GET /api/v1/geofences", s.requireRole(store.RoleViewer, s.handleGeofences))
 	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))
