@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
@@ -172,6 +173,32 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	if l := summary.Licensees[0]; l.Warnings != 2 || l.Heeded != 1 || l.Followed != 1 || l.Pending != 0 {
 		t.Errorf("summary %+v, want 2 warnings: 1 heeded, 1 followed", l)
 	}
+
+	// The dashboard: the episode's page lists the warning; the fleet page counts it per licensee.
+	b := startDashBrowser(t, chromiumPath(t), 1280, 900)
+	b.do(chromedp.Navigate(mon.base + "/"))
+	b.waitJS(`!document.querySelector("#login-view").hidden`, 20*time.Second, "the login page")
+	b.do(chromedp.SendKeys(chromedp.CSS("#login-user"), "admin"),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), "segredo-de-teste"),
+		chromedp.Click(chromedp.CSS("#login-submit")))
+	b.waitJS(`!document.querySelector("#app").hidden`, 20*time.Second, "the dashboard")
+	b.do(chromedp.Navigate(mon.base + "/#/episodio/" + ep.ID))
+	b.waitJS(`(document.querySelector("#episode-warnings") || {}).textContent?.includes("citado na minuta")`, 20*time.Second, "the episode's warnings")
+	if got := b.text("#episode-warnings"); !strings.Contains(got, "som perto de local sensível") || !strings.Contains(got, "hospital-1") ||
+		!strings.Contains(got, "300 m") || !strings.Contains(got, "Alertas do sistema embarcado (1)") {
+		t.Errorf("the episode's warnings card: %q", got)
+	}
+	b.shot("warnings-episode")
+	b.do(chromedp.Navigate(mon.base + "/#/frota"))
+	b.waitJS(`document.querySelector("#warnings-table") !== null && document.querySelector("form.toolbar .date-input") !== null`, 20*time.Second, "the fleet page")
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector("form.toolbar .date-input"); i.value = "20/11/2026"; i.form.requestSubmit(); })()`))
+	b.waitJS(`(document.querySelector("#warnings-table tbody tr[data-licensee]") || {}).textContent !== undefined`, 20*time.Second, "the warnings per licensee")
+	cells, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#warnings-table tbody tr[data-licensee] > *")].map((c) => c.textContent.trim())`))
+	if err != nil || len(cells) != 5 || cells[1] != "2" || cells[2] != "1" || cells[3] != "1" || cells[4] != "0" {
+		t.Errorf("the fleet page's warnings row: %q %v", cells, err)
+	}
+	b.shot("warnings-fleet")
+	b.checkConsole()
 
 	// The agent confirms the music; the draft's facts state the warning as the device's record.
 	body, _ := json.Marshal(map[string]string{"kind": rules.VerifyMusic, "note": "Música alta ouvida em frente ao hospital."})
