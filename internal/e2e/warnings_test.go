@@ -184,10 +184,11 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	b.waitJS(`!document.querySelector("#app").hidden`, 20*time.Second, "the dashboard")
 	b.do(chromedp.Navigate(mon.base + "/#/episodio/" + ep.ID))
 	b.waitJS(`(document.querySelector("#episode-warnings") || {}).textContent?.includes("citado na minuta")`, 20*time.Second, "the episode's warnings")
-	if got := b.text("#episode-warnings"); !strings.Contains(got, "som perto de local sensível") || !strings.Contains(got, "hospital-1") ||
+	if got := b.text("#episode-warnings"); !strings.Contains(got, "som perto de local sensível") || !strings.Contains(got, "Hospital Municipal") ||
 		!strings.Contains(got, "300 m") || !strings.Contains(got, "Alertas do sistema embarcado (1)") {
 		t.Errorf("the episode's warnings card: %q", got)
 	}
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#episode-warnings").scrollIntoView()`))
 	b.shot("warnings-episode")
 	b.do(chromedp.Navigate(mon.base + "/#/frota"))
 	b.waitJS(`document.querySelector("#warnings-table") !== null && document.querySelector("form.toolbar .date-input") !== null`, 20*time.Second, "the fleet page")
@@ -197,6 +198,7 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	if err != nil || len(cells) != 5 || cells[1] != "2" || cells[2] != "1" || cells[3] != "1" || cells[4] != "0" {
 		t.Errorf("the fleet page's warnings row: %q %v", cells, err)
 	}
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#warnings").scrollIntoView()`))
 	b.shot("warnings-fleet")
 	b.checkConsole()
 
@@ -231,5 +233,22 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	want := `o condutor foi alertado pelo sistema embarcado às 10:00:02, a 300 m de hospital \"Hospital Municipal\"`
 	if !strings.Contains(draft, want) || !strings.Contains(draft, "equipamento do licenciado") {
 		t.Errorf("the draft does not state the warning (%s):\n%s", want, draft)
+	}
+	// The sealed bundle holds the batch that carried the warning, verbatim: the device's record.
+	var sealed struct {
+		Bundle struct {
+			Batches []struct {
+				Seq     uint64
+				Payload string
+			}
+		}
+	}
+	mon.get(t, "/api/v1/drafts/"+list.Items[0].ID+"/export", &sealed)
+	carried := false
+	for _, rb := range sealed.Bundle.Batches {
+		carried = carried || rb.Seq == 1 && strings.Contains(rb.Payload, `"warnings":[{"t":"2026-11-26T13:00:02.2Z","kind":"site_sound"`)
+	}
+	if !carried {
+		t.Errorf("the bundle lacks the batch of the warning: %d batches", len(sealed.Bundle.Batches))
 	}
 }

@@ -275,7 +275,15 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 	draft.ID = DraftID(draft.Vehicle, draft.Penalty, d.conduct(&eps[0]), start)
 	draft.Warnings = warnings(p, eps)
 
-	batches, err := d.cfg.Store.BatchesBetween(ctx, draft.Vehicle, start.Add(-d.cfg.Margin), end.Add(d.cfg.Margin))
+	// The raw batches reach back to the earliest warning a fact states, so that the bundle holds
+	// the vehicle's signed batch that carried it: a verifier reads it from the device's record.
+	from := start.Add(-d.cfg.Margin)
+	for _, f := range draft.Facts {
+		for _, w := range f.Warnings {
+			from = minTime(from, w.T.Time)
+		}
+	}
+	batches, err := d.cfg.Store.BatchesBetween(ctx, draft.Vehicle, from, end.Add(d.cfg.Margin))
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ function warningsCard(e) {
   const rows = ws.map((w) => h("tr", { dataset: { warning: w.kind } },
     h("td", { class: "nowrap" }, fmtDateTime(w.t)),
     h("td", null, WARNING_KINDS[w.kind] || w.kind),
-    h("td", null, w.site || "—"),
+    h("td", null, w.site && e.site && w.site === e.site.id ? e.site.name : w.site || "—"),
     h("td", { class: "num" }, w.distance_m == null ? "—" : fmtValue(w.distance_m, "m", 0)),
     h("td", { class: "num" }, w.value == null ? "—" : fmtNum(w.value, 1) + (w.limit == null ? "" : " / " + fmtNum(w.limit, 1))),
     h("td", null, w.stated ? chip("citado na minuta", "ok") : w.clock === "system" ? chip("relógio não confiável", "warn") : h("span", { class: "muted" }, "contexto"))));
