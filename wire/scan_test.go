@@ -135,6 +135,8 @@ var warningCases = []struct {
 	{name: "unknown member skipped", payload: with(`,"warnings":[{` + wt("speed_near", "speed") + `,"extra":[1,{"a":"b"}]}]`)},
 	{name: "site at its limit", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `,"site":"` + strings.Repeat("s", MaxSiteLen) + `"}]`)},
 	{name: "32 warnings", payload: with(`,"warnings":[` + strings.Repeat(`{`+wt("speed_near", "speed")+`},`, MaxWarnings-1) + `{` + wt("speed_near", "speed") + `}]`)},
+	{name: "600 readings and 32 warnings", payload: with(`,"sound":[` + strings.Repeat(`{`+t0+`,"laeq_db":60},`, MaxReadings-1) + `{` + t0 + `,"laeq_db":60}],"warnings":[` +
+		strings.Repeat(`{`+wt("speed_near", "speed")+`},`, MaxWarnings-1) + `{` + wt("speed_near", "speed") + `}]`)},
 	{name: "33 warnings", payload: with(`,"warnings":[` + strings.Repeat(`{`+wt("speed_near", "speed")+`},`, MaxWarnings) + `{` + wt("speed_near", "speed") + `}]`), reason: ReasonBadValue, detail: "33 warnings"},
 	{name: "unknown kind", payload: with(`,"warnings":[{` + wt("siren", "speed") + `}]`), reason: ReasonBadValue, detail: "warnings[0].kind"},
 	{name: "kind missing", payload: with(`,"warnings":[{` + t0 + `,"rule":"speed"}]`), reason: ReasonBadValue, detail: "warnings[0].kind"},
