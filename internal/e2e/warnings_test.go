@@ -65,7 +65,8 @@ func (tr *warnedTrip) stand(seconds int, m, db float64, warnings map[int]wire.Wa
 // the real monitor. LOUD-001's coach warns 300 m before an open hospital and the driver keeps
 // the music loud at 50 m: the episode that opens shows the warning on its timeline, and its
 // draft states it as the device's own record. QUIET-001 is warned the same way and lowers the
-// sound: no episode, and its warning counts as heeded.
+// sound: no episode, and its warning counts as heeded; so does a warning of speed it sends alone
+// in its batch.
 func TestWarningsThroughThePipeline(t *testing.T) {
 	bin := testenv.Build(t)
 	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
@@ -86,6 +87,13 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	quiet := &warnedTrip{vehicle: "QUIET-001", t: start}
 	quiet.stand(5, 300, 80, map[int]wire.Warning{2: warn})
 	quiet.stand(60, 50, 50, nil)
+	// A batch of a warning alone, as a bridge closes it when the warning comes (bridge.Warn):
+	// judged and stored like any other.
+	quiet.seq++
+	kmh, speedLimit := 28.0, 30.0
+	quiet.out = append(quiet.out, &wire.Batch{V: 1, Vehicle: "QUIET-001", Epoch: "e-warn", Seq: quiet.seq, Clock: wire.ClockGPS,
+		SentAt: wire.NewTime(quiet.t), Warnings: []wire.Warning{{T: wire.NewTime(quiet.t), Kind: wire.WarningSpeedNear,
+			Rule: rules.RuleSpeed, Value: &kmh, Limit: &speedLimit}}})
 	sentinel := &warnedTrip{vehicle: "SENT-001", t: start.Add(time.Hour)}
 	sentinel.stand(1, 5000, 40, nil)
 
@@ -119,7 +127,7 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	var quietWarnings struct{ Items []json.RawMessage }
 	testenv.WaitFor(t, "QUIET-001's warning stored", time.Minute, func() bool {
 		mon.get(t, "/api/v1/warnings?vehicle=QUIET-001", &quietWarnings)
-		return len(quietWarnings.Items) == 1
+		return len(quietWarnings.Items) == 2
 	})
 	// The sentinel, published last: once the monitor knows it, every batch before it is judged.
 	testenv.WaitFor(t, "the sentinel judged", time.Minute, func() bool {
@@ -170,8 +178,8 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	if len(summary.Licensees) != 1 || summary.WindowMin != 10 {
 		t.Fatalf("summary %+v", summary)
 	}
-	if l := summary.Licensees[0]; l.Warnings != 2 || l.Heeded != 1 || l.Followed != 1 || l.Pending != 0 {
-		t.Errorf("summary %+v, want 2 warnings: 1 heeded, 1 followed", l)
+	if l := summary.Licensees[0]; l.Warnings != 3 || l.Heeded != 2 || l.Followed != 1 || l.Pending != 0 {
+		t.Errorf("summary %+v, want 3 warnings: 2 heeded, 1 followed", l)
 	}
 
 	// The dashboard: the episode's page lists the warning; the fleet page counts it per licensee.
@@ -195,7 +203,7 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector("form.toolbar .date-input"); i.value = "20/11/2026"; i.form.requestSubmit(); })()`))
 	b.waitJS(`(document.querySelector("#warnings-table tbody tr[data-licensee]") || {}).textContent !== undefined`, 20*time.Second, "the warnings per licensee")
 	cells, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#warnings-table tbody tr[data-licensee] > *")].map((c) => c.textContent.trim())`))
-	if err != nil || len(cells) != 5 || cells[1] != "2" || cells[2] != "1" || cells[3] != "1" || cells[4] != "0" {
+	if err != nil || len(cells) != 5 || cells[1] != "3" || cells[2] != "2" || cells[3] != "1" || cells[4] != "0" {
 		t.Errorf("the fleet page's warnings row: %q %v", cells, err)
 	}
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#warnings").scrollIntoView()`))
