@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -242,6 +243,17 @@ func TestWarningsThroughThePipeline(t *testing.T) {
 	if !strings.Contains(draft, want) || !strings.Contains(draft, "equipamento do licenciado") {
 		t.Errorf("the draft does not state the warning (%s):\n%s", want, draft)
 	}
+	// And the draft's PDF says it.
+	pdf := filepath.Join(t.TempDir(), "auto.pdf")
+	if err := os.WriteFile(pdf, mon.raw(t, "/api/v1/drafts/"+list.Items[0].ID+"/pdf"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := exec.Command("pdftotext", pdf, "-").Output(); err != nil {
+		testenv.Missing(t, "pdftotext (Debian poppler-utils): %v", err)
+	} else if flat := strings.Join(strings.Fields(string(text)), " "); !strings.Contains(flat, "o condutor foi alertado pelo sistema embarcado às 10:00:02") {
+		t.Errorf("the PDF does not state the warning:\n%s", flat)
+	}
+
 	// The sealed bundle holds the batch that carried the warning, verbatim: the device's record.
 	var sealed struct {
 		Bundle struct {
