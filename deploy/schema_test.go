@@ -41,8 +41,10 @@ func ingestSchema(t testing.TB) map[string]measurementSchema {
 		Sound:   []wire.Sound{{T: at, LAeqDB: f(68.2), LAmaxDB: f(74), DurS: f(1)}},
 		Service: []wire.Service{{T: at, On: true}},
 		Door:    []wire.Door{{T: at, Open: true}},
-		Kid:     "PIU-001-2026",
-		Sig:     "c2ln",
+		Warnings: []wire.Warning{{T: at, Kind: wire.WarningSiteSound, Rule: "sensitive_zone_sound", Site: "hospital-1",
+			DistanceM: f(290), Value: f(74.2), Limit: f(65)}},
+		Kid: "PIU-001-2026",
+		Sig: "c2ln",
 	}
 	lines, n, err := archive.AppendLines(nil, b, at.Add(time.Second), 1000)
 	if err != nil {
@@ -61,7 +63,7 @@ func ingestSchema(t testing.TB) map[string]measurementSchema {
 	}
 	out[archive.MeasurementQuarantine] = quarantineSchema
 	for _, m := range []string{archive.MeasurementGPS, archive.MeasurementTacho, archive.MeasurementSound,
-		archive.MeasurementService, archive.MeasurementDoor, archive.MeasurementBatch, archive.MeasurementQuarantine} {
+		archive.MeasurementService, archive.MeasurementDoor, archive.MeasurementWarning, archive.MeasurementBatch, archive.MeasurementQuarantine} {
 		if _, ok := out[m]; !ok {
 			t.Fatalf("ingest wrote no %s point for a full batch", m)
 		}

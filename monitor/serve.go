@@ -253,6 +253,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Transparency:   db,
 		Photos:         db,
 		FieldSecret:    fieldSecret(key),
+		Warnings:       db,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

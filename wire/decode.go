@@ -90,6 +90,17 @@ const (
 	MaxDurS       = 3600.0
 	MaxCardLen    = 32
 	MaxKidLen     = 64
+
+	// MaxWarnings bounds the warnings of one batch (they are not readings: MaxReadings does not
+	// count them). A coach warns a few times a minute at most; 32 in one batch is a fault.
+	MaxWarnings = 32
+	// MaxRuleLen and MaxSiteLen bound a warning's rule and site ids, in bytes.
+	MaxRuleLen = 64
+	MaxSiteLen = 128
+	// MaxWarningDistanceM bounds a warning's distance_m; MaxWarningMagnitude bounds the
+	// absolute value of its value and limit (dB, km/h, minutes or days).
+	MaxWarningDistanceM = 100_000.0
+	MaxWarningMagnitude = 1_000_000.0
 )
 
 // Decode is DefaultLimits.Decode.
@@ -104,7 +115,8 @@ func Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) 
 // The returned error is always an *Error, with the reason of the first failed check, in this
 // order: size, topic, UTF-8, JSON (one object; types; numbers that fit a float64; time
 // syntax), signature layout, then the fields (v, vehicle, epoch, seq, clock, reading count,
-// sent_at, each gps, tacho, sound, service and door reading in order, kid and sig), and last the
+// sent_at, each gps, tacho, sound, service and door reading in order, the warning count and
+// each warning, kid and sig), and last the
 // payload vehicle against the topic. It does not verify the signature: see Verify.
 func (l Limits) Decode(topic string, payload []byte, receivedAt time.Time) (*Batch, error) {
 	return l.decode(topic, payload, receivedAt, unmarshalBatch)
@@ -230,6 +242,9 @@ func reflectBatch(payload []byte) (*Batch, missing, *Error) {
 	}
 	b := in.Batch
 	b.GPS, b.Service, b.Door = nil, nil, nil
+	if len(b.Warnings) == 0 {
+		b.Warnings = nil
+	}
 	if len(in.GPS) > 0 {
 		b.GPS = make([]GPS, len(in.GPS))
 		for i := range in.GPS {
@@ -417,6 +432,18 @@ func (b *Batch) validate(l Limits, receivedAt time.Time, m missing) *Error {
 			return reject(ReasonBadValue, "door[%d].open missing", i)
 		}
 	}
+	if len(b.Warnings) > MaxWarnings {
+		return reject(ReasonBadValue, "%d warnings, limit %d", len(b.Warnings), MaxWarnings)
+	}
+	for i := range b.Warnings {
+		w := &b.Warnings[i]
+		if err := check("warnings", i, w.T); err != nil {
+			return err
+		}
+		if err := w.validate(i); err != nil {
+			return err
+		}
+	}
 	if len(b.Kid) > MaxKidLen {
 		return reject(ReasonBadSignature, "kid longer than %d", MaxKidLen)
 	}
@@ -481,4 +508,59 @@ func (g *GPS) validate(i int) *Error {
 		return reject(ReasonBadFix, "gps[%d].fix %q", i, g.Fix)
 	}
 	return nil
+}
+
+// Validate checks a warning as Decode checks the warnings of a batch, but for its time, which
+// only a batch's receipt can judge (it must only be set): a bridge refuses a warning that would
+// make its whole batch rejected.
+func (w *Warning) Validate() error {
+	if w.T.IsZero() {
+		return reject(ReasonBadTime, "warning t missing")
+	}
+	if err := w.validate(-1); err != nil {
+		return err
+	}
+	return nil
+}
+
+// validate checks a warning's members but its time; i is its index in the batch (-1: alone).
+func (w *Warning) validate(i int) *Error {
+	name := "warning"
+	if i >= 0 {
+		name = fmt.Sprintf("warnings[%d]", i)
+	}
+	if !w.Kind.Valid() {
+		return reject(ReasonBadValue, "%s.kind %.40q", name, w.Kind)
+	}
+	if !validRule(w.Rule) {
+		return reject(ReasonBadValue, "%s.rule %.80q: want [a-z][a-z0-9_]{0,%d}", name, w.Rule, MaxRuleLen-1)
+	}
+	if len(w.Site) > MaxSiteLen || strings.ContainsFunc(w.Site, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return reject(ReasonBadValue, "%s.site: longer than %d bytes or with a control character", name, MaxSiteLen)
+	}
+	if p := w.DistanceM; p != nil && !(*p >= 0 && *p <= MaxWarningDistanceM) {
+		return reject(ReasonBadValue, "%s.distance_m %v outside 0–%v", name, *p, MaxWarningDistanceM)
+	}
+	for _, m := range []struct {
+		what string
+		p    *float64
+	}{{"value", w.Value}, {"limit", w.Limit}} {
+		if m.p != nil && !(math.Abs(*m.p) <= MaxWarningMagnitude) {
+			return reject(ReasonBadValue, "%s.%s %v outside ±%v", name, m.what, *m.p, MaxWarningMagnitude)
+		}
+	}
+	return nil
+}
+
+// validRule reports whether s is a rule id: [a-z][a-z0-9_]{0,MaxRuleLen-1}.
+func validRule(s string) bool {
+	if len(s) == 0 || len(s) > MaxRuleLen || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -74,6 +74,11 @@ func (b *Batch) checkFinite() error {
 			return reject(ReasonNonFinite, "sound[%d]", i)
 		}
 	}
+	for i, w := range b.Warnings {
+		if bad(w.DistanceM) || bad(w.Value) || bad(w.Limit) {
+			return reject(ReasonNonFinite, "warnings[%d]", i)
+		}
+	}
 	return nil
 }
 

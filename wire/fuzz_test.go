@@ -30,6 +30,11 @@ func FuzzDecode(f *testing.F) {
 			f.Add([]byte(c.payload), c.topic)
 		}
 	}
+	for _, c := range warningCases {
+		if len(c.payload) <= fuzzSeedMax {
+			f.Add([]byte(c.payload), testTopic)
+		}
+	}
 	f.Add([]byte(signedExample()), testTopic)
 	f.Fuzz(func(t *testing.T, payload []byte, topic string) {
 		b, err := Decode(topic, payload, recv)
@@ -55,6 +60,14 @@ func FuzzDecode(f *testing.F) {
 			b.SentAt.IsZero() || b.SentAt.After(recv.Add(DefaultMaxAhead)) || b.SentAt.Before(recv.Add(-DefaultMaxAge)) {
 			t.Fatalf("accepted an invalid batch: %+v", b)
 		}
+		if len(b.Warnings) > MaxWarnings {
+			t.Fatalf("accepted %d warnings", len(b.Warnings))
+		}
+		for _, w := range b.Warnings {
+			if w.Validate() != nil || w.T.Before(recv.Add(-DefaultMaxAge)) || w.T.After(recv.Add(DefaultMaxAhead)) {
+				t.Fatalf("accepted warning %+v: %v", w, w.Validate())
+			}
+		}
 		for _, g := range b.GPS {
 			if !(g.Lat >= -90 && g.Lat <= 90 && g.Lon >= -180 && g.Lon <= 180) {
 				t.Fatalf("accepted position %v %v", g.Lat, g.Lon)
@@ -62,7 +75,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		if b.GPS != nil && len(b.GPS) == 0 || b.Tacho != nil && len(b.Tacho) == 0 ||
 			b.Sound != nil && len(b.Sound) == 0 || b.Service != nil && len(b.Service) == 0 ||
-			b.Door != nil && len(b.Door) == 0 {
+			b.Door != nil && len(b.Door) == 0 || b.Warnings != nil && len(b.Warnings) == 0 {
 			t.Fatalf("empty, non-nil array: %+v", b)
 		}
 		if topic != "" {

@@ -36,7 +36,12 @@ func fullBatch() *Batch {
 		},
 		Service: []Service{{T: at(-3000), On: true}, {T: at(-2999), On: false}},
 		Door:    []Door{{T: at(-2500), Open: true}, {T: at(-2440), Open: false}},
-		Kid:     "PIU-001-2026",
+		Warnings: []Warning{
+			{T: at(-2400), Kind: WarningSiteSound, Rule: "sensitive_zone_sound", Site: "hospital-sao-lucas", DistanceM: ptr(290.123456789),
+				Value: ptr(72.30000000000001), Limit: ptr(65.0)},
+			{T: at(-2300), Kind: WarningSpeedOver, Rule: "speed", Value: ptr(31.5), Limit: ptr(30.0)},
+		},
+		Kid: "PIU-001-2026",
 	}
 }
 
@@ -46,11 +51,12 @@ func minimalBatch() *Batch {
 	t := NewTime(recv.Add(-time.Second))
 	return &Batch{
 		V: 1, Vehicle: "A", Epoch: "e", Seq: 1, SentAt: t, Clock: ClockSystem,
-		GPS:     []GPS{{T: t, Lat: 1, Lon: 2}},
-		Tacho:   []Tacho{{T: t}},
-		Sound:   []Sound{{T: t}},
-		Service: []Service{{T: t}},
-		Door:    []Door{{T: t}},
+		GPS:      []GPS{{T: t, Lat: 1, Lon: 2}},
+		Tacho:    []Tacho{{T: t}},
+		Sound:    []Sound{{T: t}},
+		Service:  []Service{{T: t}},
+		Door:     []Door{{T: t}},
+		Warnings: []Warning{{T: t, Kind: WarningHoursEnd, Rule: "hours"}},
 	}
 }
 
@@ -87,7 +93,7 @@ func TestAbsentStaysAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"speed_kmh", "course_deg", "hdop", "sats", "fix", "alt_m", "odometer_km", "card",
-		"laeq_db", "lamax_db", "dur_s", "kid", "sig"} {
+		"laeq_db", "lamax_db", "dur_s", "kid", "sig", "site", "distance_m", "value", "limit"} {
 		if bytes.Contains(p, []byte(`"`+name+`"`)) {
 			t.Errorf("absent %s is in the payload: %s", name, p)
 		}

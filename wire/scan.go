@@ -33,6 +33,7 @@ func scanBatch(p []byte) (b *Batch, m missing, ok bool) {
 	b.Sound = cloneOrNil(s.sound)
 	b.Service = cloneOrNil(s.service)
 	b.Door = cloneOrNil(s.door)
+	b.Warnings = cloneOrNil(s.warnings)
 	return b, m, true
 }
 
@@ -45,8 +46,10 @@ type scanner struct {
 	sound   []Sound
 	service []Service
 	door    []Door
-	floats  []float64 // the current block the optional numbers point into
-	ints    []int
+	// warnings is scratch space like the readings'; reuse drops it above MaxReadings entries.
+	warnings []Warning
+	floats   []float64 // the current block the optional numbers point into
+	ints     []int
 }
 
 var scanPool = sync.Pool{New: func() any { return new(scanner) }}
@@ -60,6 +63,7 @@ func (s *scanner) release() {
 	s.sound = reuse(s.sound)
 	s.service = reuse(s.service)
 	s.door = reuse(s.door)
+	s.warnings = reuse(s.warnings)
 	s.floats, s.ints = nil, nil // owned by the batch now
 	scanPool.Put(s)
 }
@@ -257,12 +261,13 @@ func equalFoldASCII(a []byte, b string) bool {
 }
 
 var (
-	batchNames   = []string{"v", "vehicle", "epoch", "seq", "sent_at", "clock", "gps", "tacho", "sound", "service", "door", "kid", "sig"}
+	batchNames   = []string{"v", "vehicle", "epoch", "seq", "sent_at", "clock", "gps", "tacho", "sound", "service", "door", "kid", "sig", "warnings"}
 	gpsNames     = []string{"t", "lat", "lon", "speed_kmh", "course_deg", "hdop", "sats", "fix", "alt_m"}
 	tachoNames   = []string{"t", "speed_kmh", "odometer_km", "card"}
 	soundNames   = []string{"t", "laeq_db", "lamax_db", "dur_s"}
 	serviceNames = []string{"t", "on"}
 	doorNames    = []string{"t", "open"}
+	warningNames = []string{"t", "kind", "rule", "site", "distance_m", "value", "limit"}
 )
 
 func (s *scanner) batch(b *Batch, m *missing) bool {
@@ -322,9 +327,50 @@ func (s *scanner) batch(b *Batch, m *missing) bool {
 			return s.stringValue(&b.Kid)
 		case 12:
 			return s.stringValue(&b.Sig)
+		case 13:
+			return s.array(func() bool { return s.warning() })
 		}
 		return s.skip(0)
 	})
+}
+
+func (s *scanner) warning() bool {
+	var w Warning
+	if s.null() {
+		s.warnings = append(s.warnings, w)
+		return true
+	}
+	ms := members{names: warningNames}
+	ok := s.object(func(name []byte) bool {
+		i, ok := ms.match(name)
+		if !ok {
+			return false
+		}
+		switch i {
+		case 0:
+			return s.timeValue(&w.T)
+		case 1:
+			var k string
+			if !s.stringValue(&k) {
+				return false
+			}
+			w.Kind = WarningKind(k)
+			return true
+		case 2:
+			return s.stringValue(&w.Rule)
+		case 3:
+			return s.stringValue(&w.Site)
+		case 4:
+			return s.floatValue(&w.DistanceM)
+		case 5:
+			return s.floatValue(&w.Value)
+		case 6:
+			return s.floatValue(&w.Limit)
+		}
+		return s.skip(0)
+	})
+	s.warnings = append(s.warnings, w)
+	return ok
 }
 
 func (s *scanner) gpsReading() bool {
@@ -509,6 +555,18 @@ func intern(b []byte) string {
 		return "rtk"
 	case "estimated":
 		return "estimated"
+	case "site_sound":
+		return "site_sound"
+	case "speed_near":
+		return "speed_near"
+	case "speed_over":
+		return "speed_over"
+	case "hours_end":
+		return "hours_end"
+	case "itinerary":
+		return "itinerary"
+	case "document":
+		return "document"
 	}
 	return string(b)
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -112,6 +113,140 @@ func TestDoor(t *testing.T) {
 	}
 }
 
+// wt is the members of a warning at t0 of the given kind and rule.
+func wt(kind, rule string) string { return t0 + `,"kind":"` + kind + `","rule":"` + rule + `"` }
+
+// warningCases are payloads with warnings of the driver's coach (protocol §2.7).
+var warningCases = []struct {
+	name    string
+	payload string
+	reason  Reason // "" to accept
+	detail  string
+	// fallback: off the canonical shape, read by encoding/json alone.
+	fallback bool
+}{
+	{name: "site warning", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `,"site":"hospital-1","distance_m":290,"value":72.5,"limit":65}]`)},
+	{name: "every kind", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `},{` + wt("speed_near", "speed") + `},{` +
+		wt("speed_over", "speed") + `},{` + wt("hours_end", "hours") + `,"value":-5},{` + wt("itinerary", "route_deviation") + `},{` + wt("document", "document_expired") + `,"value":3}]`)},
+	{name: "with readings", payload: with(`,"sound":[{` + t0 + `,"laeq_db":70}],"warnings":[{` + wt("speed_near", "speed") + `,"value":28,"limit":30}]`)},
+	{name: "empty warnings", payload: with(`,"warnings":[]`)},
+	{name: "null warnings", payload: with(`,"warnings":null`)},
+	{name: "site null", payload: with(`,"warnings":[{` + wt("speed_near", "speed") + `,"site":null,"distance_m":null}]`)},
+	{name: "unknown member skipped", payload: with(`,"warnings":[{` + wt("speed_near", "speed") + `,"extra":[1,{"a":"b"}]}]`)},
+	{name: "site at its limit", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `,"site":"` + strings.Repeat("s", MaxSiteLen) + `"}]`)},
+	{name: "32 warnings", payload: with(`,"warnings":[` + strings.Repeat(`{`+wt("speed_near", "speed")+`},`, MaxWarnings-1) + `{` + wt("speed_near", "speed") + `}]`)},
+	{name: "600 readings and 32 warnings", payload: with(`,"sound":[` + strings.Repeat(`{`+t0+`,"laeq_db":60},`, MaxReadings-1) + `{` + t0 + `,"laeq_db":60}],"warnings":[` +
+		strings.Repeat(`{`+wt("speed_near", "speed")+`},`, MaxWarnings-1) + `{` + wt("speed_near", "speed") + `}]`)},
+	{name: "33 warnings", payload: with(`,"warnings":[` + strings.Repeat(`{`+wt("speed_near", "speed")+`},`, MaxWarnings) + `{` + wt("speed_near", "speed") + `}]`), reason: ReasonBadValue, detail: "33 warnings"},
+	{name: "unknown kind", payload: with(`,"warnings":[{` + wt("siren", "speed") + `}]`), reason: ReasonBadValue, detail: "warnings[0].kind"},
+	{name: "kind missing", payload: with(`,"warnings":[{` + t0 + `,"rule":"speed"}]`), reason: ReasonBadValue, detail: "warnings[0].kind"},
+	{name: "rule missing", payload: with(`,"warnings":[{` + t0 + `,"kind":"speed_near"}]`), reason: ReasonBadValue, detail: "warnings[0].rule"},
+	{name: "rule upper case", payload: with(`,"warnings":[{` + wt("speed_near", "Speed") + `}]`), reason: ReasonBadValue, detail: "warnings[0].rule"},
+	{name: "rule too long", payload: with(`,"warnings":[{` + wt("speed_near", strings.Repeat("r", MaxRuleLen+1)) + `}]`), reason: ReasonBadValue, detail: "warnings[0].rule"},
+	{name: "site too long", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `,"site":"` + strings.Repeat("s", MaxSiteLen+1) + `"}]`), reason: ReasonBadValue, detail: "warnings[0].site"},
+	{name: "site with a control character", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `,"site":"a\nb"}]`), reason: ReasonBadValue, detail: "warnings[0].site"},
+	{name: "negative distance", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `,"distance_m":-1}]`), reason: ReasonBadValue, detail: "warnings[0].distance_m"},
+	{name: "distance too far", payload: with(`,"warnings":[{` + wt("site_sound", "sensitive_zone_sound") + `,"distance_m":100001}]`), reason: ReasonBadValue, detail: "warnings[0].distance_m"},
+	{name: "value too big", payload: with(`,"warnings":[{` + wt("speed_over", "speed") + `,"value":1e7}]`), reason: ReasonBadValue, detail: "warnings[0].value"},
+	{name: "limit too small", payload: with(`,"warnings":[{` + wt("speed_over", "speed") + `,"limit":-1e7}]`), reason: ReasonBadValue, detail: "warnings[0].limit"},
+	{name: "value overflows", payload: with(`,"warnings":[{` + wt("speed_over", "speed") + `,"value":1e999}]`), reason: ReasonNonFinite, detail: "warnings.value"},
+	{name: "value a string", payload: with(`,"warnings":[{` + wt("speed_over", "speed") + `,"value":"31"}]`), reason: ReasonBadJSON, detail: "warnings.value"},
+	{name: "kind a number", payload: with(`,"warnings":[{` + t0 + `,"kind":1,"rule":"speed"}]`), reason: ReasonBadJSON, detail: "warnings.kind"},
+	{name: "warning t missing", payload: with(`,"warnings":[{"kind":"speed_near","rule":"speed"}]`), reason: ReasonBadTime, detail: "warnings[0].t missing"},
+	{name: "warning null element", payload: with(`,"warnings":[null]`), reason: ReasonBadTime, detail: "warnings[0].t missing"},
+	{name: "warning 31 days old", payload: with(`,"warnings":[{"t":"2026-10-29T15:00:00Z","kind":"speed_near","rule":"speed"}]`), reason: ReasonPastTime},
+	{name: "warning ahead", payload: with(`,"warnings":[{"t":"2026-11-29T16:00:00Z","kind":"speed_near","rule":"speed"}]`), reason: ReasonFutureTime},
+	{name: "warnings not an array", payload: with(`,"warnings":{}`), reason: ReasonBadJSON},
+	{name: "door checked before warnings", payload: with(`,"warnings":[{` + t0 + `}],"door":[{` + t0 + `}]`), reason: ReasonBadValue, detail: "door[0].open"},
+	{name: "duplicate warnings member", payload: with(`,"warnings":[],"warnings":[{` + wt("speed_near", "speed") + `}]`), fallback: true},
+	{name: "member in other case", payload: with(`,"Warnings":[{` + wt("speed_near", "speed") + `,"Site":"x"}]`), fallback: true},
+}
+
+// TestWarnings: the warnings array is decoded alike by the scanner and encoding/json, validated,
+// round-trips, and is not counted as readings.
+func TestWarnings(t *testing.T) {
+	for _, c := range warningCases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := Decode(testTopic, []byte(c.payload), recv)
+			if c.reason == "" {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				p, err := Encode(b, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b2, err := Decode(testTopic, p, recv); err != nil || !reflect.DeepEqual(b, b2) {
+					t.Fatalf("round trip: %v\n%s", err, p)
+				}
+			} else if ReasonOf(err) != c.reason || !strings.Contains(err.Error(), c.detail) {
+				t.Fatalf("error %v, want %s with %q", err, c.reason, c.detail)
+			}
+			sameDecode(t, testTopic, []byte(c.payload), recv)
+		})
+	}
+	b, err := Decode(testTopic, []byte(warningCases[0].payload), recv)
+	if err != nil || len(b.Warnings) != 1 || b.Readings() != 0 {
+		t.Fatalf("warning %+v %v", b, err)
+	}
+	w := b.Warnings[0]
+	if w.Kind != WarningSiteSound || w.Rule != "sensitive_zone_sound" || w.Site != "hospital-1" || *w.DistanceM != 290 || *w.Value != 72.5 || *w.Limit != 65 || !w.T.Equal(recv.Add(-10*time.Second)) {
+		t.Errorf("warning %+v", w)
+	}
+	if b, err := Decode(testTopic, []byte(warningCases[2].payload), recv); err != nil || b.Readings() != 1 || len(b.Warnings) != 1 {
+		t.Errorf("a warning counted as a reading: %+v %v", b, err)
+	}
+	if _, _, ok := scanBatch([]byte(warningCases[0].payload)); !ok {
+		t.Error("the scanner left a canonical warning to encoding/json")
+	}
+}
+
+// TestWarningValidate: what a bridge checks before it puts a warning in a batch.
+func TestWarningValidate(t *testing.T) {
+	good := Warning{T: NewTime(recv), Kind: WarningSiteSound, Rule: "sensitive_zone_sound", Site: "h", DistanceM: ptr(10.0)}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range map[string]Warning{
+		"no time":  {Kind: WarningSpeedNear, Rule: "speed"},
+		"no kind":  {T: NewTime(recv), Rule: "speed"},
+		"no rule":  {T: NewTime(recv), Kind: WarningSpeedNear},
+		"NaN":      {T: NewTime(recv), Kind: WarningSpeedNear, Rule: "speed", Value: ptr(math.NaN())},
+		"infinite": {T: NewTime(recv), Kind: WarningSiteSound, Rule: "speed", DistanceM: ptr(math.Inf(1))},
+	} {
+		if err := w.Validate(); err == nil {
+			t.Errorf("%s: accepted %+v", name, w)
+		}
+	}
+	b := &Batch{V: 1, Vehicle: "A", Epoch: "e", Seq: 1, SentAt: NewTime(recv), Clock: ClockGPS,
+		Warnings: []Warning{{T: NewTime(recv), Kind: WarningSpeedNear, Rule: "speed", Value: ptr(math.Inf(-1))}}}
+	if _, err := Encode(b, nil); ReasonOf(err) != ReasonNonFinite {
+		t.Errorf("Encode of an infinite value: %v", err)
+	}
+}
+
+// TestSignedWarnings: a signed batch with warnings verifies, and a changed warning does not.
+func TestSignedWarnings(t *testing.T) {
+	b := fullBatch()
+	p, err := Encode(b, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(TelemetryTopic(b.Vehicle), p, recv); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(p, testPub); err != nil {
+		t.Fatalf("signed batch with warnings: %v", err)
+	}
+	forged := bytes.Replace(p, []byte(`"distance_m":290.123456789`), []byte(`"distance_m":990.123456789`), 1)
+	if bytes.Equal(forged, p) {
+		t.Fatal("distance not found in the payload")
+	}
+	if err := Verify(forged, testPub); ReasonOf(err) != ReasonSignatureFailed {
+		t.Errorf("a changed warning verifies: %v", err)
+	}
+}
+
 // TestScanBatchTakesCanonical checks that the scanner, not encoding/json, reads what bridges
 // send: every accepted payload without escapes, every encoded batch, and the rejections whose
 // JSON is canonical (so that their reasons come from validate, shared by both paths).
@@ -134,6 +269,11 @@ func TestScanBatchTakesCanonical(t *testing.T) {
 	}
 	for _, c := range doorCases {
 		payloads = append(payloads, c.payload)
+	}
+	for _, c := range warningCases {
+		if !c.fallback {
+			payloads = append(payloads, c.payload)
+		}
 	}
 	for _, c := range rejections() {
 		if c.reason != ReasonBadJSON && c.reason != ReasonNonFinite && c.reason != ReasonNotUTF8 && c.reason != ReasonTooLarge {
@@ -180,6 +320,11 @@ func FuzzScanBatch(f *testing.F) {
 		}
 	}
 	for _, c := range doorCases {
+		if len(c.payload) <= fuzzSeedMax {
+			f.Add([]byte(c.payload), testTopic)
+		}
+	}
+	for _, c := range warningCases {
 		if len(c.payload) <= fuzzSeedMax {
 			f.Add([]byte(c.payload), testTopic)
 		}

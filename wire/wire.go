@@ -74,13 +74,17 @@ type Batch struct {
 	Sound   []Sound   `json:"sound,omitempty"`
 	Service []Service `json:"service,omitempty"`
 	Door    []Door    `json:"door,omitempty"`
-	Kid     string    `json:"kid,omitempty"`
+	// Warnings are what the bridge's driver's coach told the driver (additive to §2). They are
+	// not readings: Readings does not count them, and MaxWarnings bounds them on their own.
+	Warnings []Warning `json:"warnings,omitempty"`
+	Kid      string    `json:"kid,omitempty"`
 	// Sig is the base64 ed25519 signature over the batch serialised without it. It is never
 	// produced by json.Marshal of a Batch: Encode appends it (see Sign and SplitSignature).
 	Sig string `json:"sig,omitempty"`
 }
 
-// Readings returns how many readings the batch carries.
+// Readings returns how many readings the batch carries. Warnings are not readings: a warning
+// is what the vehicle's own device said to its driver, not a measurement of the vehicle.
 func (b *Batch) Readings() int {
 	return len(b.GPS) + len(b.Tacho) + len(b.Sound) + len(b.Service) + len(b.Door)
 }
@@ -125,6 +129,49 @@ type Service struct {
 type Door struct {
 	T    Time `json:"t"`
 	Open bool `json:"open"`
+}
+
+// WarningKind is what a warning of the driver's coach is about.
+type WarningKind string
+
+// Warning kinds.
+const (
+	WarningSiteSound WarningKind = "site_sound" // sound above the threshold near an open sensitive site
+	WarningSpeedNear WarningKind = "speed_near" // speed nearing the limit
+	WarningSpeedOver WarningKind = "speed_over" // speed above the limit
+	WarningHoursEnd  WarningKind = "hours_end"  // the end of the service hours is near
+	WarningItinerary WarningKind = "itinerary"  // leaving the authorised itinerary
+	WarningDocument  WarningKind = "document"   // a document about to expire
+)
+
+// WarningKinds lists the known kinds, for documentation and tests.
+var WarningKinds = []WarningKind{WarningSiteSound, WarningSpeedNear, WarningSpeedOver, WarningHoursEnd, WarningItinerary, WarningDocument}
+
+// Valid reports whether k is one of the known kinds.
+func (k WarningKind) Valid() bool {
+	switch k {
+	case WarningSiteSound, WarningSpeedNear, WarningSpeedOver, WarningHoursEnd, WarningItinerary, WarningDocument:
+		return true
+	}
+	return false
+}
+
+// Warning is one warning the bridge's driver's coach gave the driver (buzzer, LED, local page):
+// evidence that the licensee's own device told the driver, at T, what was about to happen.
+// It is never a measurement: the monitor's rules do not read it.
+type Warning struct {
+	T    Time        `json:"t"`
+	Kind WarningKind `json:"kind"`
+	// Rule is the id of the rule the warning is about (e.g. "sensitive_zone_sound").
+	Rule string `json:"rule"`
+	// Site is the id of the geofence the warning is about, empty when none.
+	Site string `json:"site,omitempty"`
+	// DistanceM is the distance to Site in metres, when the warning is about a site.
+	DistanceM *float64 `json:"distance_m,omitempty"`
+	// Value is what the coach measured (dB, km/h, minutes, days: by Kind), Limit what it
+	// compared it to.
+	Value *float64 `json:"value,omitempty"`
+	Limit *float64 `json:"limit,omitempty"`
 }
 
 // Status is the retained status message of a bridge.

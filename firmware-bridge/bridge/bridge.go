@@ -86,6 +86,7 @@ type Bridge struct {
 
 	published atomic.Int64
 	acked     atomic.Int64
+	warned    atomic.Int64 // warnings taken by Warn
 
 	conf       atomic.Pointer[configbundle.Bundle] // in force; nil: none
 	confMu     sync.Mutex                          // serialises ReceiveConfig
@@ -298,7 +299,7 @@ func (b *Bridge) batch(ctx context.Context) error {
 	var cur wire.Batch
 	n := 0
 	flush := func() error {
-		if n == 0 {
+		if n == 0 && len(cur.Warnings) == 0 {
 			return nil
 		}
 		cur.Clock = b.clock.source(b.cfg.RTC)
@@ -321,9 +322,10 @@ func (b *Bridge) batch(ctx context.Context) error {
 			for {
 				select {
 				case r := <-b.readings:
-					b.add(&cur, r)
-					n++
-					if n >= b.cfg.MaxReadings {
+					if b.add(&cur, r) {
+						n++
+					}
+					if n >= b.cfg.MaxReadings || r.Warning != nil {
 						if err := flush(); err != nil {
 							return err
 						}
@@ -335,9 +337,12 @@ func (b *Bridge) batch(ctx context.Context) error {
 			}
 			return flush()
 		case r := <-b.readings:
-			b.add(&cur, r)
-			n++
-			if n >= b.cfg.MaxReadings {
+			if b.add(&cur, r) {
+				n++
+			}
+			// A warning closes its batch at once: it is evidence of what the driver was told,
+			// and the spool, not the open batch, is what survives a power cut.
+			if n >= b.cfg.MaxReadings || r.Warning != nil {
 				if err := flush(); err != nil {
 					return err
 				}
@@ -352,8 +357,12 @@ func (b *Bridge) batch(ctx context.Context) error {
 	}
 }
 
-func (b *Bridge) add(cur *wire.Batch, r reading) {
+// add puts r in the open batch and reports whether it is a reading (a warning is not).
+func (b *Bridge) add(cur *wire.Batch, r reading) bool {
 	switch {
+	case r.Warning != nil:
+		cur.Warnings = append(cur.Warnings, *r.Warning)
+		return false
 	case r.GPS != nil:
 		b.clock.observeGPS(r.GPS.T.Time, r.received)
 		cur.GPS = append(cur.GPS, *r.GPS)
@@ -371,6 +380,37 @@ func (b *Bridge) add(cur *wire.Batch, r reading) {
 		cur.Service = append(cur.Service, *r.Service)
 	case r.Door != nil:
 		cur.Door = append(cur.Door, *r.Door)
+	}
+	return true
+}
+
+// ErrWarningQueueFull is returned by Warn when the batcher has not taken the thousands of
+// readings handed to it before (its spool is stuck): the warning is not queued.
+var ErrWarningQueueFull = errors.New("bridge: the batcher's queue is full; warning not queued")
+
+// Warn hands a warning of the driver's coach to the batcher, which puts it in the open batch
+// and closes that batch at once: the warning reaches the crash-safe spool a few milliseconds
+// later (one spool append) and from then on survives a restart, a kill or a power cut like
+// every spooled batch, and is published in order with the readings (docs/protocol.md §2.7).
+// A zero w.T is set to now on the bridge's time base (GPS time when known).
+//
+// Warn never blocks: it returns an error, and queues nothing, when w is not valid (a warning the
+// receiver would reject would take its whole batch of readings with it) or when the batcher's
+// queue is full. It may be called before Run (the warning waits for the batcher) and from any
+// goroutine.
+func (b *Bridge) Warn(w wire.Warning) error {
+	if w.T.IsZero() {
+		w.T = wire.NewTime(b.clock.now())
+	}
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("bridge: warning: %w", err)
+	}
+	select {
+	case b.readings <- reading{Warning: &w, received: time.Now()}:
+		b.warned.Add(1)
+		return nil
+	default:
+		return ErrWarningQueueFull
 	}
 }
 

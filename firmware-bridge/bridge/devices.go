@@ -37,6 +37,8 @@ type reading struct {
 	Sound   *wire.Sound
 	Service *wire.Service
 	Door    *wire.Door
+	// Warning is a warning of the driver's coach (Warn): not a reading, it closes its batch.
+	Warning *wire.Warning
 	// needsTime: the instrument gave no time; the batcher times it by the bridge's clock.
 	needsTime bool
 	received  time.Time

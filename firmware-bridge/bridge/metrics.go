@@ -18,6 +18,8 @@ func (b *Bridge) Register(reg prometheus.Registerer) {
 			Help: "Size of the spool files."}, func() float64 { return float64(b.spool.Bytes()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "trenzinho", Subsystem: "bridge", Name: "spool_evicted_total",
 			Help: "Batches evicted from a full spool before they were acknowledged."}, func() float64 { return float64(b.spool.Evicted()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "trenzinho", Subsystem: "bridge", Name: "warnings_total",
+			Help: "Warnings of the driver's coach queued for the telemetry (Warn)."}, func() float64 { return float64(b.warned.Load()) }),
 		deviceCollector{b},
 	)
 }

@@ -20,6 +20,7 @@ const (
 	MeasurementSound      = "sound"
 	MeasurementService    = "service"
 	MeasurementDoor       = "door"
+	MeasurementWarning    = "warning"
 	MeasurementBatch      = "batch"
 	MeasurementQuarantine = "quarantine"
 )
@@ -27,7 +28,7 @@ const (
 // measurements indexes pointCounts.
 var measurements = [...]string{
 	MeasurementGPS, MeasurementTacho, MeasurementSound, MeasurementService, MeasurementDoor,
-	MeasurementBatch, MeasurementQuarantine,
+	MeasurementWarning, MeasurementBatch, MeasurementQuarantine,
 }
 
 const (
@@ -36,6 +37,7 @@ const (
 	idxSound
 	idxService
 	idxDoor
+	idxWarning
 	idxBatch
 	idxQuarantine
 )
@@ -168,6 +170,31 @@ func encodeBatch(dst []byte, b *wire.Batch, receivedAt time.Time, size int) (out
 	}
 	points[idxDoor] = len(keep)
 
+	// A warning's series is its vehicle, kind, rule and site: two warnings of one batch at the
+	// same time differ in one of them, or are the same point (only the last is kept).
+	keep = lastOfEachWarning(b.Warnings)
+	collisions[idxWarning] = len(b.Warnings) - len(keep)
+	for _, i := range keep {
+		w := &b.Warnings[i]
+		dst = append(dst, MeasurementWarning...)
+		dst = append(dst, tag...)
+		dst = append(dst, ",kind="...)
+		dst = appendTagValue(dst, string(w.Kind))
+		dst = append(dst, ",rule="...)
+		dst = appendTagValue(dst, w.Rule)
+		if w.Site != "" { // an empty tag value is no tag in line protocol
+			dst = append(dst, ",site="...)
+			dst = appendTagValue(dst, w.Site)
+		}
+		f := fields{dst: dst}
+		f.optFloat("distance_m", w.DistanceM)
+		f.optFloat("value", w.Value)
+		f.optFloat("limit", w.Limit)
+		f.string("clock", clock)
+		dst = f.end(w.T.UnixNano())
+	}
+	points[idxWarning] = len(keep)
+
 	dst = append(dst, MeasurementBatch...)
 	dst = append(dst, tag...)
 	f := fields{dst: dst}
@@ -182,6 +209,7 @@ func encodeBatch(dst []byte, b *wire.Batch, receivedAt time.Time, size int) (out
 	f.int("n_sound", int64(len(b.Sound)))
 	f.int("n_service", int64(len(b.Service)))
 	f.int("n_door", int64(len(b.Door)))
+	f.int("n_warning", int64(len(b.Warnings)))
 	f.int("bytes", int64(size))
 	f.optString("kid", b.Kid)
 	if b.Sig != "" {
@@ -215,6 +243,23 @@ func lastOfEachTime(n int, t func(int) int64) []int {
 	}
 	for i := range n {
 		if last[t(i)] == i {
+			keep = append(keep, i)
+		}
+	}
+	return keep
+}
+
+// lastOfEachWarning returns the indexes of the warnings to write: of several with the same time,
+// kind, rule and site (one InfluxDB point), only the last, in their original order. A batch
+// holds at most wire.MaxWarnings.
+func lastOfEachWarning(ws []wire.Warning) []int {
+	keep := make([]int, 0, len(ws))
+	for i := range ws {
+		later := false
+		for j := i + 1; j < len(ws) && !later; j++ {
+			later = ws[j].T == ws[i].T && ws[j].Kind == ws[i].Kind && ws[j].Rule == ws[i].Rule && ws[j].Site == ws[i].Site
+		}
+		if !later {
 			keep = append(keep, i)
 		}
 	}

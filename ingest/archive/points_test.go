@@ -41,6 +41,8 @@ const fullBatch = `{"v":1,"vehicle":"PIU-001","epoch":"e-7f3a9c","seq":1042,"sen
  "sound":[{"t":"2026-11-29T15:00:00Z","laeq_db":68.2,"lamax_db":74.0,"dur_s":1.0}],
  "service":[{"t":"2026-11-29T15:00:01Z","on":true}],
  "door":[{"t":"2026-11-29T15:00:02Z","open":true},{"t":"2026-11-29T15:00:03.5Z","open":false}],
+ "warnings":[{"t":"2026-11-29T15:00:03Z","kind":"site_sound","rule":"sensitive_zone_sound","site":"hospital são,x=1 y","distance_m":290.5,"value":74.2,"limit":65},
+             {"t":"2026-11-29T15:00:04Z","kind":"speed_near","rule":"speed"}],
  "kid":"PIU-001-2026"}`
 
 func TestEncodeBatchFull(t *testing.T) {
@@ -60,7 +62,9 @@ func TestEncodeBatchFull(t *testing.T) {
 		`service,vehicle=PIU-001 on=true,clock="gps" ` + ts("2026-11-29T15:00:01Z"),
 		`door,vehicle=PIU-001 open=true,clock="gps" ` + ts("2026-11-29T15:00:02Z"),
 		`door,vehicle=PIU-001 open=false,clock="gps" ` + ts("2026-11-29T15:00:03.5Z"),
-		`batch,vehicle=PIU-001 epoch="e-7f3a9c",seq=1042i,sent_at="2026-11-29T15:00:05Z",received_at="2026-11-29T15:00:06.5Z",lag_s=1.5,clock="gps",n_gps=1i,n_tacho=1i,n_sound=1i,n_service=1i,n_door=2i,bytes=` +
+		`warning,vehicle=PIU-001,kind=site_sound,rule=sensitive_zone_sound,site=hospital\ são\,x\=1\ y distance_m=290.5,value=74.2,limit=65,clock="gps" ` + ts("2026-11-29T15:00:03Z"),
+		`warning,vehicle=PIU-001,kind=speed_near,rule=speed clock="gps" ` + ts("2026-11-29T15:00:04Z"),
+		`batch,vehicle=PIU-001 epoch="e-7f3a9c",seq=1042i,sent_at="2026-11-29T15:00:05Z",received_at="2026-11-29T15:00:06.5Z",lag_s=1.5,clock="gps",n_gps=1i,n_tacho=1i,n_sound=1i,n_service=1i,n_door=2i,n_warning=2i,bytes=` +
 			strconv.Itoa(len(fullBatch)) + `i,kid="PIU-001-2026" ` + strconv.FormatInt(BatchTimestamp(sent.Time, "e-7f3a9c", 1042), 10),
 	}
 	if len(lines) != len(want) {
@@ -71,7 +75,7 @@ func TestEncodeBatchFull(t *testing.T) {
 			t.Errorf("line %d:\n got %s\nwant %s", i, lines[i], want[i])
 		}
 	}
-	if points != (pointCounts{1, 1, 1, 1, 2, 1, 0}) || collisions != (pointCounts{}) {
+	if points != (pointCounts{1, 1, 1, 1, 2, 2, 1, 0}) || collisions != (pointCounts{}) {
 		t.Errorf("points %v collisions %v", points, collisions)
 	}
 }
@@ -97,7 +101,7 @@ func TestEncodeBatchAbsentFieldsAbsent(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(lines[3], "n_service=0i") || !strings.Contains(lines[3], "n_door=0i") {
+	if !strings.Contains(lines[3], "n_service=0i") || !strings.Contains(lines[3], "n_door=0i") || !strings.Contains(lines[3], "n_warning=0i") {
 		t.Errorf("batch line lacks the zero service count: %s", lines[3])
 	}
 }

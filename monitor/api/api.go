@@ -131,6 +131,9 @@ type Config struct {
 	// FieldSecret is the secret each session's field-verification signing key is derived from
 	// (field.go); empty: sessions get no key and signed verifications are refused.
 	FieldSecret []byte
+	// Warnings serves the warnings of the driver's coach (warnings.go) and adds them to the
+	// episode view; nil: none.
+	Warnings Warnings
 }
 
 // Limits.
@@ -166,6 +169,7 @@ type Server struct {
 	notify            *NotifyConfig
 	public            *PublicConfig
 	transparency      TransparencyStore
+	warnings          Warnings
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
 	photos            Photos
 	fieldSecret       []byte
@@ -214,6 +218,7 @@ func New(cfg Config) *Server {
 		photos:         cfg.Photos,
 		fieldSecret:    cfg.FieldSecret,
 		photoSlots:     make(chan struct{}, photoConcurrency),
+		warnings:       cfg.Warnings,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -251,6 +256,8 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
 	a.Handle("GET /api/v1/episodes/{id}", s.requireRole(store.RoleViewer, s.handleEpisode))
 	a.Handle("POST /api/v1/episodes/{id}/verification", s.requireRole(store.RoleFiscal, s.handleVerification))
+	a.Handle("GET /api/v1/warnings", s.requireRole(store.RoleViewer, s.handleWarnings))
+	a.Handle("GET /api/v1/warnings/summary", s.requireRole(store.RoleViewer, s.handleWarningSummary))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
 	a.Handle("GET /api/v1/geofences", s.requireRole(store.RoleViewer, s.handleGeofences))
 	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))

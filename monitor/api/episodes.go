@@ -155,11 +155,19 @@ func (s *Server) handleEpisode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// readings is always present here, [] when none: rules.Episode omits it when empty.
+	// warnings (always present, [] when none) are the vehicle's warnings of the driver's coach
+	// from drafts.WarningWindow before the start to the end: the timeline's.
 	type withReadings struct {
 		*rules.Episode
 		Readings []rules.Evidence `json:"readings"`
+		Warnings []episodeWarning `json:"warnings"`
 	}
-	out := withReadings{Episode: e, Readings: e.Readings}
+	ws, err := s.episodeWarnings(r.Context(), e)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	out := withReadings{Episode: e, Readings: e.Readings, Warnings: ws}
 	if out.Readings == nil {
 		out.Readings = []rules.Evidence{}
 	}

@@ -41,6 +41,9 @@ type Store interface {
 	// VehicleEpisodes returns the vehicle's episodes of the given rules that overlap
 	// [from, to] or are still open, oldest first (readings not needed).
 	VehicleEpisodes(ctx context.Context, vehicle string, ruleIDs []string, from, to time.Time) ([]rules.Episode, error)
+	// VehicleWarnings returns the vehicle's warnings of the driver's coach timed within
+	// [from, to], oldest first.
+	VehicleWarnings(ctx context.Context, vehicle string, from, to time.Time) ([]Warning, error)
 	ChainHead(ctx context.Context) (seq int64, hash string, err error)
 	InsertDraft(ctx context.Context, s Sealed, d *Draft) error
 }
@@ -241,6 +244,14 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 		}
 	}
 	start, end := eps[0].Start.Time, eps[0].End.Time
+	for _, ep := range eps[1:] {
+		start = minTime(start, ep.Start.Time)
+		end = maxTime(end, ep.End.Time)
+	}
+	warned, err := d.cfg.Store.VehicleWarnings(ctx, first.Vehicle, start.Add(-WarningWindow), end)
+	if err != nil {
+		return nil, fmt.Errorf("drafts: warnings of %s: %w", first.Vehicle, err)
+	}
 	draft := Draft{
 		Vehicle: first.Vehicle, Penalty: first.Penalty, Unregistered: first.Unregistered,
 		Municipality: p.Municipality + "-" + p.State, FiscalOrgan: p.FiscalOrgan, Law: p.Law.Name,
@@ -258,13 +269,21 @@ func (d *Drafter) make(ctx context.Context, g []Pending, now time.Time) (*Made, 
 			draft.Articles = append(draft.Articles, ep.Article)
 		}
 		draft.FineUFMP = max(draft.FineUFMP, ruleOf(p, &ep).FineUFMP)
-		draft.Facts = append(draft.Facts, fact(p, &ep, d.cfg.Places))
+		draft.Facts = append(draft.Facts, fact(p, &ep, d.cfg.Places, warned))
 	}
 	draft.Start, draft.End = wire.NewTime(start), wire.NewTime(end)
 	draft.ID = DraftID(draft.Vehicle, draft.Penalty, d.conduct(&eps[0]), start)
 	draft.Warnings = warnings(p, eps)
 
-	batches, err := d.cfg.Store.BatchesBetween(ctx, draft.Vehicle, start.Add(-d.cfg.Margin), end.Add(d.cfg.Margin))
+	// The raw batches reach back to the earliest warning a fact states, so that the bundle holds
+	// the vehicle's signed batch that carried it: a verifier reads it from the device's record.
+	from := start.Add(-d.cfg.Margin)
+	for _, f := range draft.Facts {
+		for _, w := range f.Warnings {
+			from = minTime(from, w.T.Time)
+		}
+	}
+	batches, err := d.cfg.Store.BatchesBetween(ctx, draft.Vehicle, from, end.Add(d.cfg.Margin))
 	if err != nil {
 		return nil, err
 	}

@@ -144,6 +144,10 @@ type Fact struct {
 	// Document is, for document_expired, the expired document: kind, record, number and last
 	// valid day.
 	Document *registry.Expiry `json:"document,omitempty"`
+	// Warnings are the warnings the vehicle's own driver's coach reported giving the driver
+	// about this fact (Stated): evidence of the driver's knowledge, reported by the licensee's
+	// device, never a ground of the auto (docs/rules.md).
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // Bundle is the evidence frozen into a draft when it is made: the draft as made, the episodes

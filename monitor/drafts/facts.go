@@ -16,7 +16,10 @@ import (
 
 // fact states one episode in the draft, with a description in Portuguese generated from the
 // measured values, and its place named from the street extract of places, if any.
-func fact(p *profile.Profile, ep *rules.Episode, places *geofences.Set) Fact {
+//
+// warnings are the vehicle's warnings of the driver's coach around the episode: those Stated
+// for it are added to the fact, worded as the licensee's device's own record.
+func fact(p *profile.Profile, ep *rules.Episode, places *geofences.Set, warnings []Warning) Fact {
 	f := Fact{
 		EpisodeID: ep.ID, Rule: ep.Rule, Article: ep.Article, LegalText: ruleOf(p, ep).Text,
 		Start: ep.Start, DurationS: ep.DurationS, Peak: ep.Peak, Unit: ep.Unit, Limit: ep.Limit,
@@ -36,6 +39,12 @@ func fact(p *profile.Profile, ep *rules.Episode, places *geofences.Set) Fact {
 	if f.Place = PlaceAt(places, f.Lat, f.Lon); f.Place != nil {
 		// Observed data, approximate: the coordinates state the position.
 		f.Description += " Local aproximado da posição registrada no instante do valor máximo: nas proximidades de " + f.Place.Text() + "."
+	}
+	for i := range warnings {
+		if w := &warnings[i]; Stated(w, ep) {
+			f.Warnings = append(f.Warnings, *w)
+			f.Description += " " + warningText(p, w, ep)
+		}
 	}
 	return f
 }

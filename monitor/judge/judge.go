@@ -385,8 +385,17 @@ func (j *Judge) judge(m Message) {
 	}
 	j.batches.WithLabelValues("judged").Inc()
 	if tmin, tmax, ok := span(b); ok {
+		// The warnings of the driver's coach are evidence, not readings: the rules never read
+		// them; they are stored with their batch, in its commit (store.Warning).
+		var licensee string
+		if len(b.Warnings) > 0 {
+			if v := j.cfg.Engine.VehicleByID(b.Vehicle); v != nil {
+				licensee = v.Licensee
+			}
+		}
 		j.raw = append(j.raw, store.Batch{Vehicle: b.Vehicle, Epoch: b.Epoch, Seq: b.Seq, ReceivedAt: now,
-			TMin: tmin, TMax: tmax, Payload: append([]byte(nil), m.Payload()...)})
+			TMin: tmin, TMax: tmax, Payload: append([]byte(nil), m.Payload()...),
+			Warnings: b.Warnings, Clock: b.Clock, Licensee: licensee})
 	}
 }
 
@@ -450,7 +459,7 @@ func (j *Judge) refuseSignature(vehicle string, err error, now time.Time) {
 	j.log.Warn("batch refused by the signing policy; not judged", "vehicle", vehicle, "reason", wire.ReasonOf(err), "err", err)
 }
 
-// span returns the device times of a batch's first and last readings.
+// span returns the device times of a batch's first and last readings and warnings.
 func span(b *wire.Batch) (tmin, tmax time.Time, ok bool) {
 	see := func(t wire.Time) {
 		if !ok || t.Before(tmin) {
@@ -475,6 +484,9 @@ func span(b *wire.Batch) (tmin, tmax time.Time, ok bool) {
 	}
 	for _, r := range b.Door {
 		see(r.T)
+	}
+	for _, w := range b.Warnings { // a batch of warnings alone is logged as evidence too
+		see(w.T)
 	}
 	return tmin, tmax, ok
 }

@@ -22,8 +22,13 @@ type Batch struct {
 	Epoch      string
 	Seq        uint64
 	ReceivedAt time.Time
-	TMin, TMax time.Time // device times of its first and last readings
+	TMin, TMax time.Time // device times of its first and last readings (and warnings)
 	Payload    []byte
+	// Warnings are the batch's warnings of the driver's coach, stored with it (warnings.go),
+	// with the batch's Clock and the vehicle's Licensee when it was judged.
+	Warnings []wire.Warning
+	Clock    wire.Clock
+	Licensee string
 }
 
 func (db *DB) insertBatches(ctx context.Context, tx *sql.Tx, bs []Batch) error {
@@ -44,7 +49,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
 			return fmt.Errorf("batch %s/%s/%d: %w", b.Vehicle, b.Epoch, b.Seq, err)
 		}
 	}
-	return nil
+	return db.insertWarnings(ctx, tx, bs)
 }
 
 // addAddenda records, for every episode in c that already belongs to a draft, the episode as it

@@ -406,6 +406,27 @@ CREATE TABLE notify_shifts (
 ) STRICT;
 CREATE INDEX notify_shifts_to ON notify_shifts (t_to);
 `},
+	{14, `
+-- The warnings of the bridges' driver's coach (docs/protocol.md §2.7), kept for good with their
+-- batch's clock and the vehicle's licensee when judged: evidence of what the driver was told,
+-- shown with the episodes that followed and counted per licensee. site is '' when none.
+CREATE TABLE warnings (
+	vehicle     TEXT    NOT NULL,
+	t           INTEGER NOT NULL,
+	kind        TEXT    NOT NULL,
+	rule        TEXT    NOT NULL,
+	site        TEXT    NOT NULL,
+	licensee    TEXT    NOT NULL,
+	clock       TEXT    NOT NULL,
+	distance_m  REAL,
+	value       REAL,
+	limit_value REAL,
+	epoch       TEXT    NOT NULL,
+	seq         INTEGER NOT NULL,
+	PRIMARY KEY (vehicle, t, kind, rule, site)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX warnings_time ON warnings (t);
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

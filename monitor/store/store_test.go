@@ -191,7 +191,7 @@ func TestVehicleSnapshotsKeptAcrossBinaryMigration(t *testing.T) {
 		// What the later migrations create, so that they run again.
 		`DROP TABLE public_pdfs`, `DROP TABLE public_codes`, `DROP TABLE service_spans`,
 		`DROP TABLE episode_triage_events`, `DROP TABLE episode_triage`, `DROP TABLE photos`,
-		`DROP TABLE notify_shifts`, `DROP TABLE notify_prefs`,
+		`DROP TABLE notify_shifts`, `DROP TABLE notify_prefs`, `DROP TABLE warnings`,
 	} {
 		if _, err := db.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)

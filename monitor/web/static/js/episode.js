@@ -81,6 +81,7 @@ function render(el, e) {
       h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),
     triage.el,
     verificationCard(e),
+    warningsCard(e),
     h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
     evidenceTable(readings));
 
@@ -122,6 +123,29 @@ function render(el, e) {
   const charts = buildCharts(chartsEl, e, readings);
   this.cleanup.push(() => charts.dispose());
   buildReplay.call(this, replay, map, pts, readings, charts);
+}
+
+// The warnings of the vehicle's own driver's coach from 10 min before the start (docs/rules.md):
+// what the licensee's device reported telling the driver; those marked stated are in the draft.
+const WARNING_KINDS = {
+  site_sound: "som perto de local sensível", speed_near: "velocidade próxima do limite", speed_over: "velocidade acima do limite",
+  hours_end: "fim do horário de serviço", itinerary: "saída do itinerário", document: "documento a vencer",
+};
+function warningsCard(e) {
+  const ws = e.warnings || [];
+  if (!ws.length) return null;
+  const rows = ws.map((w) => h("tr", { dataset: { warning: w.kind } },
+    h("td", { class: "nowrap" }, fmtDateTime(w.t)),
+    h("td", null, WARNING_KINDS[w.kind] || w.kind),
+    h("td", null, w.site && e.site && w.site === e.site.id ? e.site.name : w.site || "—"),
+    h("td", { class: "num" }, w.distance_m == null ? "—" : fmtValue(w.distance_m, "m", 0)),
+    h("td", { class: "num" }, w.value == null ? "—" : fmtNum(w.value, 1) + (w.limit == null ? "" : " / " + fmtNum(w.limit, 1))),
+    h("td", null, w.stated ? chip("citado na minuta", "ok") : w.clock === "system" ? chip("relógio não confiável", "warn") : h("span", { class: "muted" }, "contexto"))));
+  return h("section", { class: "card", id: "episode-warnings" },
+    h("h3", { class: "card-title" }, `Alertas do sistema embarcado (${ws.length})`),
+    h("p", { class: "muted small" }, "Registros do próprio equipamento do permissionário: o condutor foi alertado. Provam ciência, nunca fundamentam o auto."),
+    h("table", { class: "table" }, h("thead", null, h("tr", null, ...["Hora", "Alerta", "Local", "Distância", "Valor / limite", "Na minuta"].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", null, ...rows)));
 }
 
 function evidenceTable(readings) {

@@ -36,6 +36,10 @@ export const fleetView = {
     const sumHead = h("thead");
     const sumBody = h("tbody");
     const sumInfo = h("p", { class: "muted", role: "status" });
+    // The warnings of the driver's coach per licensee over the same period (docs/rules.md):
+    // heeded, followed by an episode, pending.
+    const warnBody = h("tbody");
+    const warnInfo = h("p", { class: "muted", role: "status" });
     const today = localDate();
     const fromIn = dateInput(addDays(today, -6), { required: true });
     const toIn = dateInput(today, { required: true });
@@ -139,8 +143,8 @@ export const fleetView = {
       for (let d = a; d <= z && days.length < 62; d = addDays(d, 1)) days.push(d);
       const from = dayRange(days[0])[0], to = dayRange(days[days.length - 1])[1];
       sumInfo.textContent = "Carregando episódios…";
+      const range = `from=${from.toISOString()}&to=${to.toISOString()}`;
       try {
-        const range = `from=${from.toISOString()}&to=${to.toISOString()}`;
         // The days each vehicle sent data: a day without episodes is compliant only if there
         // was data (older monitors lack the route: then the last contact bounds it).
         const [eps, activity] = await Promise.all([listAll(`/api/v1/episodes?${range}`, 20000),
@@ -148,6 +152,23 @@ export const fleetView = {
         summary = summarize(eps, days, activity);
         renderSummary();
       } catch (e) { sumInfo.textContent = e.message; }
+      loadWarnings(range);
+    };
+    const loadWarnings = async (range) => {
+      warnInfo.textContent = "Carregando alertas…";
+      try {
+        const w = await api(`/api/v1/warnings/summary?${range}`);
+        const ls = w.licensees || [];
+        warnBody.replaceChildren(...(ls.length ? ls.map((l) => h("tr", { dataset: { licensee: l.licensee } },
+          h("th", { scope: "row" }, l.licensee ? licenseeEl(l.licensee) : h("span", { class: "muted" }, "veículos não cadastrados")),
+          h("td", { class: "num" }, String(l.warnings)),
+          h("td", { class: "num" }, chip(String(l.heeded), "ok")),
+          h("td", { class: "num" }, l.followed ? chip(String(l.followed), "danger") : "0"),
+          h("td", { class: "num" }, String(l.pending))))
+          : [emptyRow(5, "Nenhum alerta do sistema embarcado no período.")]));
+        warnInfo.textContent = `Atendido: nenhum episódio da mesma regra (e do mesmo local) do veículo nos ${fmtNum(w.window_min, 0)} min seguintes ao alerta · ` +
+          "os alertas são registros do equipamento do permissionário: nunca fundamentam um auto.";
+      } catch (e) { warnInfo.textContent = "Não foi possível carregar os alertas: " + e.message; }
     };
     const renderSummary = () => {
       const { days, rows } = summary;
@@ -213,7 +234,12 @@ export const fleetView = {
         h("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); loadSummary(); } },
           field("De", fromIn), field("Até", toIn), h("button", { type: "submit", class: "btn btn-primary" }, "Atualizar")),
         tableWrap("Conformidade por veículo e dia", h("table", { class: "table table--matrix", id: "compliance-table" }, sumHead, sumBody)),
-        sumInfo));
+        sumInfo),
+      h("section", { class: "card", id: "warnings", "aria-labelledby": "warnings-title" },
+        h("div", { class: "card-head" }, h("h2", { class: "card-title", id: "warnings-title" }, "Alertas do sistema embarcado por permissionário")),
+        tableWrap("Alertas do sistema embarcado", h("table", { class: "table", id: "warnings-table" },
+          theadOf(["Permissionário", "Alertas", "Atendidos", "Seguidos de episódio", "Aguardando"]), warnBody)),
+        warnInfo));
     renderFleet();
     loadSummary();
     loadExpiring();
