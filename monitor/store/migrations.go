@@ -333,6 +333,68 @@ CREATE TABLE service_spans (
 	PRIMARY KEY (vehicle, t_from)
 ) STRICT, WITHOUT ROWID;
 `},
+	{11, `
+-- The licensee's portal (monitor/api/portal.go): the role licensee, bound to one licensee of the
+-- registry (users.licensee, '' for every other role); the ciência of autos notified
+-- electronically; the defences and appeals filed online, with their attachments. The users
+-- table is rebuilt as in step 6 (a CHECK cannot change), keeping ids and sessions.
+CREATE TEMP TABLE sessions_keep AS SELECT * FROM sessions;
+CREATE TABLE users_new (
+	id            INTEGER PRIMARY KEY,
+	name          TEXT    NOT NULL UNIQUE COLLATE NOCASE,
+	password_hash TEXT    NOT NULL,
+	role          TEXT    NOT NULL CHECK (role IN ('viewer', 'fiscal', 'supervisor', 'autoridade', 'admin', 'licensee')),
+	created_at    INTEGER NOT NULL,
+	disabled      INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+	full_name     TEXT    NOT NULL DEFAULT '',
+	matricula     TEXT    NOT NULL DEFAULT '',
+	cargo         TEXT    NOT NULL DEFAULT '',
+	licensee      TEXT    NOT NULL DEFAULT '',
+	CHECK ((role = 'licensee') = (licensee <> ''))
+) STRICT;
+INSERT INTO users_new (id, name, password_hash, role, created_at, disabled, full_name, matricula, cargo)
+SELECT id, name, password_hash, role, created_at, disabled, full_name, matricula, cargo FROM users;
+DROP TABLE users;
+ALTER TABLE users_new RENAME TO users;
+INSERT INTO sessions SELECT * FROM sessions_keep;
+DROP TABLE sessions_keep;
+
+-- An auto made available in the portal (notification.electronic) and opened by the licensee's
+-- user: the first opening, with the server's time, the client's address and the user. counted:
+-- the opening was the ciência that delivered the auto (within the profile's days, the auto not
+-- yet delivered otherwise).
+CREATE TABLE electronic_openings (
+	case_id     INTEGER PRIMARY KEY REFERENCES cases (id),
+	opened_at   INTEGER NOT NULL,
+	remote_addr TEXT    NOT NULL,
+	user        TEXT    NOT NULL,
+	counted     INTEGER NOT NULL CHECK (counted IN (0, 1))
+) STRICT;
+
+-- Defences and appeals filed online: the text, who filed it when and from where, the protocolo.
+CREATE TABLE filings (
+	id          INTEGER PRIMARY KEY,
+	case_id     INTEGER NOT NULL REFERENCES cases (id),
+	kind        TEXT    NOT NULL CHECK (kind IN ('defence', 'appeal')),
+	protocolo   TEXT    NOT NULL UNIQUE,
+	filed_at    INTEGER NOT NULL,
+	day         TEXT    NOT NULL,
+	user        TEXT    NOT NULL,
+	remote_addr TEXT    NOT NULL,
+	text        TEXT    NOT NULL
+) STRICT;
+CREATE INDEX filings_case ON filings (case_id, id);
+CREATE TABLE filing_files (
+	filing_id    INTEGER NOT NULL REFERENCES filings (id),
+	n            INTEGER NOT NULL,
+	name         TEXT    NOT NULL,
+	content_type TEXT    NOT NULL,
+	size         INTEGER NOT NULL,
+	sha256       TEXT    NOT NULL,
+	data         BLOB    NOT NULL,
+	PRIMARY KEY (filing_id, n)
+) STRICT;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -190,6 +190,7 @@ func TestVehicleSnapshotsKeptAcrossBinaryMigration(t *testing.T) {
 		`DELETE FROM schema_migrations WHERE version >= 8`,
 		// What the later migrations create, so that they run again.
 		`DROP TABLE public_pdfs`, `DROP TABLE public_codes`, `DROP TABLE service_spans`,
+		`DROP TABLE filing_files`, `DROP TABLE filings`, `DROP TABLE electronic_openings`,
 	} {
 		if _, err := db.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
