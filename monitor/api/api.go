@@ -44,6 +44,7 @@ type Users interface {
 	ListUsers(ctx context.Context) ([]store.User, error)
 	UserByName(ctx context.Context, name string) (*store.User, error)
 	CreateUser(ctx context.Context, name, password string, role store.Role) (*store.User, error)
+	CreateLicenseeUser(ctx context.Context, name, password, licensee string) (*store.User, error)
 	SetRole(ctx context.Context, name string, role store.Role) error
 	SetPassword(ctx context.Context, name, password string) error
 	SetDisabled(ctx context.Context, name string, disabled bool) error
@@ -120,6 +121,9 @@ type Config struct {
 	// Transparency serves the public transparency report (transparency.go) with RegistryStore;
 	// nil: no report.
 	Transparency TransparencyStore
+	// Portal serves the licensee's portal (portal.go, /api/v1/portal/…) with RegistryStore and
+	// Cases; nil: no portal.
+	Portal *PortalConfig
 }
 
 // Limits.
@@ -153,6 +157,7 @@ type Server struct {
 	deadLetters       DeadLetters
 	public            *PublicConfig
 	transparency      TransparencyStore
+	portal            *PortalConfig
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
 
 	metrics    *metrics
@@ -193,6 +198,7 @@ func New(cfg Config) *Server {
 		deadLetters:    cfg.DeadLetters,
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
+		portal:         cfg.Portal,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -224,7 +230,8 @@ func New(cfg Config) *Server {
 	a := s.api
 	a.HandleFunc("POST /api/v1/login", s.handleLogin)
 	a.HandleFunc("GET /api/v1/session", s.handleSession)
-	a.Handle("POST /api/v1/logout", s.requireRole(store.RoleViewer, s.handleLogout))
+	// Any signed-in user, a licensee's too (requireRole admits none: portal.go).
+	a.Handle("POST /api/v1/logout", s.requireUser(s.handleLogout))
 	a.Handle("GET /api/v1/vehicles", s.requireRole(store.RoleViewer, s.handleVehicles))
 	a.Handle("GET /api/v1/vehicles/activity", s.requireRole(store.RoleViewer, s.handleActivity))
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
@@ -248,6 +255,7 @@ func New(cfg Config) *Server {
 	s.registryRoutes()
 	s.caseRoutes(a)
 	s.deadLetterRoutes(a)
+	s.portalRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()
