@@ -862,8 +862,14 @@ func (s *Server) handlePortalReceipt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.cases.Profile
+	name, cnpj := c.LicenseeName, c.LicenseeCNPJ
+	if name == "" && s.reg != nil {
+		if l, ok := s.reg.Licensee(c.Licensee); ok {
+			name, cnpj = l.RazaoSocial, l.CNPJ
+		}
+	}
 	in := notice.ReceiptInput{Municipality: strings.TrimSpace(p.Municipality + "-" + p.State), Protocolo: f.Protocolo, Kind: f.Kind,
-		Notice: c.Notice, Licensee: c.LicenseeName, CNPJ: registry.FormatCNPJ(c.LicenseeCNPJ), User: f.User, FiledAt: f.FiledAt,
+		Notice: c.Notice, Licensee: name, CNPJ: registry.FormatCNPJ(cnpj), User: f.User, FiledAt: f.FiledAt,
 		Location: p.Location(), RemoteAddr: f.RemoteAddr, TextChars: utf8.RuneCountInString(f.Text), To: p.Defence.To}
 	sum := sha256.Sum256([]byte(f.Text))
 	in.TextSHA256 = hex.EncodeToString(sum[:])
