@@ -16,6 +16,7 @@ import { registryView } from "./registry.js";
 import { noticesView } from "./notices.js";
 import { loadLicensees } from "./names.js";
 import { toastError } from "./toast.js";
+import { startPortal } from "./portal.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
@@ -79,6 +80,8 @@ async function login(ev) {
 async function start(user) {
   started = true;
   store.user = user;
+  // A licensee's user sees the portal and nothing else (the server refuses them the rest).
+  if (user.role === "licensee") { await startPortal(user); return; }
   try { store.config = await api("/api/v1/config"); } catch { store.config = {}; }
   setTimeZone(store.config.time_zone);
   setAuthorityTitle(store.config.authority_title);
