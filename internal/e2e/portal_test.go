@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -51,11 +54,29 @@ func TestPortalInTheBrowser(t *testing.T) {
 	for _, v := range []string{"PIU-001", "PIU-003"} {
 		fleettest.Play(t, engine, db, &seq, fleettest.Trip{Vehicle: v, Start: start, Seconds: fleettest.Drive(-20.84, -40.73, fleettest.Speeding()...)})
 	}
+	var mine int64
 	for _, m := range []store.ManualNotice{{Vehicle: "PIU-001", Licensee: "L1"}, {Vehicle: "PIU-003", Licensee: "L2"}} {
 		m.Infractions, m.Offence = []string{"art16"}, start
-		if _, err := db.IssueManual(ctx, m, p, start.Add(time.Hour), store.Actor{User: "joao"}); err != nil {
+		c, err := db.IssueManual(ctx, m, p, start.Add(time.Hour), store.Actor{User: "joao"})
+		if err != nil {
 			t.Fatal(err)
 		}
+		if m.Licensee == "L1" {
+			mine = c.ID
+		}
+	}
+	// Delivered by post the next day: the defence may be filed.
+	now := start.Add(48 * time.Hour)
+	if _, _, err := db.CaseAct(ctx, mine, store.CaseAction{Action: store.ActionNotify, Mode: "mail", Date: "2026-11-04"}, p, now, store.Actor{User: "joao"}); err != nil {
+		t.Fatal(err)
+	}
+	attachment := filepath.Join(t.TempDir(), "comprovante.pdf")
+	var pdf bytes.Buffer
+	if err := notice.Receipt(&pdf, notice.ReceiptInput{Protocolo: "anexo", Kind: "defence", FiledAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(attachment, pdf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := db.CreateLicenseeUser(ctx, "orla", "senha-da-orla", "L1"); err != nil {
 		t.Fatal(err)
@@ -64,7 +85,7 @@ func TestPortalInTheBrowser(t *testing.T) {
 	srv := api.New(api.Config{Users: db, Audit: db, Episodes: db, RegistryStore: reg,
 		Fleet: liveFleet{{ID: "PIU-001", Licensee: "L1", Online: &online, Lat: &lat, Lon: &lon, SpeedKmh: &speed, LAeqDB: &laeq},
 			{ID: "PIU-003", Licensee: "L2", Online: &online, Lat: &lat, Lon: &lon, SpeedKmh: &speed}},
-		Cases:  &api.CasesConfig{Store: db, Profile: p, Registry: reg},
+		Cases:  &api.CasesConfig{Store: db, Profile: p, Registry: reg, Now: func() time.Time { return now }},
 		Portal: &api.PortalConfig{Store: db},
 		Static: web.Handler(web.Options{}), Metrics: prometheus.NewRegistry()})
 	hs := httptest.NewServer(srv.Handler())
@@ -86,7 +107,7 @@ func TestPortalInTheBrowser(t *testing.T) {
 			t.Errorf("the portal lacks %q:\n%s", want, page)
 		}
 	}
-	for _, other := range []string{"PIU-003", "Ilha do Gambá", "Revisão", "Cadastro", "Auditoria"} {
+	for _, other := range []string{"PIU-003", "Ilha do Gambá", "Revisão", "Cadastro", "Auditoria", "null", "undefined"} {
 		if strings.Contains(page, other) {
 			t.Errorf("the portal shows %q", other)
 		}
@@ -111,11 +132,25 @@ func TestPortalInTheBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#portal-cases tbody a`)))
 	b.waitJS(`document.querySelector("#portal-case-facts") !== null`, 10*time.Second, "the auto's page")
 	b.shot("portal-auto")
-	if facts := b.text("#portal-case-facts"); !strings.Contains(facts, "PIU-001") || !strings.Contains(facts, "emitido") {
+	if facts := b.text("#portal-case-facts"); !strings.Contains(facts, "PIU-001") || !strings.Contains(facts, "Prazo de defesa") {
 		t.Errorf("the auto's facts: %s", facts)
+	}
+	if page := b.text("#main"); strings.Contains(page, "null") || strings.Contains(page, "undefined") {
+		t.Errorf("the auto's page shows a missing value:\n%s", page)
 	}
 	if c, _, err := db.Cases(ctx, store.CaseFilter{Licensee: "L1"}, 10, ""); err != nil || len(c) != 1 || c[0].Opening == nil || c[0].Opening.User != "orla" {
 		t.Errorf("the opening was not recorded: %v", err)
+	}
+
+	// The defence, filed through the form with a PDF attached.
+	b.do(chromedp.SendKeys(chromedp.CSS("#filing-text"), "O veículo estava no ponto de embarque autorizado."),
+		chromedp.SetUploadFiles(`#filing-files`, []string{attachment}),
+		chromedp.Click(chromedp.CSS(`#filing-form button[type="submit"]`)))
+	b.waitJS(`document.querySelector("#main").textContent.includes("protocolo PROT-2026/")`, 20*time.Second, "the filing's protocolo")
+	b.shot("portal-defesa")
+	c, err := db.CaseByID(ctx, mine)
+	if err != nil || c.State != "defence_filed" || c.DefenceFiled != "2026-11-05" {
+		t.Errorf("after the defence in the browser: %+v %v", c.CaseStatus, err)
 	}
 	b.checkConsole()
 }

@@ -101,6 +101,11 @@ async function render() {
   }
 }
 
+// fill replaces the page's content by children, leaving out the absent ones (null, false).
+function fill(page, ...children) {
+  page.replaceChildren(...children.filter((c) => c != null && c !== false));
+}
+
 function title(text) {
   $("#page-title").textContent = text;
   document.title = `${text} — Portal do permissionário`;
@@ -121,7 +126,7 @@ function painel(page) {
     h("strong", null, ruleName(e.rule)), " — ", e.vehicle, " — ", fmtDateTime(e.start),
     " — pico ", fmtNum(e.peak, 1), " ", e.unit || "", " (limite ", fmtNum(e.limit, 1), ")",
     e.end ? "" : [" ", chip("em andamento", "danger")]));
-  page.replaceChildren(
+  fill(page, 
     h("p", { class: "lead" }, `${state.me.razao_social || state.me.licensee}${state.me.cnpj ? " — CNPJ " + state.me.cnpj : ""}`),
     h("section", { class: "card" }, h("h2", { class: "card-title" }, "Veículos ao vivo"),
       tableWrap("Veículos", h("table", { class: "table", id: "portal-vehicles" },
@@ -141,7 +146,7 @@ async function casesView(page) {
     h("td", null, fmtDateTime(c.issued_at, false)),
     h("td", null, c.awaiting_ciencia ? chip("aguardando sua ciência", "warn") : chip(CASE_STATES[c.state] || c.state_text, "neutral")),
     h("td", null, c.deadline && c.deadline.date ? isoDateBR(c.deadline.date) : "—")));
-  page.replaceChildren(
+  fill(page, 
     state.me.electronic ? h("p", { class: "banner banner--warn", role: "note" },
       `Notificação eletrônica (${state.me.electronic_act}): o auto fica disponível aqui desde a emissão. A primeira abertura vale como ciência e o prazo de defesa corre a partir dela; sem abertura em ${state.me.electronic_days} dias, a notificação é feita por outro meio.`) : null,
     h("section", { class: "card" }, tableWrap("Autos", h("table", { class: "table", id: "portal-cases" },
@@ -168,7 +173,7 @@ async function caseView(page, id) {
   const downloads = h("div", { class: "btn-row" },
     c.has_pdf ? h("a", { class: "btn", href: `/api/v1/portal/cases/${c.id}/pdf`, download: "" }, "Baixar o auto (PDF)") : null,
     c.has_bundle ? h("a", { class: "btn", href: `/api/v1/portal/cases/${c.id}/bundle`, download: "" }, "Baixar o pacote de evidências") : null);
-  page.replaceChildren(
+  fill(page, 
     h("a", { class: "back-link", href: "#/autos" }, "← Autos e processos"),
     c.electronic ? h("p", { class: "banner banner--warn", role: "note", id: "portal-electronic" }, c.electronic.text) : null,
     h("section", { class: "card" }, h("h2", { class: "card-title" }, "Auto " + c.notice),
@@ -220,7 +225,7 @@ async function draftsView(page) {
   const list = await api("/api/v1/portal/drafts");
   const rows = list.items.map((d) => h("tr", null,
     h("td", null, d.vehicle), h("td", null, d.outcome), h("td", null, d.decided_at ? fmtDateTime(d.decided_at, false) : "—")));
-  page.replaceChildren(
+  fill(page, 
     h("p", { class: "muted" }, "Minutas geradas pelo monitor, depois da decisão do agente: emitidas como auto ou arquivadas. Minutas em revisão não aparecem aqui."),
     h("section", { class: "card" }, tableWrap("Resultados", h("table", { class: "table", id: "portal-drafts" },
       theadOf(["Veículo", "Resultado", "Decidida em"]),
