@@ -85,6 +85,11 @@ function nextStep(c) {
   return h("div", { class: "next-step", id: "case-next" },
     h("p", null, h("strong", null, "Situação: "), n.step),
     n.deadline_text ? h("p", { class: "muted small" }, n.deadline_text) : null,
+    // The electronic notice in the licensee's portal: waiting, its ciência, or the fallback to
+    // the other means (docs/process.md).
+    c.electronic ? h("p", { class: c.electronic.fallback ? "banner banner--warn slim" : "muted small", id: "case-electronic" },
+      c.electronic.text, c.electronic.opening && !c.electronic.opening.counted
+        ? ` Aberto no portal em ${fmtDateTime(c.electronic.opening.opened_at)} por ${c.electronic.opening.user}, fora do prazo: não vale como ciência.` : "") : null,
     h("p", { class: "muted small", id: "case-final" }, n.final ? `Multa definitiva (para reincidência) desde ${isoDateBR(n.final)}.` : n.final_text),
     who.length ? h("details", { class: "explain", id: "case-who" }, h("summary", null, "Quem pode registrar os próximos atos"), h("ul", null, who)) : null);
 }
