@@ -3,9 +3,11 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +153,64 @@ func TestPortalInTheBrowser(t *testing.T) {
 	c, err := db.CaseByID(ctx, mine)
 	if err != nil || c.State != "defence_filed" || c.DefenceFiled != "2026-11-05" {
 		t.Errorf("after the defence in the browser: %+v %v", c.CaseStatus, err)
+	}
+	b.checkConsole()
+}
+
+// TestCaseElectronicFallbackInTheBrowser: with the electronic notice enabled, an auto not opened
+// in the licensee's portal within the profile's 10 days shows, on the control room's case page,
+// that it is to be delivered by the other means.
+func TestCaseElectronicFallbackInTheBrowser(t *testing.T) {
+	chrome := chromiumPath(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "monitor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	reg := fleettest.Registry(t, t.TempDir(), nil)
+	y := strings.Replace(string(profile.PiumaYAML()), "  electronic: false\n  electronic_act: \"\"", "  electronic: true\n  electronic_act: \"Decreto Municipal nº 123/2026\"", 1)
+	p, err := profile.Parse([]byte(y), "piuma-eletronico.yaml")
+	if err != nil || !p.Notification.Electronic {
+		t.Fatalf("profile: %v", err)
+	}
+	reg.SetLocation(p.Location())
+	issued := time.Date(2026, 11, 3, 11, 0, 0, 0, p.Location())
+	c, err := db.IssueManual(ctx, store.ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"}, Offence: issued.Add(-time.Hour)},
+		p, issued, store.Actor{User: "joao"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.EnsureAdmin(ctx, "chefe", "senha-do-chefe"); err != nil {
+		t.Fatal(err)
+	}
+	now := issued.AddDate(0, 0, 11) // the window ended on 13 November
+	set, err := geofences.Read(strings.NewReader(`{"type":"FeatureCollection","features":[]}`), "town.geojson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Config{Users: db, Audit: db, Episodes: db, RegistryStore: reg, Fleet: liveFleet{}, Drafts: db, DraftKey: pub,
+		Map:    api.MapConfig{Profile: p, Geofences: set},
+		Cases:  &api.CasesConfig{Store: db, Profile: p, Registry: reg, Now: func() time.Time { return now }},
+		Portal: &api.PortalConfig{Store: db},
+		Static: web.Handler(web.Options{}), Metrics: prometheus.NewRegistry()})
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	t.Cleanup(srv.Hub().Close)
+
+	b := startDashBrowser(t, chrome, 1280, 900)
+	b.do(chromedp.Navigate(hs.URL + "/#/autos/" + strconv.FormatInt(c.ID, 10)))
+	b.waitJS(`!document.querySelector("#login-view").hidden`, 20*time.Second, "the login page")
+	b.do(chromedp.SendKeys(chromedp.CSS("#login-user"), "chefe"), chromedp.SendKeys(chromedp.CSS("#login-password"), "senha-do-chefe"),
+		chromedp.Click(chromedp.CSS("#login-submit")))
+	b.waitJS(`document.querySelector("#case-electronic") !== null`, 20*time.Second, "the case's electronic notice")
+	b.shot("caso-fallback")
+	if got := b.text("#case-electronic"); !strings.Contains(got, "notificar por outro meio") || !strings.Contains(got, "13/11/2026") {
+		t.Errorf("the case page says %q", got)
 	}
 	b.checkConsole()
 }
