@@ -170,6 +170,7 @@ type Server struct {
 
 	publicLimit   *throttle     // the public page's requests per client address
 	publicUploads chan struct{} // the public page's uploads hashed at once
+	portalFilings chan struct{} // the portal's filings read at once
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -199,6 +200,7 @@ func New(cfg Config) *Server {
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
 		portal:         cfg.Portal,
+		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,

@@ -68,6 +68,9 @@ const (
 	defaultPortalFiles     = 5
 	maxFilingText          = 50_000
 	portalEpisodesPerPage  = 200
+	// portalFilingsAtOnce bounds the filings read at once: each may hold MaxFiles ×
+	// MaxFileBytes in memory (50 MiB by default).
+	portalFilingsAtOnce = 4
 )
 
 // portalFileTypes are the attachments the portal accepts, by their sniffed content type.
@@ -714,6 +717,12 @@ func (s *Server) handlePortalFiling(w http.ResponseWriter, r *http.Request) {
 	}
 	if maxFiles <= 0 {
 		maxFiles = defaultPortalFiles
+	}
+	select {
+	case s.portalFilings <- struct{}{}:
+		defer func() { <-s.portalFilings }()
+	case <-r.Context().Done():
+		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, int64(maxFiles)*maxFile+4*maxFilingText+(1<<20))
 	mr, err := r.MultipartReader()
