@@ -77,9 +77,7 @@ const (
 var portalFileTypes = []string{"application/pdf", "image/jpeg", "image/png"}
 
 // portalRoutes registers the portal's routes.
-func (s *Server) portalRoutes(a interface {
-	Handle(pattern string, handler http.Handler)
-}) {
+func (s *Server) portalRoutes(a *http.ServeMux) {
 	if s.portal == nil {
 		return
 	}
