@@ -84,7 +84,19 @@ func TestPortalInTheBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	online, lat, lon, speed, laeq := true, -20.84, -40.73, 18.0, 64.0
-	srv := api.New(api.Config{Users: db, Audit: db, Episodes: db, RegistryStore: reg,
+	if _, err := db.EnsureAdmin(ctx, "chefe", "senha-do-chefe"); err != nil {
+		t.Fatal(err)
+	}
+	set, err := geofences.Read(strings.NewReader(`{"type":"FeatureCollection","features":[]}`), "town.geojson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Config{Users: db, Audit: db, Episodes: db, RegistryStore: reg, Drafts: db, DraftKey: pub,
+		Map: api.MapConfig{Profile: p, Geofences: set},
 		Fleet: liveFleet{{ID: "PIU-001", Licensee: "L1", Online: &online, Lat: &lat, Lon: &lon, SpeedKmh: &speed, LAeqDB: &laeq},
 			{ID: "PIU-003", Licensee: "L2", Online: &online, Lat: &lat, Lon: &lon, SpeedKmh: &speed}},
 		Cases:  &api.CasesConfig{Store: db, Profile: p, Registry: reg, Now: func() time.Time { return now }},
@@ -153,6 +165,20 @@ func TestPortalInTheBrowser(t *testing.T) {
 	c, err := db.CaseByID(ctx, mine)
 	if err != nil || c.State != "defence_filed" || c.DefenceFiled != "2026-11-05" {
 		t.Errorf("after the defence in the browser: %+v %v", c.CaseStatus, err)
+	}
+
+	// The control room reads it: signed out, the admin signs in and opens the case.
+	b.do(chromedp.Click(chromedp.CSS("#logout")))
+	b.waitJS(`!document.querySelector("#login-view").hidden`, 20*time.Second, "the login page again")
+	b.do(chromedp.Navigate(hs.URL + "/#/autos/" + strconv.FormatInt(mine, 10)))
+	b.waitJS(`!document.querySelector("#login-view").hidden`, 20*time.Second, "the login page")
+	b.do(chromedp.SendKeys(chromedp.CSS("#login-user"), "chefe"), chromedp.SendKeys(chromedp.CSS("#login-password"), "senha-do-chefe"),
+		chromedp.Click(chromedp.CSS("#login-submit")))
+	b.waitJS(`document.querySelector("#case-filings") !== null`, 20*time.Second, "the filings on the case page")
+	b.shot("caso-defesa-online")
+	if got := b.text("#case-filings"); !strings.Contains(got, "protocolo PROT-2026/000001") || !strings.Contains(got, "ponto de embarque autorizado") ||
+		!strings.Contains(got, "comprovante.pdf") {
+		t.Errorf("the case page's filings: %s", got)
 	}
 	b.checkConsole()
 }

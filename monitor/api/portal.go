@@ -97,7 +97,56 @@ func (s *Server) portalRoutes(a *http.ServeMux) {
 		a.Handle("GET /api/v1/portal/cases/{id}/bundle", s.requireLicensee(s.handlePortalCaseBundle))
 		a.Handle("POST /api/v1/portal/cases/{id}/filings", s.requireLicensee(s.handlePortalFiling))
 		a.Handle("GET /api/v1/portal/filings/{id}/receipt", s.requireLicensee(s.handlePortalReceipt))
+		// The control room reads what was filed, to decide on it (audited: it may name people).
+		a.Handle("GET /api/v1/cases/{id}/filings", s.requireRole(store.RoleFiscal, s.handleCaseFilings))
+		a.Handle("GET /api/v1/filings/{id}/files/{n}", s.requireRole(store.RoleFiscal, s.handleFilingFile))
 	}
+}
+
+// handleCaseFilings serves GET /api/v1/cases/{id}/filings (fiscal and above): the defences and
+// appeals filed online on the case, with their text and attachments' names, types, sizes and
+// SHA-256. Audited as case.filings.read.
+func (s *Server) handleCaseFilings(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.loadCase(w, r)
+	if !ok {
+		return
+	}
+	fs, err := s.portal.Store.Filings(r.Context(), c.ID)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "case.filings.read", Object: "case:" + c.Notice})
+	s.writeJSON(w, r, http.StatusOK, newList(fs, ""))
+}
+
+// handleFilingFile serves GET /api/v1/filings/{id}/files/{n} (fiscal and above): an attachment
+// as it was filed, with its SHA-256 in the X-Content-SHA256 header. Audited.
+func (s *Server) handleFilingFile(w http.ResponseWriter, r *http.Request) {
+	id, err1 := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	n, err2 := strconv.Atoi(r.PathValue("n"))
+	if err1 != nil || err2 != nil || id <= 0 || n <= 0 {
+		s.writeError(w, r, http.StatusNotFound, "anexo não encontrado")
+		return
+	}
+	f, err := s.portal.Store.Filing(r.Context(), id, true)
+	if err != nil {
+		s.fail(w, r, err, "anexo")
+		return
+	}
+	i := slices.IndexFunc(f.Files, func(ff store.FilingFile) bool { return ff.N == n })
+	if i < 0 {
+		s.writeError(w, r, http.StatusNotFound, "anexo não encontrado")
+		return
+	}
+	ff := f.Files[i]
+	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "case.filing.file", Object: fmt.Sprintf("filing:%s#%d", f.Protocolo, n)})
+	h := w.Header()
+	h.Set("Content-Type", ff.ContentType) // one of portalFileTypes, sniffed at filing
+	h.Set("Content-Disposition", `attachment; filename="`+ff.Name+`"`)
+	h.Set("X-Content-SHA256", ff.SHA256)
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; sandbox")
+	w.Write(ff.Data)
 }
 
 func (s *Server) casesOn() bool {

@@ -515,6 +515,23 @@ func TestPortalDefenceOnline(t *testing.T) {
 			t.Errorf("the receipt lacks %q:\n%s", want, text)
 		}
 	}
+	// The control room reads the defence and its attachments, to decide on it; a viewer does not.
+	var staff listOf[store.Filing]
+	if code := pf.get(t, fmt.Sprint("/api/v1/cases/", id, "/filings"), pf.fiscal, &staff); code != http.StatusOK || len(staff.Items) != 1 ||
+		!strings.Contains(staff.Items[0].Text, "ponto de embarque") || staff.Items[0].Files[0].SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("the fiscal's view of the filings: %d %+v", code, staff.Items)
+	}
+	code, got, h := pf.do("GET", fmt.Sprint("/api/v1/filings/", f.ID, "/files/1"), nil, session{bearer: pf.fiscal})
+	if code != http.StatusOK || !bytes.Equal(got, pdf) || h.Get("Content-Type") != "application/pdf" || h.Get("X-Content-SHA256") != hex.EncodeToString(sum[:]) {
+		t.Errorf("the attachment: %d %s %s", code, h.Get("Content-Type"), h.Get("X-Content-SHA256"))
+	}
+	if code := pf.get(t, fmt.Sprint("/api/v1/cases/", id, "/filings"), pf.viewer, nil); code != http.StatusForbidden {
+		t.Errorf("a viewer reads the filings: %d", code)
+	}
+	if n, _, _ := pf.db.ListAudit(ctx, store.AuditFilter{Action: "case.filing.file"}, 10, ""); len(n) != 1 {
+		t.Errorf("%d attachment reads audited, want 1", len(n))
+	}
+
 	// A second defence: refused.
 	if code, _ := pf.file(t, pf.a, id, "defence", "De novo."); code != http.StatusConflict {
 		t.Errorf("second defence: %d", code)

@@ -24,8 +24,24 @@ export function mountCase(c, main, side) {
     main.replaceChildren(processCard(cur, said), penaltyCard(cur));
     side.replaceChildren(actionsCard(cur, (next, text) => render(next, text)));
     if (said) main.querySelector("#case-title").focus();
+    filingsCard(cur).then((card) => { if (card) main.insertBefore(card, main.children[1] || null); });
   };
   render(c);
+}
+
+// filingsCard lists the defences and appeals filed in the licensee's portal (their acts carry
+// the protocolo), with their text and attachments: what the authority decides on.
+async function filingsCard(c) {
+  const online = (c.events || []).some((e) => (e.action === "defence" || e.action === "appeal") && String((e.data || {}).note || "").includes("protocolo PROT-"));
+  if (!online || !store.hasRole("fiscal")) return null;
+  let list;
+  try { list = await api(`/api/v1/cases/${c.id}/filings`); } catch { return null; }
+  return h("section", { class: "card", id: "case-filings" }, h("h3", { class: "card-title" }, "Peças apresentadas pelo portal"),
+    (list.items || []).map((f) => h("article", { class: "filing" },
+      h("p", null, h("strong", null, `${f.kind === "appeal" ? "Recurso" : "Defesa"} — protocolo ${f.protocolo}`), ` — ${fmtDateTime(f.filed_at)}, por ${f.user}`),
+      h("blockquote", { class: "quote" }, f.text),
+      (f.files || []).length ? h("ul", null, f.files.map((a) => h("li", null,
+        h("a", { href: `/api/v1/filings/${f.id}/files/${a.n}`, download: "" }, a.name), ` (${a.content_type}, ${a.size} bytes; SHA-256 `, h("code", null, a.sha256), ")"))) : null)));
 }
 
 // ---- The process -----------------------------------------------------------------------
