@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -51,6 +52,7 @@ type serveConfig struct {
 	draftSettle   time.Duration
 	tileURL       string
 	publicURL     string
+	uploadScan    string
 	http          httpConfig
 	limits        wire.Limits
 	maxVehicles   int
@@ -79,6 +81,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
+	b.String(&c.uploadScan, "TRENZINHO_UPLOAD_SCAN", "", "command that scans each attachment of a defence or appeal filed in the licensee's portal, run with the file's path as its last argument (exit 0: clean, 1: refused), e.g. \"clamdscan --no-summary\" (empty: no scan)")
 	b.String(&c.publicURL, "TRENZINHO_PUBLIC_URL", "", "public base URL of the monitor, e.g. https://monitor.piuma.es.gov.br: issued autos print <URL>/v/<code> and its QR code (empty: the path only, no QR code)")
 	c.http.bind(b)
 	c.bundles.bind(b)
@@ -254,6 +257,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Photos:         db,
 		FieldSecret:    fieldSecret(key),
 		Warnings:       db,
+		Portal:         &api.PortalConfig{Store: db, ScanCommand: strings.Fields(c.uploadScan)},
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

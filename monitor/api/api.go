@@ -44,6 +44,7 @@ type Users interface {
 	ListUsers(ctx context.Context) ([]store.User, error)
 	UserByName(ctx context.Context, name string) (*store.User, error)
 	CreateUser(ctx context.Context, name, password string, role store.Role) (*store.User, error)
+	CreateLicenseeUser(ctx context.Context, name, password, licensee string) (*store.User, error)
 	SetRole(ctx context.Context, name string, role store.Role) error
 	SetPassword(ctx context.Context, name, password string) error
 	SetDisabled(ctx context.Context, name string, disabled bool) error
@@ -134,6 +135,9 @@ type Config struct {
 	// Warnings serves the warnings of the driver's coach (warnings.go) and adds them to the
 	// episode view; nil: none.
 	Warnings Warnings
+	// Portal serves the licensee's portal (portal.go, /api/v1/portal/…) with RegistryStore and
+	// Cases; nil: no portal.
+	Portal *PortalConfig
 }
 
 // Limits.
@@ -170,6 +174,7 @@ type Server struct {
 	public            *PublicConfig
 	transparency      TransparencyStore
 	warnings          Warnings
+	portal            *PortalConfig
 	transparencyLimit *throttle // the transparency routes' rate limit, per client address
 	photos            Photos
 	fieldSecret       []byte
@@ -185,6 +190,7 @@ type Server struct {
 
 	publicLimit   *throttle     // the public page's requests per client address
 	publicUploads chan struct{} // the public page's uploads hashed at once
+	portalFilings chan struct{} // the portal's filings read at once
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -219,6 +225,8 @@ func New(cfg Config) *Server {
 		fieldSecret:    cfg.FieldSecret,
 		photoSlots:     make(chan struct{}, photoConcurrency),
 		warnings:       cfg.Warnings,
+		portal:         cfg.Portal,
+		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -250,7 +258,8 @@ func New(cfg Config) *Server {
 	a := s.api
 	a.HandleFunc("POST /api/v1/login", s.handleLogin)
 	a.HandleFunc("GET /api/v1/session", s.handleSession)
-	a.Handle("POST /api/v1/logout", s.requireRole(store.RoleViewer, s.handleLogout))
+	// Any signed-in user, a licensee's too (requireRole admits none: portal.go).
+	a.Handle("POST /api/v1/logout", s.requireUser(s.handleLogout))
 	a.Handle("GET /api/v1/vehicles", s.requireRole(store.RoleViewer, s.handleVehicles))
 	a.Handle("GET /api/v1/vehicles/activity", s.requireRole(store.RoleViewer, s.handleActivity))
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))
@@ -279,6 +288,7 @@ func New(cfg Config) *Server {
 	s.triageRoutes(a)
 	s.fieldRoutes(a)
 	s.notifyRoutes(a)
+	s.portalRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

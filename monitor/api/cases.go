@@ -153,6 +153,10 @@ type CaseView struct {
 	PaymentDeadline string `json:"payment_deadline,omitempty"`
 	// Next is where the process stands today: the next deadline and who may act.
 	Next cases.Next `json:"next"`
+	// Electronic is where the electronic notice in the licensee's portal stands (when the
+	// profile enables it): available since, the last day of its window, the first opening
+	// (ciência) and whether the process fell back to the other means (docs/process.md).
+	Electronic *cases.Electronic `json:"electronic,omitempty"`
 	// Assessment is the penalty calculus made at issue; AssessmentNote says why there is none.
 	Assessment     *penalty.Result `json:"assessment,omitempty"`
 	AssessmentNote string          `json:"assessment_note,omitempty"`
@@ -224,6 +228,9 @@ func (s *Server) caseView(c *store.Case) CaseView {
 	v.AppealDeadline, _ = pc.AppealDeadline(p)
 	v.PaymentDeadline, _ = pc.PaymentDeadline(p)
 	v.Next = pc.Next(p, s.casesNow())
+	if e, ok := pc.ElectronicNotice(p, c.Opening, s.casesNow()); ok {
+		v.Electronic = &e
+	}
 	for _, e := range c.Events {
 		v.Events = append(v.Events, CaseEventView{Seq: e.Seq, Action: e.Action, Date: e.Date, RecordedAt: wire.NewTime(e.At), User: e.User, Data: e.Data})
 	}

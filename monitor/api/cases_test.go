@@ -56,8 +56,9 @@ func newCaseFixture(t *testing.T) *caseFixture {
 	return newCaseFixtureEdit(t, func(y string) string { return confirmUFMP(t, y) })
 }
 
-// newCaseFixtureEdit is newCaseFixture on the Piúma profile as edit changes it.
-func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
+// newCaseFixtureEdit is newCaseFixture on the Piúma profile as edit changes it; extra may change
+// the API's configuration further (reg is the fixture's registry).
+func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c *api.Config, reg *registry.Store)) *caseFixture {
 	t.Helper()
 	y := strings.Replace(string(profile.PiumaYAML()), "    - {from: \"2026-01-01\", brl: \"4.2000\"",
 		"    - {from: \"2027-01-01\", brl: \"4.41234\"}\n    - {from: \"2026-01-01\", brl: \"4.2000\"", 1)
@@ -107,6 +108,9 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string) *caseFixture {
 				}
 			}
 			return notice.Render(w, in)
+		}
+		for _, x := range extra {
+			x(c, reg)
 		}
 	})
 	ctx := context.Background()

@@ -40,7 +40,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, what st
 	case errors.Is(err, store.ErrInvalidName):
 		s.writeError(w, r, http.StatusBadRequest, "nome de usuário inválido: use de 1 a 64 letras, dígitos e . _ @ -")
 	case errors.Is(err, store.ErrInvalidRole):
-		s.writeError(w, r, http.StatusBadRequest, "papel inválido: use viewer, fiscal, supervisor, autoridade ou admin")
+		s.writeError(w, r, http.StatusBadRequest, "papel inválido: use viewer, fiscal, supervisor, autoridade ou admin (licensee só na criação, com o permissionário)")
+	case errors.Is(err, store.ErrInvalidLicensee):
+		s.writeError(w, r, http.StatusBadRequest, "id de permissionário inválido")
 	case errors.Is(err, store.ErrInvalidAgent):
 		s.writeError(w, r, http.StatusBadRequest, "nome completo, matrícula e cargo: até 200 caracteres cada, sem caracteres de controle")
 	case errors.Is(err, store.ErrWeakPassword):

@@ -34,7 +34,7 @@ func TestFail(t *testing.T) {
 		{store.ErrDecided, 409, "o auto já foi decidido"},
 		{store.ErrExists, 409, "já existe um usuário com esse nome"},
 		{store.ErrInvalidName, 400, "nome de usuário inválido: use de 1 a 64 letras, dígitos e . _ @ -"},
-		{store.ErrInvalidRole, 400, "papel inválido: use viewer, fiscal, supervisor, autoridade ou admin"},
+		{store.ErrInvalidRole, 400, "papel inválido: use viewer, fiscal, supervisor, autoridade ou admin (licensee só na criação, com o permissionário)"},
 		{store.ErrInvalidAgent, 400, "nome completo, matrícula e cargo: até 200 caracteres cada, sem caracteres de controle"},
 		{store.ErrWeakPassword, 400, fmt.Sprintf("a senha deve ter de %d a %d caracteres", store.MinPasswordLen, store.MaxPasswordLen)},
 		{store.ErrLastAdmin, 409, "não é possível rebaixar ou desativar o último administrador ativo"},

@@ -57,7 +57,10 @@ type Hub struct {
 
 // A subscriber is one open stream.
 type subscriber struct {
-	user   string
+	user string
+	// scope, when set, decides the events this stream gets (the licensee's portal): the
+	// hub asks it with each event's name and vehicle, and sends what it returns.
+	scope  *streamScope
 	frames chan []byte
 	// gone is closed when the hub drops the subscriber (it fell behind, or the hub closed).
 	gone chan struct{}
@@ -112,9 +115,16 @@ func (h *Hub) Publish(event string, data any) {
 	if !ok {
 		return
 	}
+	sc := scoped{event: event, frame: frame}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.clients {
+		frame := frame
+		if s.scope != nil {
+			if frame = sc.forScope(s.scope); frame == nil {
+				continue
+			}
+		}
 		select {
 		case s.frames <- frame:
 		default:
@@ -135,9 +145,16 @@ func (h *Hub) PublishLatest(event, key string, data any) {
 	if !ok {
 		return
 	}
+	sc := scoped{event: event, frame: frame}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.clients {
+		frame := frame
+		if s.scope != nil {
+			if frame = sc.forScope(s.scope); frame == nil {
+				continue
+			}
+		}
 		s.mu.Lock()
 		_, pending := s.latest[key]
 		full := !pending && len(s.order) >= h.maxKeys
@@ -215,7 +232,10 @@ var (
 
 // subscribe opens a stream for user. The user's own limit is checked before the hub's, so
 // that a user at their limit learns that it is theirs (429), not the server's (503).
-func (h *Hub) subscribe(user string) (*subscriber, error) {
+func (h *Hub) subscribe(user string) (*subscriber, error) { return h.subscribeScoped(user, nil) }
+
+// subscribeScoped opens a stream for user that gets only the events scope admits.
+func (h *Hub) subscribeScoped(user string, scope *streamScope) (*subscriber, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -227,7 +247,7 @@ func (h *Hub) subscribe(user string) (*subscriber, error) {
 	if len(h.clients) >= h.maxClients {
 		return nil, errHubFull
 	}
-	s := &subscriber{user: user, frames: make(chan []byte, h.buffer), gone: make(chan struct{}),
+	s := &subscriber{user: user, scope: scope, frames: make(chan []byte, h.buffer), gone: make(chan struct{}),
 		latest: map[string][]byte{}, wake: make(chan struct{}, 1)}
 	h.clients[s] = struct{}{}
 	h.perUser[user]++
@@ -256,8 +276,11 @@ const streamWriteTimeout = 30 * time.Second
 
 // handleStream serves GET /api/v1/stream: the hub's events as Server-Sent Events, with a comment
 // every keep-alive interval so that proxies and browsers keep the connection open.
-func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	sub, err := s.hub.subscribe(userFrom(r.Context()).Name)
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) { s.serveStream(w, r, nil) }
+
+// serveStream serves the hub's events that scope admits (all when nil) as Server-Sent Events.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, scope *streamScope) {
+	sub, err := s.hub.subscribeScoped(userFrom(r.Context()).Name, scope)
 	if errors.Is(err, errUserStreams) {
 		// Close the connection too: a client that opens streams in a loop should not keep
 		// the connections they came on.

@@ -18,12 +18,14 @@ type userJSON struct {
 	Role      store.Role `json:"role"`
 	CreatedAt wire.Time  `json:"created_at,omitzero"`
 	Disabled  bool       `json:"disabled"`
+	// Licensee is the registry licensee a licensee's user acts for (role licensee).
+	Licensee string `json:"licensee,omitempty"`
 	// The agent's identification an auto prints (issuing requires all three).
 	store.Agent
 }
 
 func toUserJSON(u *store.User) userJSON {
-	return userJSON{Name: u.Name, Role: u.Role, CreatedAt: wire.NewTime(u.CreatedAt), Disabled: u.Disabled, Agent: u.Agent}
+	return userJSON{Name: u.Name, Role: u.Role, CreatedAt: wire.NewTime(u.CreatedAt), Disabled: u.Disabled, Licensee: u.Licensee, Agent: u.Agent}
 }
 
 // handleListUsers serves GET /api/v1/users (admin).
@@ -44,6 +46,9 @@ type createUserRequest struct {
 	Name     string     `json:"name"`
 	Password string     `json:"password"`
 	Role     store.Role `json:"role"`
+	// Licensee is required with the role licensee: the registry id of the licensee the user
+	// acts for (the portal).
+	Licensee string `json:"licensee"`
 	store.Agent
 }
 
@@ -58,7 +63,21 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, store.ErrInvalidAgent, "usuário")
 		return
 	}
-	u, err := s.users.CreateUser(r.Context(), req.Name, req.Password, req.Role)
+	var u *store.User
+	var err error
+	switch {
+	case req.Role == store.RoleLicensee:
+		if _, known := s.licenseeKnown(req.Licensee); !known {
+			s.writeError(w, r, http.StatusBadRequest, "o papel licensee exige o id de um permissionário do cadastro (licensee)")
+			return
+		}
+		u, err = s.users.CreateLicenseeUser(r.Context(), req.Name, req.Password, req.Licensee)
+	case req.Licensee != "":
+		s.writeError(w, r, http.StatusBadRequest, "licensee só se informa com o papel licensee")
+		return
+	default:
+		u, err = s.users.CreateUser(r.Context(), req.Name, req.Password, req.Role)
+	}
 	if err != nil {
 		s.fail(w, r, err, "usuário")
 		return
@@ -86,6 +105,18 @@ type patchUserRequest struct {
 	FullName  *string     `json:"full_name"`
 	Matricula *string     `json:"matricula"`
 	Cargo     *string     `json:"cargo"`
+}
+
+// licenseeKnown reports whether the registry knows the licensee id (any id, without a registry).
+func (s *Server) licenseeKnown(id string) (string, bool) {
+	if strings.TrimSpace(id) == "" {
+		return "", false
+	}
+	if s.reg == nil {
+		return id, true
+	}
+	l, ok := s.reg.Licensee(id)
+	return l.ID, ok
 }
 
 // validAgent reports whether the store would take a as an agent's identification.

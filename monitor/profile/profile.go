@@ -552,8 +552,25 @@ type Notification struct {
 	// notice is published by edital (Art. 54, § 1º: "esgotados os meios"); 0: 2.
 	EditalAfterAttempts int `yaml:"edital_after_attempts"`
 	// Electronic: the municipality notifies by electronic means (a law of its own must allow
-	// it); the notice is then delivered on the day the offender acknowledges it.
+	// it); the notice is then delivered on the day the offender acknowledges it. In the
+	// licensee's portal an issued auto is made available at once and the first opening by the
+	// licensee's user is that acknowledgement (ciência; docs/process.md).
 	Electronic bool `yaml:"electronic"`
+	// ElectronicAct is the legal act that adopts the electronic notice (e.g. "Decreto
+	// Municipal nº 123/2026"): required with Electronic, printed in the portal and the receipts.
+	ElectronicAct string `yaml:"electronic_act"`
+	// ElectronicDays is how many days an auto waits in the portal for its ciência; not opened
+	// by then, it is delivered by the other means (Art. 54) and the case says so (0: 10, as
+	// Lei nº 11.419/2006, art. 5º, § 3º counts the electronic summons).
+	ElectronicDays int `yaml:"electronic_days"`
+}
+
+// ElectronicWindow is notification.electronic_days, 10 when not set.
+func (n Notification) ElectronicWindow() int {
+	if n.ElectronicDays > 0 {
+		return n.ElectronicDays
+	}
+	return 10
 }
 
 // EditalAfter is notification.edital_after_attempts, 2 when not set.
@@ -902,6 +919,12 @@ func (p *Profile) validate() error {
 	}
 	if p.Appeal.Days < 0 {
 		bad("appeal.days", "must be ≥ 0 (0: 10 days)")
+	}
+	if p.Notification.Electronic && strings.TrimSpace(p.Notification.ElectronicAct) == "" {
+		bad("notification.electronic_act", "the electronic notice needs the legal act that adopts it")
+	}
+	if p.Notification.ElectronicDays < 0 {
+		bad("notification.electronic_days", "must be ≥ 0 (0: 10 days)")
 	}
 	if r := p.Appeal.DecidedBy; r != "" && r != "admin" && r != "autoridade" {
 		bad("appeal.decided_by", "must be admin or autoridade, not %q", r)

@@ -144,6 +144,9 @@ type Case struct {
 	// nil for imported notices and for drafts issued before cases existed.
 	Assessment *penalty.Result
 	Events     []CaseEvent
+	// Opening is the first opening of the auto in the licensee's portal (electronic notice);
+	// nil when it was never opened there.
+	Opening    *cases.Opening
 	CaseStatus // folded from Events
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
@@ -335,6 +338,9 @@ func loadEvents(ctx context.Context, q queryer, cs []*Case) error {
 			return err
 		}
 		if err := c.fold(); err != nil {
+			return err
+		}
+		if c.Opening, err = openingOf(ctx, q, c.ID); err != nil {
 			return err
 		}
 	}
@@ -783,44 +789,53 @@ func (db *DB) ImportNotices(ctx context.Context, ns []ImportedNotice, at time.Ti
 // possible; ErrNotFound when there is no such case.
 func (db *DB) CaseAct(ctx context.Context, id int64, a CaseAction, p *profile.Profile, now time.Time, actor Actor) (before, after *Case, err error) {
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		c, err := caseWhere(ctx, tx, `id = ?`, id)
-		if err != nil {
-			return err
-		}
-		b := *c
-		before = &b
-		// Nobody judges their own auto, nor the appeal against their own decision (enforced
-		// here too, whoever calls).
-		pc := c.Process()
-		if msg := pc.Impediment(a.Action, actor.User); msg != "" {
-			return &CaseError{Conflict: true, Msg: msg}
-		}
-		day, err := pc.Check(p, &a, now)
-		if err != nil {
-			return err
-		}
-		data, err := json.Marshal(a)
-		if err != nil {
-			return err
-		}
-		e := CaseEvent{Seq: len(c.Events) + 1, Action: a.Action, Date: day, At: now, User: actor.User, Data: data}
-		if err := insertEvent(ctx, tx, c.ID, e); err != nil {
-			return err
-		}
-		c.Events = append(slices.Clip(c.Events), e)
-		if err := c.fold(); err != nil {
-			return err
-		}
-		c.UpdatedAt = fromMillis(millis(now))
-		if _, err := tx.ExecContext(ctx, `UPDATE cases SET state = ?, updated_at = ? WHERE id = ?`, string(c.State), millis(now), c.ID); err != nil {
-			return err
-		}
-		after = c
-		return db.auditTx(ctx, tx, actor, "case."+a.Action, "case:"+c.Notice,
-			caseAudit{Notice: c.Notice, CaseStatus: before.CaseStatus}, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: a})
+		before, after, err = db.caseActTx(ctx, tx, id, a, p, now, actor)
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: case %d: %w", id, err)
 	}
 	return before, after, nil
+}
+
+// caseActTx is CaseAct inside the transaction tx.
+func (db *DB) caseActTx(ctx context.Context, tx *sql.Tx, id int64, a CaseAction, p *profile.Profile, now time.Time, actor Actor) (before, after *Case, err error) {
+	c, err := caseWhere(ctx, tx, `id = ?`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := *c
+	before = &b
+	// Nobody judges their own auto, nor the appeal against their own decision (enforced
+	// here too, whoever calls).
+	pc := c.Process()
+	if msg := pc.Impediment(a.Action, actor.User); msg != "" {
+		return nil, nil, &CaseError{Conflict: true, Msg: msg}
+	}
+	day, err := pc.Check(p, &a, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := json.Marshal(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := CaseEvent{Seq: len(c.Events) + 1, Action: a.Action, Date: day, At: now, User: actor.User, Data: data}
+	if err := insertEvent(ctx, tx, c.ID, e); err != nil {
+		return nil, nil, err
+	}
+	c.Events = append(slices.Clip(c.Events), e)
+	if err := c.fold(); err != nil {
+		return nil, nil, err
+	}
+	c.UpdatedAt = fromMillis(millis(now))
+	if _, err := tx.ExecContext(ctx, `UPDATE cases SET state = ?, updated_at = ? WHERE id = ?`, string(c.State), millis(now), c.ID); err != nil {
+		return nil, nil, err
+	}
+	err = db.auditTx(ctx, tx, actor, "case."+a.Action, "case:"+c.Notice,
+		caseAudit{Notice: c.Notice, CaseStatus: before.CaseStatus}, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: a})
+	if err != nil {
+		return nil, nil, err
+	}
+	return before, c, nil
 }

@@ -333,10 +333,72 @@ CREATE TABLE service_spans (
 	PRIMARY KEY (vehicle, t_from)
 ) STRICT, WITHOUT ROWID;
 `},
+	{11, `
+-- The licensee's portal (monitor/api/portal.go): the role licensee, bound to one licensee of the
+-- registry (users.licensee, '' for every other role); the ciência of autos notified
+-- electronically; the defences and appeals filed online, with their attachments. The users
+-- table is rebuilt as in step 6 (a CHECK cannot change), keeping ids and sessions.
+CREATE TEMP TABLE sessions_keep AS SELECT * FROM sessions;
+CREATE TABLE users_new (
+	id            INTEGER PRIMARY KEY,
+	name          TEXT    NOT NULL UNIQUE COLLATE NOCASE,
+	password_hash TEXT    NOT NULL,
+	role          TEXT    NOT NULL CHECK (role IN ('viewer', 'fiscal', 'supervisor', 'autoridade', 'admin', 'licensee')),
+	created_at    INTEGER NOT NULL,
+	disabled      INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+	full_name     TEXT    NOT NULL DEFAULT '',
+	matricula     TEXT    NOT NULL DEFAULT '',
+	cargo         TEXT    NOT NULL DEFAULT '',
+	licensee      TEXT    NOT NULL DEFAULT '',
+	CHECK ((role = 'licensee') = (licensee <> ''))
+) STRICT;
+INSERT INTO users_new (id, name, password_hash, role, created_at, disabled, full_name, matricula, cargo)
+SELECT id, name, password_hash, role, created_at, disabled, full_name, matricula, cargo FROM users;
+DROP TABLE users;
+ALTER TABLE users_new RENAME TO users;
+INSERT INTO sessions SELECT * FROM sessions_keep;
+DROP TABLE sessions_keep;
+
+-- An auto made available in the portal (notification.electronic) and opened by the licensee's
+-- user: the first opening, with the server's time, the client's address and the user. counted:
+-- the opening was the ciência that delivered the auto (within the profile's days, the auto not
+-- yet delivered otherwise).
+CREATE TABLE electronic_openings (
+	case_id     INTEGER PRIMARY KEY REFERENCES cases (id),
+	opened_at   INTEGER NOT NULL,
+	remote_addr TEXT    NOT NULL,
+	user        TEXT    NOT NULL,
+	counted     INTEGER NOT NULL CHECK (counted IN (0, 1))
+) STRICT;
+
+-- Defences and appeals filed online: the text, who filed it when and from where, the protocolo.
+CREATE TABLE filings (
+	id          INTEGER PRIMARY KEY,
+	case_id     INTEGER NOT NULL REFERENCES cases (id),
+	kind        TEXT    NOT NULL CHECK (kind IN ('defence', 'appeal')),
+	protocolo   TEXT    NOT NULL UNIQUE,
+	filed_at    INTEGER NOT NULL,
+	day         TEXT    NOT NULL,
+	user        TEXT    NOT NULL,
+	remote_addr TEXT    NOT NULL,
+	text        TEXT    NOT NULL
+) STRICT;
+CREATE INDEX filings_case ON filings (case_id, id);
+CREATE TABLE filing_files (
+	filing_id    INTEGER NOT NULL REFERENCES filings (id),
+	n            INTEGER NOT NULL,
+	name         TEXT    NOT NULL,
+	content_type TEXT    NOT NULL,
+	size         INTEGER NOT NULL,
+	sha256       TEXT    NOT NULL,
+	data         BLOB    NOT NULL,
+	PRIMARY KEY (filing_id, n)
+) STRICT;
+`},
 	// Issue 16 (triage): the triage state of each alert (an episode) and its history. An
 	// episode without a row is "novo". The history — acknowledgements, assignments, comments,
 	// clearings, reopenings and escalations — is append-only like the audit log (triage.go).
-	{11, `
+	{12, `
 CREATE TABLE episode_triage (
 	episode_id   TEXT    PRIMARY KEY REFERENCES episodes (id) ON DELETE CASCADE,
 	state        TEXT    NOT NULL CHECK (state IN ('novo', 'reconhecido', 'atribuido', 'encerrado')),
@@ -371,7 +433,7 @@ BEGIN
 	SELECT RAISE(ABORT, 'the triage history is append-only');
 END;
 `},
-	{12, `
+	{13, `
 -- The photos agents attach to field verifications (photos.go), by the SHA-256 of their bytes:
 -- the bytes, what the monitor read of them (type, size, the EXIF statements as JSON), who sent
 -- them first and when the monitor first received them.
@@ -390,7 +452,7 @@ CREATE TABLE photos (
 	// Issue 16 (who gets what): each user's notification preferences as they saved them in the
 	// dashboard (Perfil → Notificações), and the on-duty schedule a supervisor edits. A shift names
 	// its user by name, like the audit log: the schedule is a record of who was on call.
-	{13, `
+	{14, `
 CREATE TABLE notify_prefs (
 	user_id    INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
 	doc        TEXT    NOT NULL CHECK (json_valid(doc)),
@@ -406,7 +468,7 @@ CREATE TABLE notify_shifts (
 ) STRICT;
 CREATE INDEX notify_shifts_to ON notify_shifts (t_to);
 `},
-	{14, `
+	{15, `
 -- The warnings of the bridges' driver's coach (docs/protocol.md §2.7), kept for good with their
 -- batch's clock and the vehicle's licensee when judged: evidence of what the driver was told,
 -- shown with the episodes that followed and counted per licensee. site is '' when none.

@@ -192,6 +192,7 @@ func TestVehicleSnapshotsKeptAcrossBinaryMigration(t *testing.T) {
 		`DROP TABLE public_pdfs`, `DROP TABLE public_codes`, `DROP TABLE service_spans`,
 		`DROP TABLE episode_triage_events`, `DROP TABLE episode_triage`, `DROP TABLE photos`,
 		`DROP TABLE notify_shifts`, `DROP TABLE notify_prefs`, `DROP TABLE warnings`,
+		`DROP TABLE filing_files`, `DROP TABLE filings`, `DROP TABLE electronic_openings`,
 	} {
 		if _, err := db.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)

@@ -15,8 +15,10 @@ import (
 	"unicode/utf8"
 )
 
-// Role is what a user may do. Each role includes the ones before it:
-// viewer < fiscal < supervisor < autoridade < admin.
+// Role is what a user may do. Each role of the control room includes the ones before it:
+// viewer < fiscal < supervisor < autoridade < admin. RoleLicensee stands outside that order: it
+// includes none of them and none includes it (AtLeast is false both ways), so that a route
+// admits a licensee's user only when it says so (the portal's routes, monitor/api/portal.go).
 type Role string
 
 // Roles.
@@ -29,6 +31,10 @@ const (
 	// user issued (Lei 9.784/1999, arts. 18–19, by analogy).
 	RoleAutoridade Role = "autoridade"
 	RoleAdmin      Role = "admin" // manages users
+	// RoleLicensee is a licensee's own user (the portal): bound to one licensee of the
+	// registry (User.Licensee), it sees that licensee's vehicles, episodes, autos and cases
+	// only, and files their defences and appeals.
+	RoleLicensee Role = "licensee"
 )
 
 func (r Role) rank() int {
@@ -48,10 +54,11 @@ func (r Role) rank() int {
 }
 
 // Valid reports whether r is one of the roles.
-func (r Role) Valid() bool { return r.rank() > 0 }
+func (r Role) Valid() bool { return r.rank() > 0 || r == RoleLicensee }
 
-// AtLeast reports whether r includes min. An invalid role includes nothing.
-func (r Role) AtLeast(min Role) bool { return r.Valid() && r.rank() >= min.rank() }
+// AtLeast reports whether r includes min, both roles of the control room's order. An invalid
+// role includes nothing; RoleLicensee includes nothing and is included by nothing.
+func (r Role) AtLeast(min Role) bool { return r.rank() > 0 && min.rank() > 0 && r.rank() >= min.rank() }
 
 // User is an account of the control room.
 type User struct {
@@ -60,6 +67,9 @@ type User struct {
 	Role      Role
 	CreatedAt time.Time
 	Disabled  bool
+	// Licensee is the registry id of the licensee a RoleLicensee user acts for; "" for every
+	// other role.
+	Licensee string
 	Agent
 }
 
@@ -120,14 +130,14 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 // starting with a letter or digit. Names are unique regardless of ASCII case.
 func ValidUserName(name string) bool { return nameRE.MatchString(name) }
 
-const userColumns = `id, name, role, created_at, disabled, full_name, matricula, cargo`
+const userColumns = `id, name, role, created_at, disabled, full_name, matricula, cargo, licensee`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanUser(r rowScanner, extra ...any) (*User, error) {
 	var u User
 	var created int64
-	if err := r.Scan(append([]any{&u.ID, &u.Name, &u.Role, &created, &u.Disabled, &u.FullName, &u.Matricula, &u.Cargo}, extra...)...); err != nil {
+	if err := r.Scan(append([]any{&u.ID, &u.Name, &u.Role, &created, &u.Disabled, &u.FullName, &u.Matricula, &u.Cargo, &u.Licensee}, extra...)...); err != nil {
 		return nil, err
 	}
 	u.CreatedAt = fromMillis(created)
@@ -161,6 +171,9 @@ func checkNewUser(name, password string, role Role) error {
 	if !ValidUserName(name) {
 		return ErrInvalidName
 	}
+	if role == RoleLicensee {
+		return fmt.Errorf("%w: a licensee's user is created with CreateLicenseeUser", ErrInvalidRole)
+	}
 	if !role.Valid() {
 		return fmt.Errorf("%w %q", ErrInvalidRole, role)
 	}
@@ -168,6 +181,10 @@ func checkNewUser(name, password string, role Role) error {
 }
 
 func insertUser(ctx context.Context, tx *sql.Tx, name, hash string, role Role, now time.Time) (*User, error) {
+	return insertUserOf(ctx, tx, name, hash, role, "", now)
+}
+
+func insertUserOf(ctx context.Context, tx *sql.Tx, name, hash string, role Role, licensee string, now time.Time) (*User, error) {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE name = ?`, name).Scan(&n); err != nil {
 		return nil, err
@@ -176,9 +193,44 @@ func insertUser(ctx context.Context, tx *sql.Tx, name, hash string, role Role, n
 		return nil, ErrExists
 	}
 	row := tx.QueryRowContext(ctx, `
-INSERT INTO users (name, password_hash, role, created_at) VALUES (?, ?, ?, ?)
-RETURNING `+userColumns, name, hash, role, millis(now))
+INSERT INTO users (name, password_hash, role, created_at, licensee) VALUES (?, ?, ?, ?, ?)
+RETURNING `+userColumns, name, hash, role, millis(now), licensee)
 	return scanUser(row)
+}
+
+// licenseeIDRE is what a registry licensee id may be, as far as the users table is concerned
+// (the API checks that the registry knows it).
+var licenseeIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ErrInvalidLicensee: a licensee's user without a valid licensee id.
+var ErrInvalidLicensee = errors.New("store: invalid licensee id")
+
+// CreateLicenseeUser adds the account of a licensee's user (RoleLicensee) bound to the registry
+// licensee id licensee; the name and password are checked as CreateUser checks them.
+func (db *DB) CreateLicenseeUser(ctx context.Context, name, password, licensee string) (*User, error) {
+	if !ValidUserName(name) {
+		return nil, fmt.Errorf("store: create user %q: %w", name, ErrInvalidName)
+	}
+	if !licenseeIDRE.MatchString(licensee) {
+		return nil, fmt.Errorf("store: create user %q: %w", name, ErrInvalidLicensee)
+	}
+	if err := checkPasswordLen(password); err != nil {
+		return nil, fmt.Errorf("store: create user %q: %w", name, err)
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return nil, fmt.Errorf("store: create user %q: %w", name, err)
+	}
+	var u *User
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		u, err = insertUserOf(ctx, tx, name, hash, RoleLicensee, licensee, db.now())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: create user %q: %w", name, err)
+	}
+	return u, nil
 }
 
 // UserByName returns the user called name (ASCII case ignored), or ErrNotFound.
@@ -298,7 +350,13 @@ func countAdmins(ctx context.Context, q querier) (int, error) {
 
 // SetRole changes the role of the user called name. Demoting the last enabled admin fails with
 // ErrLastAdmin.
+//
+// A user is made a licensee's user only at creation (CreateLicenseeUser): SetRole refuses
+// RoleLicensee. Giving a licensee's user a role of the control room unbinds it from its licensee.
 func (db *DB) SetRole(ctx context.Context, name string, role Role) error {
+	if role == RoleLicensee {
+		return fmt.Errorf("store: set role of %q: %w: a licensee's user is created as one", name, ErrInvalidRole)
+	}
 	if !role.Valid() {
 		return fmt.Errorf("store: set role of %q: %w %q", name, ErrInvalidRole, role)
 	}
@@ -312,7 +370,7 @@ func (db *DB) SetRole(ctx context.Context, name string, role Role) error {
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, role, u.ID)
+		_, err = tx.ExecContext(ctx, `UPDATE users SET role = ?, licensee = '' WHERE id = ?`, role, u.ID)
 		return err
 	})
 	if err != nil {
@@ -443,7 +501,7 @@ func (db *DB) SessionUser(ctx context.Context, token string) (*User, error) {
 	now := db.now()
 	var lastSeen int64
 	u, err := scanUser(db.db.QueryRowContext(ctx, `
-SELECT u.id, u.name, u.role, u.created_at, u.disabled, u.full_name, u.matricula, u.cargo, s.last_seen
+SELECT u.id, u.name, u.role, u.created_at, u.disabled, u.full_name, u.matricula, u.cargo, u.licensee, s.last_seen
 FROM sessions s JOIN users u ON u.id = s.user_id
 WHERE s.token_hash = ? AND s.expires_at > ? AND u.disabled = 0`, h, millis(now)), &lastSeen)
 	if errors.Is(err, sql.ErrNoRows) {

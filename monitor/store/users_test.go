@@ -180,6 +180,18 @@ func TestRoles(t *testing.T) {
 	if Role("").AtLeast(RoleViewer) || Role("root").AtLeast(RoleViewer) {
 		t.Error("an invalid role includes viewer")
 	}
+	// The licensee's role is outside the order: it includes none, none includes it.
+	if !RoleLicensee.Valid() {
+		t.Error("licensee is not a valid role")
+	}
+	for _, r := range order {
+		if RoleLicensee.AtLeast(r) || r.AtLeast(RoleLicensee) {
+			t.Errorf("licensee and %s are ordered", r)
+		}
+	}
+	if RoleLicensee.AtLeast(RoleLicensee) || Role("").AtLeast(Role("")) {
+		t.Error("a role outside the order includes itself")
+	}
 }
 
 func TestPasswordRehash(t *testing.T) {
@@ -432,5 +444,54 @@ func TestMigrationAgentKeepsUsersAndSessions(t *testing.T) {
 	}
 	if err := db.SetAgent(ctx, "ninguem", a); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("unknown user: %v", err)
+	}
+}
+
+// TestLicenseeUsers: a licensee's user is created bound to a licensee and only so; it keeps its
+// licensee through sessions; SetRole never makes one, and unbinds one given a staff role.
+func TestLicenseeUsers(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	if _, err := db.CreateUser(ctx, "orla", "senha-da-orla", RoleLicensee); !errors.Is(err, ErrInvalidRole) {
+		t.Errorf("CreateUser with the licensee role: %v", err)
+	}
+	for _, bad := range []string{"", " L1", "L1;drop", strings.Repeat("x", 65)} {
+		if _, err := db.CreateLicenseeUser(ctx, "orla", "senha-da-orla", bad); !errors.Is(err, ErrInvalidLicensee) {
+			t.Errorf("licensee %q: %v", bad, err)
+		}
+	}
+	u, err := db.CreateLicenseeUser(ctx, "orla", "senha-da-orla", "L1")
+	if err != nil || u.Role != RoleLicensee || u.Licensee != "L1" {
+		t.Fatalf("create: %+v %v", u, err)
+	}
+	if _, err := db.CreateLicenseeUser(ctx, "ORLA", "senha-da-orla", "L2"); !errors.Is(err, ErrExists) {
+		t.Errorf("same name: %v", err)
+	}
+	u, err = db.CheckPassword(ctx, "orla", "senha-da-orla")
+	if err != nil || u.Licensee != "L1" {
+		t.Fatalf("login: %+v %v", u, err)
+	}
+	token, err := db.CreateSession(ctx, u.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := db.SessionUser(ctx, token); err != nil || s.Role != RoleLicensee || s.Licensee != "L1" {
+		t.Fatalf("session: %+v %v", s, err)
+	}
+	if _, err := db.CreateUser(ctx, "maria", "senha-da-maria", RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetRole(ctx, "maria", RoleLicensee); !errors.Is(err, ErrInvalidRole) {
+		t.Errorf("SetRole licensee: %v", err)
+	}
+	if err := db.SetRole(ctx, "orla", RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := db.UserByName(ctx, "orla"); u.Role != RoleViewer || u.Licensee != "" {
+		t.Errorf("a licensee's user made viewer: %+v", u)
+	}
+	// The table refuses a licensee without a licensee, and a staff user with one.
+	if _, err := db.db.ExecContext(ctx, `UPDATE users SET licensee = 'L1' WHERE name = 'maria'`); err == nil || !strings.Contains(err.Error(), "CHECK") {
+		t.Errorf("a viewer bound to a licensee: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import { toastError } from "./toast.js";
 import { nearbyView } from "./nearby.js";
 import { fieldView, setFieldKey, startQueue } from "./field.js";
 import { registerServiceWorker } from "./pwa.js";
+import { startPortal } from "./portal.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
@@ -88,6 +89,8 @@ async function start(user, fieldKey) {
   started = true;
   store.user = user;
   await setFieldKey(fieldKey).catch(() => {});
+  // A licensee's user sees the portal and nothing else (the server refuses them the rest).
+  if (user.role === "licensee") { await startPortal(user); return; }
   try { store.config = await api("/api/v1/config"); } catch { store.config = {}; }
   setTimeZone(store.config.time_zone);
   setAuthorityTitle(store.config.authority_title);

@@ -24,8 +24,24 @@ export function mountCase(c, main, side) {
     main.replaceChildren(processCard(cur, said), penaltyCard(cur));
     side.replaceChildren(actionsCard(cur, (next, text) => render(next, text)));
     if (said) main.querySelector("#case-title").focus();
+    filingsCard(cur).then((card) => { if (card) main.insertBefore(card, main.children[1] || null); });
   };
   render(c);
+}
+
+// filingsCard lists the defences and appeals filed in the licensee's portal (their acts carry
+// the protocolo), with their text and attachments: what the authority decides on.
+async function filingsCard(c) {
+  const online = (c.events || []).some((e) => (e.action === "defence" || e.action === "appeal") && String((e.data || {}).note || "").includes("protocolo PROT-"));
+  if (!online || !store.hasRole("fiscal")) return null;
+  let list;
+  try { list = await api(`/api/v1/cases/${c.id}/filings`); } catch { return null; }
+  return h("section", { class: "card", id: "case-filings" }, h("h3", { class: "card-title" }, "Peças apresentadas pelo portal"),
+    (list.items || []).map((f) => h("article", { class: "filing" },
+      h("p", null, h("strong", null, `${f.kind === "appeal" ? "Recurso" : "Defesa"} — protocolo ${f.protocolo}`), ` — ${fmtDateTime(f.filed_at)}, por ${f.user}`),
+      h("blockquote", { class: "quote" }, f.text),
+      (f.files || []).length ? h("ul", null, f.files.map((a) => h("li", null,
+        h("a", { href: `/api/v1/filings/${f.id}/files/${a.n}`, download: "" }, a.name), ` (${a.content_type}, ${a.size} bytes; SHA-256 `, h("code", null, a.sha256), ")"))) : null)));
 }
 
 // ---- The process -----------------------------------------------------------------------
@@ -85,6 +101,11 @@ function nextStep(c) {
   return h("div", { class: "next-step", id: "case-next" },
     h("p", null, h("strong", null, "Situação: "), n.step),
     n.deadline_text ? h("p", { class: "muted small" }, n.deadline_text) : null,
+    // The electronic notice in the licensee's portal: waiting, its ciência, or the fallback to
+    // the other means (docs/process.md).
+    c.electronic ? h("p", { class: c.electronic.fallback ? "banner banner--warn slim" : "muted small", id: "case-electronic" },
+      c.electronic.text, c.electronic.opening && !c.electronic.opening.counted
+        ? ` Aberto no portal em ${fmtDateTime(c.electronic.opening.opened_at)} por ${c.electronic.opening.user}, fora do prazo: não vale como ciência.` : "") : null,
     h("p", { class: "muted small", id: "case-final" }, n.final ? `Multa definitiva (para reincidência) desde ${isoDateBR(n.final)}.` : n.final_text),
     who.length ? h("details", { class: "explain", id: "case-who" }, h("summary", null, "Quem pode registrar os próximos atos"), h("ul", null, who)) : null);
 }

@@ -151,7 +151,7 @@ export const RULE_COLORS = {
   noise_limit: "#d35d90", route_deviation: "#2f7ed8", parked_public_road: "#5d6d7e", telemetry_fault: "#17a2b8",
   document_expired: "#8d6e63", clock_fault: "#607d8b", telemetry_conflict: "#b71c1c",
 };
-export const ROLES = { viewer: "Observador", fiscal: "Fiscal", supervisor: "Supervisor", autoridade: "Autoridade competente", admin: "Administrador" };
+export const ROLES = { viewer: "Observador", fiscal: "Fiscal", supervisor: "Supervisor", autoridade: "Autoridade competente", admin: "Administrador", licensee: "Permissionário" };
 // setAuthorityTitle names the role autoridade as the profile does (authority.title, e.g.
 // "Autoridade Julgadora de Posturas").
 export function setAuthorityTitle(title) { if (title) ROLES.autoridade = title; }

@@ -16,6 +16,11 @@ export const usersView = {
     const name = h("input", { name: "name", required: true, autocomplete: "off", pattern: "[A-Za-z0-9][A-Za-z0-9._@\\-]{0,63}", maxlength: "64" });
     const password = h("input", { name: "password", type: "password", required: true, minlength: "8", autocomplete: "new-password" });
     const role = roleSelect("viewer", { name: "role" });
+    // A licensee's user (the portal) is bound to a licensee of the registry, by its id.
+    const licensee = h("input", { name: "licensee", autocomplete: "off", maxlength: "64", placeholder: "ex.: L1" });
+    const licenseeField = field("Permissionário (id no cadastro)", licensee);
+    licenseeField.hidden = true;
+    role.addEventListener("change", () => { licenseeField.hidden = role.value !== "licensee"; licensee.required = role.value === "licensee"; });
     const say = (text, ok = true) => { msg.textContent = text; msg.className = "form-msg " + (ok ? "is-ok" : "is-error"); };
 
     const load = async () => {
@@ -104,15 +109,18 @@ export const usersView = {
     const form = h("form", { class: "toolbar", id: "new-user", onsubmit: async (e) => {
       e.preventDefault();
       try {
-        await api("/api/v1/users", { method: "POST", body: { name: name.value.trim(), password: password.value, role: role.value } });
+        const body = { name: name.value.trim(), password: password.value, role: role.value };
+        if (role.value === "licensee") body.licensee = licensee.value.trim();
+        await api("/api/v1/users", { method: "POST", body });
         say(`Usuário ${name.value.trim()} criado como ${ROLES[role.value]}.`);
         form.reset();
+        licenseeField.hidden = true;
         load();
       } catch (err) { say(err.message, false); }
-    } }, field("Nome de usuário", name), field("Senha inicial (mín. 8 caracteres)", password), field("Papel", role),
+    } }, field("Nome de usuário", name), field("Senha inicial (mín. 8 caracteres)", password), field("Papel", role), licenseeField,
     h("button", { type: "submit", class: "btn btn-primary" }, "Criar usuário"));
     el.append(
-      h("div", { class: "page-head" }, h("p", { class: "lead" }, `Observador acompanha; fiscal também emite e arquiva autos e registra notificações, defesas, recursos e pagamentos; supervisor também gerencia o cadastro; ${ROLES.autoridade} também decide defesas, suspensões, anulações e a inscrição em dívida ativa (nunca de autos que emitiu); administrador também gerencia usuários, vê a auditoria e, como autoridade superior, decide recursos (nunca contra a própria decisão).`)),
+      h("div", { class: "page-head" }, h("p", { class: "lead" }, `Observador acompanha; fiscal também emite e arquiva autos e registra notificações, defesas, recursos e pagamentos; supervisor também gerencia o cadastro; ${ROLES.autoridade} também decide defesas, suspensões, anulações e a inscrição em dívida ativa (nunca de autos que emitiu); administrador também gerencia usuários, vê a auditoria e, como autoridade superior, decide recursos (nunca contra a própria decisão). Permissionário é o usuário de uma empresa permissionária: vê só o portal, com os próprios veículos, episódios, autos e processos, e apresenta defesas e recursos.`)),
       h("section", { class: "card" }, h("h2", { class: "card-title" }, "Novo usuário"), form, msg),
       h("section", { class: "card" }, h("h2", { class: "card-title" }, "Usuários"),
         h("div", { class: "table-wrap" }, h("table", { class: "table", id: "users-table" },
