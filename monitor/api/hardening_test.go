@@ -116,6 +116,21 @@ func sourceRoutes(t *testing.T) []route {
 	return out
 }
 
+// everyOptionalPart sets the optional parts of the API that need only the database, so that
+// every route of the source is served; the fixtures that walk every route share it, so that a
+// new part is served by all of them.
+func everyOptionalPart(t *testing.T, c *api.Config, db *store.DB) {
+	t.Helper()
+	c.DeadLetters = deadLetterDispatcher(t, db)
+	c.Notify = &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db})}
+	c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
+	c.Transparency = db
+	c.Triage = db
+	c.Photos = db
+	c.FieldSecret = []byte("segredo de campo do teste")
+	c.Warnings = db
+}
+
 // hardeningFixture is the API with every optional dependency, so that every route is served.
 func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 	t.Helper()
@@ -133,13 +148,7 @@ func hardeningFixture(t *testing.T, edit func(*api.Config)) *fixture {
 		c.Static = web.Handler(web.Options{})
 		c.RegistryStore = reg
 		c.Cases = &api.CasesConfig{Store: db, Profile: profile.Piuma(), Registry: reg}
-		c.DeadLetters = deadLetterDispatcher(t, db)
-		c.Notify = &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db})}
-		c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
-		c.Transparency = db
-		c.Triage = db
-		c.Photos = db
-		c.FieldSecret = []byte("segredo de campo do teste")
+		everyOptionalPart(t, c, db)
 		c.Portal = &api.PortalConfig{Store: db, MaxFileBytes: 1 << 20, MaxFiles: 2}
 		if edit != nil {
 			edit(c)

@@ -64,9 +64,7 @@ func newPortalFixture(t *testing.T, portal api.PortalConfig) *portalFixture {
 		c.Portal = &portal
 		// Every other optional part too, so that every route of the source is served.
 		c.Static = web.Handler(web.Options{})
-		c.DeadLetters = deadLetterDispatcher(t, db)
-		c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
-		c.Transparency = db
+		everyOptionalPart(t, c, db)
 	})
 	ctx := context.Background()
 	for _, u := range []struct{ name, licensee string }{{"transalegria", "L1"}, {"gamba", "L2"}} {
