@@ -189,7 +189,7 @@ func TestVehicleSnapshotsKeptAcrossBinaryMigration(t *testing.T) {
 		`INSERT INTO vehicle_state VALUES ('PIU-001', '` + old + `', 1)`,
 		`DELETE FROM schema_migrations WHERE version >= 8`,
 		// What the later migrations create, so that they run again.
-		`DROP TABLE public_pdfs`, `DROP TABLE public_codes`, `DROP TABLE service_spans`,
+		`DROP TABLE public_pdfs`, `DROP TABLE public_codes`, `DROP TABLE service_spans`, `DROP TABLE complaints`,
 	} {
 		if _, err := db.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
