@@ -113,7 +113,6 @@ func nullString(s string) any {
 	return s
 }
 
-
 func scanComplaint(r rowScanner) (*Complaint, error) {
 	var c Complaint
 	var created, at int64
