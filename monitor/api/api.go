@@ -6,7 +6,9 @@
 // an "Authorization: Bearer <token>" header, except GET /healthz, GET /metrics,
 // POST /api/v1/login, GET /api/v1/session, the public verification page of issued autos
 // (/v/{code}, public.go), the public transparency report (GET /transparencia,
-// GET /api/v1/public/transparency[.csv]) and the static files.
+// GET /api/v1/public/transparency[.csv]), the citizens' complaint form and answer pages
+// (/reclamacao, /r/{code}, /api/v1/public/complaints…, /api/v1/public/geocode; the 156 routes
+// /api/v1/ouvidoria/… take their own token: complaints.go) and the static files.
 //
 // The server depends on small interfaces defined here (Users, AuditLog, Episodes, Fleet);
 // *store.DB implements the first three.
@@ -120,6 +122,9 @@ type Config struct {
 	// Transparency serves the public transparency report (transparency.go) with RegistryStore;
 	// nil: no report.
 	Transparency TransparencyStore
+	// Complaints serves the citizens' complaints (complaints.go: the public form /reclamacao,
+	// the answer page /r/{code}, the 156 API and the inspectors' routes); nil: none.
+	Complaints *ComplaintsConfig
 }
 
 // Limits.
@@ -165,6 +170,12 @@ type Server struct {
 
 	publicLimit   *throttle     // the public page's requests per client address
 	publicUploads chan struct{} // the public page's uploads hashed at once
+
+	complaints     *ComplaintsConfig
+	complaintPosts *throttle     // complaints per client address
+	complaintReads *throttle     // the complaints' other public requests per client address
+	complaintSlots chan struct{} // matchings at once
+	complaintMails chan struct{} // complaint e-mails in flight
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -193,6 +204,7 @@ func New(cfg Config) *Server {
 		deadLetters:    cfg.DeadLetters,
 		public:         cfg.Public,
 		transparency:   cfg.Transparency,
+		complaints:     cfg.Complaints,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -259,6 +271,7 @@ func New(cfg Config) *Server {
 		root.Handle("/", cfg.Static)
 	}
 	s.transparencyRoutes(a, root, cfg.Static)
+	s.complaintsRoutes(a, root, cfg.Static)
 
 	// Browsers send Origin / Sec-Fetch-Site: refuse state-changing requests from other sites
 	// (CSRF), cookie or not. Clients that are not browsers send neither and pass.
