@@ -20,7 +20,7 @@ type GeocodeHit struct {
 const MaxGeocodeQuery = 200
 
 // Geocode is the forward lookup of the citizens' complaint form: the named streets, landmarks,
-// sensitive sites and boarding points whose name holds every word of query (case, accents and
+// sensitive sites and boarding points whose name has a word starting with each word of query (case, accents and
 // punctuation ignored; words of digits, such as a house number, are skipped: the extract has no
 // house numbers), streets first, then by name, at most limit. Offline, from the set's features.
 func (s *Set) Geocode(query string, limit int) []GeocodeHit {
