@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paulmach/orb"
+
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/complaints"
 	"github.com/trenzinho/trenzinho/monitor/notify"
@@ -135,6 +137,7 @@ func (s *Server) complaintsRoutes(a, root *http.ServeMux, static http.Handler) {
 			h(w, r)
 		})
 	}
+	a.Handle("GET /api/v1/public/complaints/config", limited(s.complaintReads, s.handleComplaintFormConfig))
 	a.Handle("GET /api/v1/public/complaints/challenge", limited(s.complaintReads, s.handleComplaintChallenge))
 	a.Handle("GET /api/v1/public/geocode", limited(s.complaintReads, s.handleGeocode))
 	a.Handle("POST /api/v1/public/complaints", limited(s.complaintPosts, s.handlePublicComplaint))
@@ -179,6 +182,45 @@ func (s *Server) requireComplaintsToken(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// ComplaintFormConfig is what the public form needs to draw its map and explain itself.
+type ComplaintFormConfig struct {
+	TileURL   string     `json:"tile_url"` // the dashboard's (TRENZINHO_TILE_URL); "": no tiles
+	Center    [2]float64 `json:"center"`   // lat, lon: the middle of the geofences
+	RadiusM   float64    `json:"radius_m"`
+	WindowMin float64    `json:"window_min"`
+	TimeZone  string     `json:"time_zone"`
+	Kinds     []struct {
+		ID    string `json:"id"`
+		Label string `json:"label"`
+	} `json:"kinds"`
+}
+
+func (s *Server) handleComplaintFormConfig(w http.ResponseWriter, r *http.Request) {
+	out := ComplaintFormConfig{TileURL: s.mapCfg.TileURL, TimeZone: s.complaints.Location.String(), RadiusM: 300, WindowMin: 15}
+	if p := s.mapCfg.Profile; p != nil {
+		out.RadiusM, out.WindowMin = p.Complaints.Radius(), p.Complaints.Window().Minutes()
+	}
+	if set := s.complaints.Places; set != nil && set.Len() > 0 {
+		var b orb.Bound
+		for i, f := range set.Features() {
+			if i == 0 {
+				b = f.Bound()
+			} else {
+				b = b.Union(f.Bound())
+			}
+		}
+		c := b.Center()
+		out.Center = [2]float64{c.Lat(), c.Lon()}
+	}
+	for _, k := range complaints.Kinds {
+		out.Kinds = append(out.Kinds, struct {
+			ID    string `json:"id"`
+			Label string `json:"label"`
+		}{string(k), k.Label()})
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (s *Server) handleComplaintChallenge(w http.ResponseWriter, r *http.Request) {
