@@ -14,12 +14,14 @@ import { usersView } from "./users.js";
 import { episodeView } from "./episode.js";
 import { registryView } from "./registry.js";
 import { noticesView } from "./notices.js";
+import { complaintsView } from "./complaints.js";
 import { loadLicensees } from "./names.js";
 import { toastError } from "./toast.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
   auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
+  reclamacoes: complaintsView,
 };
 const NAV_OF = { episodio: "alertas" };
 

@@ -7,6 +7,7 @@ import { h, icon, chip } from "./dom.js";
 import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText, fmtOpeningHours } from "./fmt.js";
 import { episodeStatus, peakText } from "./alerts.js";
 import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
+import { episodeComplaints } from "./complaints.js";
 
 const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
 
@@ -77,6 +78,7 @@ function render(el, e) {
       h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),
     h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
     evidenceTable(readings));
+  if (store.hasRole("fiscal")) el.append(episodeComplaints(e.id));
 
   const L = window.L;
   const map = L.map(mapEl, { zoomControl: false, attributionControl: true });
