@@ -1,6 +1,7 @@
 package geofences
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -111,7 +112,9 @@ func Fold(s string) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
-// representative is the point of f nearest to the centre of its bounding box.
+// representative is the point of f nearest to the centre of its bounding box: on a line, the
+// nearest point of its segments; a polygon's centre when inside it, else the nearest point of
+// its outer ring.
 func representative(f *Feature) orb.Point {
 	if p, ok := f.Geometry.(orb.Point); ok {
 		return p
@@ -122,9 +125,13 @@ func representative(f *Feature) orb.Point {
 	}
 	best, bestD := c, -1.0
 	visit := func(pts []orb.Point) {
-		for _, p := range pts {
-			if d := Distance(c, p); bestD < 0 || d < bestD {
-				best, bestD = p, d
+		for i := range pts {
+			q := pts[i]
+			if i > 0 {
+				q = nearestOnSegment(c, pts[i-1], pts[i])
+			}
+			if d := Distance(c, q); bestD < 0 || d < bestD {
+				best, bestD = q, d
 			}
 		}
 	}
@@ -143,4 +150,19 @@ func representative(f *Feature) orb.Point {
 		}
 	}
 	return best
+}
+
+// nearestOnSegment is the point of segment ab nearest to c, in a plane where a degree of
+// longitude is cos(latitude) of a degree of latitude (exact enough over a street's length).
+func nearestOnSegment(c, a, b orb.Point) orb.Point {
+	k := math.Cos(c.Lat() * math.Pi / 180)
+	ax, ay := (a.Lon()-c.Lon())*k, a.Lat()-c.Lat()
+	bx, by := (b.Lon()-c.Lon())*k, b.Lat()-c.Lat()
+	dx, dy := bx-ax, by-ay
+	l2 := dx*dx + dy*dy
+	if l2 == 0 {
+		return a
+	}
+	t := max(0, min(1, -(ax*dx+ay*dy)/l2))
+	return orb.Point{a.Lon() + t*(b.Lon()-a.Lon()), a.Lat() + t*(b.Lat()-a.Lat())}
 }

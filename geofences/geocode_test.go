@@ -3,6 +3,8 @@ package geofences
 import (
 	"strings"
 	"testing"
+
+	"github.com/paulmach/orb"
 )
 
 const geocodeSet = `{"type":"FeatureCollection","features":[
@@ -37,6 +39,9 @@ func TestGeocode(t *testing.T) {
 			if Distance(h.Point, h.Feature.Geometry) > 0.01 {
 				t.Errorf("%q: the point %v is not on %s", tc.q, h.Point, h.Feature.ID)
 			}
+		}
+		if tc.q == "avenida beira mar 120" && (Distance(hits[0].Point, orb.Point{-40.735, -20.84}) > 1) {
+			t.Errorf("the avenue's first way is placed at %v, not in its middle", hits[0].Point)
 		}
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("Geocode(%.20q) = %v, want %v", tc.q, got, tc.want)
