@@ -193,6 +193,25 @@ func TestComplaintsThroughThePipeline(t *testing.T) {
 			t.Errorf("answer page:\n%s", body)
 		}
 		br.shot("complaint-answer")
+
+		// The inspector's side: the queue shows the complaint with its match; the episode lists
+		// the complaint linked to it.
+		br.do(chromedp.Navigate(mon.URL + "/"))
+		br.waitJS(`!document.querySelector("#login-view").hidden`, 20*time.Second, "the login page")
+		br.do(chromedp.SendKeys("#login-user", "admin"), chromedp.SendKeys("#login-password", "segredo-de-teste"),
+			chromedp.Click("#login-submit"))
+		br.waitJS(`!document.querySelector("#app").hidden`, 20*time.Second, "the dashboard")
+		br.do(chromedp.Navigate(mon.URL + "/#/reclamacoes"))
+		br.waitJS(`[...document.querySelectorAll("#complaints-table tbody tr")].some((tr) => tr.textContent.includes("PIU-002 a 4") && tr.textContent.includes("dB(A) estimado"))`,
+			20*time.Second, "the complaint in the queue with its match")
+		if q := br.text("#complaints-table"); strings.Contains(q, "vizinha@") {
+			t.Errorf("the queue shows a contact:\n%s", q)
+		}
+		br.shot("complaint-queue")
+		br.do(chromedp.Navigate(mon.URL + "/#/episodio/" + ep.ID))
+		br.waitJS(`document.querySelector("#episode-complaints") && !document.querySelector("#episode-complaints").hidden && document.querySelector("#episode-complaints").textContent.includes("Som alto")`,
+			20*time.Second, "the linked complaint on the episode page")
+		br.shot("complaint-episode")
 		br.checkConsole()
 	})
 }
