@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/complaints"
+	"github.com/trenzinho/trenzinho/monitor/notify/email"
+	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"
 	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -363,4 +366,53 @@ func TestComplaintInspectors(t *testing.T) {
 		strings.Join(actions, ",") != "complaint.contact_read,complaint.confirm,complaint.contact_erase" {
 		t.Errorf("audited: %v", actions)
 	}
+}
+
+// A complainant who left an e-mail receives the answer and the link to the answer page through
+// the notifications' SMTP channel (a real SMTP server); one who left none gets nothing.
+func TestComplaintAnswerEmailed(t *testing.T) {
+	srv := emailtest.Start(t, emailtest.Options{})
+	sender, err := email.New(email.Config{Addr: srv.Addr, Username: srv.Username, Password: srv.Password,
+		From: "Monitor <monitor@piuma.example>", TLS: &tls.Config{RootCAs: srv.Roots}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := time.Now().Add(-time.Hour).Truncate(time.Second)
+	f := complaintFixture(t, memTelemetry{driveBy("PIU-002", pass, 90)}, func(c *api.ComplaintsConfig) {
+		c.Mail, c.PublicURL = sender.Send, "https://monitor.piuma.example"
+	})
+	code, _, b := f.complain(map[string]any{"lat": -20.8419, "lon": -40.7300, "at": pass.Format(time.RFC3339), "kind": "som_alto"})
+	if code != http.StatusCreated {
+		t.Fatalf("%d %s", code, b)
+	}
+	code, rc, b := f.complain(map[string]any{"lat": -20.84220, "lon": -40.7300, "at": pass.Format(time.RFC3339), "kind": "som_alto", "contact": "maria@example.com"})
+	if code != http.StatusCreated {
+		t.Fatalf("%d %s", code, b)
+	}
+	box := srv.Wait(1, 20*time.Second)
+	if len(box) != 1 || len(box[0].To) != 1 || box[0].To[0] != "maria@example.com" {
+		t.Fatalf("mailbox: %+v", box)
+	}
+	subject, text, _ := box[0].Read(t)
+	if subject != "Sua reclamação sobre os trenzinhos" || !strings.Contains(text, rc.Answer[0]) ||
+		!strings.Contains(text, "https://monitor.piuma.example"+rc.AnswerURL) || !strings.Contains(text, "estimativa") {
+		t.Errorf("e-mail %q:\n%s", subject, text)
+	}
+	testenvWait(t, func() bool {
+		c, err := f.db.Complaint(context.Background(), rc.ID)
+		return err == nil && c.EmailSentAt != nil
+	})
+	if len(srv.Wait(2, 500*time.Millisecond)) != 1 {
+		t.Error("an e-mail for the complaint without contact")
+	}
+}
+
+func testenvWait(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met in 10 s")
 }
