@@ -149,7 +149,7 @@ func TestComplaintMatchedAndAnswered(t *testing.T) {
 		t.Errorf("match: %+v (level %v)", m, m.LevelDB)
 	}
 	want := fmt.Sprintf("PIU-002 passou às %s a cerca de 45 m, a 18 km/h, com nível estimado de 63 dB(A) — acima do limite da área (%.0f dB(A)); o caso foi encaminhado à fiscalização.",
-		pass.In(loc).Format("15:04"), *rc.Result.LimitDB)
+		pass.In(loc).Format("15:04"), *m.LimitDB)
 	if len(rc.Answer) != 1 || rc.Answer[0] != want {
 		t.Errorf("answer %q\nwant   %q", rc.Answer, want)
 	}

@@ -25,12 +25,12 @@ func Answer(r *Result, loc *time.Location) []string {
 		switch {
 		case m.LevelDB == nil:
 			b.WriteString(", sem leitura do medidor de som nesse momento")
-		case r.LimitDB == nil:
+		case m.LimitDB == nil:
 			fmt.Fprintf(&b, ", com nível estimado de %s dB(A) (limite da área não cadastrado)", formatInt(*m.LevelDB))
 		case m.Above:
-			fmt.Fprintf(&b, ", com nível estimado de %s dB(A) — acima do limite da área (%s dB(A))", formatInt(*m.LevelDB), formatInt(*r.LimitDB))
+			fmt.Fprintf(&b, ", com nível estimado de %s dB(A) — acima do limite da área (%s dB(A))", formatInt(*m.LevelDB), formatInt(*m.LimitDB))
 		default:
-			fmt.Fprintf(&b, ", com nível estimado de %s dB(A) — dentro do limite da área (%s dB(A))", formatInt(*m.LevelDB), formatInt(*r.LimitDB))
+			fmt.Fprintf(&b, ", com nível estimado de %s dB(A) — dentro do limite da área (%s dB(A))", formatInt(*m.LevelDB), formatInt(*m.LimitDB))
 		}
 		if !forwarded {
 			b.WriteString("; o caso foi encaminhado à fiscalização")

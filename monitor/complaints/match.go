@@ -65,8 +65,10 @@ type Match struct {
 	MeterDB  *float64 `json:"meter_db,omitempty"`
 	LevelDB  *float64 `json:"level_db,omitempty"`
 	Estimate bool     `json:"estimate"`
-	// Above: LevelDB is above the area's limit plus the meter tolerance (noise.meter_tolerance_db).
-	Above bool `json:"above"`
+	// LimitDB is the area's limit at At (day or night: a window may straddle night_start);
+	// Above: LevelDB is above it plus the meter tolerance (noise.meter_tolerance_db).
+	LimitDB *float64 `json:"limit_db,omitempty"`
+	Above   bool     `json:"above"`
 }
 
 // Result is the matching of one complaint.
@@ -75,7 +77,7 @@ type Result struct {
 	To      time.Time `json:"to"`
 	RadiusM float64   `json:"radius_m"`
 	// Area is the NBR 10151 area type at the place ("" when unknown) and LimitDB its limit at
-	// the complaint's time (day or night).
+	// the complaint's time (day or night); each match has the limit at its own time.
 	Area    string   `json:"area,omitempty"`
 	LimitDB *float64 `json:"limit_db,omitempty"`
 	Matches []Match  `json:"matches"`
@@ -96,9 +98,8 @@ func (m *Matcher) Match(ctx context.Context, lat, lon float64, at time.Time) (*R
 			}
 		}
 	}
-	var limit float64
 	if area != "" {
-		limit = rules.AreaLimit(p, area, at)
+		limit := rules.AreaLimit(p, area, at)
 		res.Area, res.LimitDB = area, &limit
 	}
 	tracks, err := m.Telemetry.Tracks(ctx, res.From, res.To)
@@ -118,6 +119,10 @@ func (m *Matcher) Match(ctx context.Context, lat, lon float64, at time.Time) (*R
 		}
 		f := tr.Fixes[best]
 		mt := Match{Vehicle: tr.Vehicle, At: f.T, DistanceM: bestD, Lat: f.Lat, Lon: f.Lon, SpeedKmh: f.SpeedKmh, Estimate: true}
+		if area != "" {
+			limit := rules.AreaLimit(p, area, f.T)
+			mt.LimitDB = &limit
+		}
 		if l1, ok := energyAverage(tr.Sounds, f.T, p.Noise.WindowS); ok {
 			r1 := p.Noise.R1M
 			if m.MeterDistance != nil {
@@ -129,7 +134,7 @@ func (m *Matcher) Match(ctx context.Context, lat, lon float64, at time.Time) (*R
 			// meter's own level: the estimate is never above what was measured.
 			l2 := rules.ReceptorLevel(l1, r1, max(bestD, r1))
 			mt.MeterDB, mt.LevelDB = &l1, &l2
-			mt.Above = res.LimitDB != nil && l2 > limit+p.Noise.ToleranceDB
+			mt.Above = mt.LimitDB != nil && l2 > *mt.LimitDB+p.Noise.ToleranceDB
 		}
 		res.Matches = append(res.Matches, mt)
 	}

@@ -102,3 +102,34 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// A window across night_start (22:00 in Piúma): each vehicle is judged by the limit at its own
+// passage — 55 dB(A) by day, 50 at night — not by the complaint's.
+func TestMatchLimitAtThePassage(t *testing.T) {
+	places, err := geofences.Read(strings.NewReader(zone), "z.geojson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := profile.Piuma()
+	day := time.Date(2026, 11, 27, 21, 55, 0, 0, p.Location())  // a Friday
+	night := time.Date(2026, 11, 27, 22, 5, 0, 0, p.Location()) //
+	track := func(v string, at time.Time, db float64) Track {
+		return Track{Vehicle: v, Fixes: []Fix{{T: at, Lat: -20.8400, Lon: -40.7300}}, Sounds: []SoundReading{{T: at, DB: db, DurS: 1}}}
+	}
+	// 78 dB(A) at the meter, 44 m away: ≈ 51.2 dB(A) — within 55 + 1 by day, above 50 + 1 at night.
+	m := &Matcher{Telemetry: tracks{track("PIU-001", day, 78), track("PIU-002", night, 78)}, Profile: p, Places: places}
+	res, err := m.Match(context.Background(), -20.8404, -40.7300, day.Add(5*time.Minute))
+	if err != nil || len(res.Matches) != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	for _, mt := range res.Matches {
+		want := map[string]float64{"PIU-001": 55, "PIU-002": 50}[mt.Vehicle]
+		if mt.LimitDB == nil || *mt.LimitDB != want || mt.Above != (mt.Vehicle == "PIU-002") {
+			t.Errorf("%s: limit %v, above %v; want %v", mt.Vehicle, deref(mt.LimitDB), mt.Above, want)
+		}
+	}
+	a := Answer(res, p.Location())
+	if !strings.Contains(strings.Join(a, " "), "dentro do limite da área (55 dB(A))") || !strings.Contains(strings.Join(a, " "), "acima do limite da área (50 dB(A))") {
+		t.Errorf("answer %q", a)
+	}
+}
