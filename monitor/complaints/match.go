@@ -56,9 +56,11 @@ type Match struct {
 	// At is the time of the closest approach, DistanceM its distance to the place.
 	At        time.Time `json:"at"`
 	DistanceM float64   `json:"distance_m"`
-	Lat       float64   `json:"lat"`
-	Lon       float64   `json:"lon"`
-	SpeedKmh  *float64  `json:"speed_kmh,omitempty"`
+	// Lat and Lon are where the vehicle was then: kept out of every answer (a position tells
+	// who drove where); the distance says what the complainant needs.
+	Lat      float64  `json:"-"`
+	Lon      float64  `json:"-"`
+	SpeedKmh *float64 `json:"speed_kmh,omitempty"`
 	// MeterDB is the L_Aeq at the meter over noise.window_s centred on the closest approach;
 	// LevelDB the level it gives at the place by rules.ReceptorLevel — an estimate, never a
 	// measurement (Estimate is always true). Both null without sound readings then.
