@@ -3,6 +3,7 @@ package geofences
 import (
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/paulmach/orb"
 )
@@ -47,4 +48,40 @@ func TestGeocode(t *testing.T) {
 			t.Errorf("Geocode(%.20q) = %v, want %v", tc.q, got, tc.want)
 		}
 	}
+}
+
+// FuzzGeocode: the query is typed by anyone. Whatever it holds, Geocode returns at most limit
+// hits, each a named feature whose folded name has a word starting with every word of the
+// folded query that is not all digits, and a point on or in the feature.
+func FuzzGeocode(f *testing.F) {
+	for _, q := range []string{"Av. Beira Mar, 120", "sao joao", "PRAÇA", "", "120", "rua rua rua", "\xff\xfe", "a\u0301"} {
+		f.Add(q)
+	}
+	s, err := Read(strings.NewReader(geocodeSet), "g.geojson")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		hits := s.Geocode(q, 3)
+		if len(hits) > 3 {
+			t.Fatalf("%d hits", len(hits))
+		}
+		if len(q) > MaxGeocodeQuery {
+			q = q[:MaxGeocodeQuery]
+		}
+		for _, h := range hits {
+			name := " " + Fold(h.Feature.Name)
+			for _, w := range strings.Fields(Fold(q)) {
+				if strings.TrimFunc(w, unicode.IsDigit) == "" { // a house number, in any script
+					continue
+				}
+				if !strings.Contains(name, " "+w) {
+					t.Fatalf("%q matched %q without the word %q", q, h.Feature.Name, w)
+				}
+			}
+			if Distance(h.Point, h.Feature.Geometry) > 0.01 {
+				t.Fatalf("%q: %v is not on %s", q, h.Point, h.Feature.ID)
+			}
+		}
+	})
 }

@@ -155,3 +155,30 @@ func TestLeadingZeroBits(t *testing.T) {
 		t.Errorf("≥1 bit: %d, ≥2 bits: %d of 4000", n1, n2)
 	}
 }
+
+// FuzzPoWVerify: the challenge and the nonce come from anyone. Whatever they hold, Verify
+// answers one of its errors without panicking, and accepts nothing this server did not issue.
+func FuzzPoWVerify(f *testing.F) {
+	p := NewPoW(1, time.Minute, nil)
+	c := p.Issue()
+	f.Add(c.Challenge, "0")
+	f.Add(c.Challenge[:len(c.Challenge)-1]+"A", "1")
+	f.Add("", "")
+	f.Add(".", "x")
+	f.Add(strings.Repeat("A", maxChallengeLen), "7")
+	f.Fuzz(func(t *testing.T, challenge, nonce string) {
+		err := p.Verify(challenge, nonce)
+		if err == nil {
+			if challenge != c.Challenge {
+				t.Fatalf("accepted a challenge the server did not issue: %q", challenge)
+			}
+			return
+		}
+		for _, known := range []error{ErrPoWMalformed, ErrPoWExpired, ErrPoWUnsolved, ErrPoWUsed, ErrPoWBusy} {
+			if errors.Is(err, known) {
+				return
+			}
+		}
+		t.Fatalf("unknown error %v", err)
+	})
+}
