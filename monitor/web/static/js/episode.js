@@ -78,7 +78,7 @@ function render(el, e) {
       h("section", { class: "card" }, h("h3", { class: "card-title" }, "Fatos"), facts)),
     h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
     evidenceTable(readings));
-  if (store.hasRole("fiscal")) el.append(episodeComplaints(e.id));
+  if (store.config.complaints && store.hasRole("fiscal")) el.append(episodeComplaints(e.id));
 
   const L = window.L;
   const map = L.map(mapEl, { zoomControl: false, attributionControl: true });
