@@ -31,7 +31,10 @@ func TestSweepComplaintContacts(t *testing.T) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { sweepComplaintContacts(runCtx, db, 180*24*time.Hour, slog.New(slog.DiscardHandler)); close(done) }()
+	go func() {
+		sweepComplaintContacts(runCtx, db, 180*24*time.Hour, slog.New(slog.DiscardHandler))
+		close(done)
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := db.Complaint(ctx, old.ID)
