@@ -58,6 +58,7 @@ type serveConfig struct {
 	maxVehicles   int
 	notifications string
 	bundles       bundleConfig
+	complaints    complaintsConfig
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -85,6 +86,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.publicURL, "TRENZINHO_PUBLIC_URL", "", "public base URL of the monitor, e.g. https://monitor.piuma.es.gov.br: issued autos print <URL>/v/<code> and its QR code (empty: the path only, no QR code)")
 	c.http.bind(b)
 	c.bundles.bind(b)
+	c.complaints.bind(b)
 	b.BindLimits(&c.limits)
 	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
 	b.String(&c.notifications, "TRENZINHO_NOTIFICATIONS", "", "notifications file: e-mail, Telegram, Web Push, users, on-duty schedule (empty: none; docs/operations.md §13)")
@@ -98,6 +100,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := c.bundles.check(); err != nil {
+		return err
+	}
+	if err := c.complaints.check(); err != nil {
 		return err
 	}
 	if err := c.limits.Validate(); err != nil {
@@ -241,6 +246,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	bundles := &bundler{cfg: c.bundles, key: key, profileID: prof.ID, profileYAML: string(profileYAML), set: set,
 		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{}}
+	complaintsCfg, closeComplaints, err := complaintsAPI(c.complaints, db, prof, set, regStore, c.notifications, c.publicURL, log)
+	if err != nil {
+		return fmt.Errorf("complaints: %w", err)
+	}
+	defer closeComplaints()
 	srv := api.New(api.Config{
 		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
@@ -258,6 +268,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		FieldSecret:    fieldSecret(key),
 		Warnings:       db,
 		Portal:         &api.PortalConfig{Store: db, ScanCommand: strings.Fields(c.uploadScan)},
+		Complaints:     complaintsCfg,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err
@@ -273,6 +284,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	if escalator != nil {
 		go escalator.Run(runCtx, 0)
+	}
+	if complaintsCfg != nil {
+		go sweepComplaintContacts(runCtx, db, prof.Complaints.ContactRetention(), log)
 	}
 
 	client = mqtt.NewClient(monitorMQTTOptions(c, tlsCfg, log, j.MQTTHandler(runCtx)))

@@ -6,7 +6,9 @@
 // an "Authorization: Bearer <token>" header, except GET /healthz, GET /metrics,
 // POST /api/v1/login, GET /api/v1/session, the public verification page of issued autos
 // (/v/{code}, public.go), the public transparency report (GET /transparencia,
-// GET /api/v1/public/transparency[.csv]) and the static files.
+// GET /api/v1/public/transparency[.csv]), the citizens' complaint form and answer pages
+// (/reclamacao, /r/{code}, /api/v1/public/complaints…, /api/v1/public/geocode; the 156 routes
+// /api/v1/ouvidoria/… take their own token: complaints.go) and the static files.
 //
 // The server depends on small interfaces defined here (Users, AuditLog, Episodes, Fleet);
 // *store.DB implements the first three.
@@ -138,6 +140,9 @@ type Config struct {
 	// Portal serves the licensee's portal (portal.go, /api/v1/portal/…) with RegistryStore and
 	// Cases; nil: no portal.
 	Portal *PortalConfig
+	// Complaints serves the citizens' complaints (complaints.go: the public form /reclamacao,
+	// the answer page /r/{code}, the 156 API and the inspectors' routes); nil: none.
+	Complaints *ComplaintsConfig
 }
 
 // Limits.
@@ -191,6 +196,12 @@ type Server struct {
 	publicLimit   *throttle     // the public page's requests per client address
 	publicUploads chan struct{} // the public page's uploads hashed at once
 	portalFilings chan struct{} // the portal's filings read at once
+
+	complaints     *ComplaintsConfig
+	complaintPosts *throttle     // complaints per client address
+	complaintReads *throttle     // the complaints' other public requests per client address
+	complaintSlots chan struct{} // matchings at once
+	complaintMails chan struct{} // complaint e-mails in flight
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -227,6 +238,7 @@ func New(cfg Config) *Server {
 		warnings:       cfg.Warnings,
 		portal:         cfg.Portal,
 		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
+		complaints:     cfg.Complaints,
 		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
 		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
 		trusted:        cfg.TrustedProxies,
@@ -300,6 +312,7 @@ func New(cfg Config) *Server {
 		root.Handle("/", cfg.Static)
 	}
 	s.transparencyRoutes(a, root, cfg.Static)
+	s.complaintsRoutes(a, root, cfg.Static)
 
 	// Browsers send Origin / Sec-Fetch-Site: refuse state-changing requests from other sites
 	// (CSRF), cookie or not. Clients that are not browsers send neither and pass.

@@ -42,6 +42,8 @@ type configResponse struct {
 	// /api/v1/notices): the dashboard asks here rather than probing a route that may be absent.
 	Registry bool `json:"registry"`
 	Cases    bool `json:"cases"`
+	// Complaints says whether the monitor takes citizens' complaints (complaints.go).
+	Complaints bool `json:"complaints"`
 	// ManualInfractions are the profile's infractions an agent may notice by hand
 	// (POST /api/v1/notices), sorted by id; Suspension the profile's range of days (Art. 52).
 	ManualInfractions []manualInfractionJSON `json:"manual_infractions,omitempty"`
@@ -112,6 +114,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 	if p := s.mapCfg.Profile; p != nil && userFrom(r.Context()).Role.AtLeast(store.RoleAdmin) {
 		out.ProfileWarnings = p.Warnings()
 	}
+	out.Complaints = s.complaints != nil
 	if c := s.cases; c != nil && c.Store != nil && c.Profile != nil {
 		out.Cases = true
 		for _, id := range slices.Sorted(maps.Keys(c.Profile.ManualInfractions)) {

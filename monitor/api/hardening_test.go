@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/complaints"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/photo"
 	"github.com/trenzinho/trenzinho/monitor/profile"
@@ -58,6 +59,17 @@ var public = map[string]string{
 	"GET /transparencia":                  "the public transparency page (LAI)",
 	"GET /api/v1/public/transparency":     "the public transparency report, JSON (LAI)",
 	"GET /api/v1/public/transparency.csv": "the public transparency report, CSV (LAI)",
+	// Citizens' complaints (complaints.go, docs/api.md): rate-limited per client address, bounded
+	// input, a proof of work for the POST; no personal data in any answer.
+	"GET /reclamacao":                         "the public complaint form",
+	"GET /r/{code}":                           "a complainant's answer page (120-bit code, no contact shown)",
+	"GET /api/v1/public/complaints/config":    "the complaint form's map settings",
+	"GET /api/v1/public/complaints/challenge": "the complaint form's proof-of-work challenge",
+	"GET /api/v1/public/geocode":              "the complaint form's address lookup in the geofences",
+	"POST /api/v1/public/complaints":          "a citizen's complaint: proof of work, per-address limit",
+	// The city's 156 system authenticates with its own token, not a session.
+	"POST /api/v1/ouvidoria/complaints":     "the 156/ouvidoria system, TRENZINHO_COMPLAINTS_TOKEN",
+	"GET /api/v1/ouvidoria/complaints/{id}": "the 156/ouvidoria system, TRENZINHO_COMPLAINTS_TOKEN",
 }
 
 // sourceRoutes parses the package's non-test files and returns every mux registration: a call
@@ -129,6 +141,8 @@ func everyOptionalPart(t *testing.T, c *api.Config, db *store.DB) {
 	c.Photos = db
 	c.FieldSecret = []byte("segredo de campo do teste")
 	c.Warnings = db
+	c.Complaints = &api.ComplaintsConfig{Store: db, Matcher: &complaints.Matcher{Telemetry: memTelemetry{}, Profile: profile.Piuma()},
+		Token: "token-156"}
 }
 
 // hardeningFixture is the API with every optional dependency, so that every route is served.
@@ -522,11 +536,15 @@ func TestBodyLimit(t *testing.T) {
 		if r.pattern == "POST /api/v1/photos" { // a photo's own, larger bound
 			size = photo.MaxBytes + 1
 		}
-		if code, msg, _ := f.send(r.method, path, huge(), "Authorization", "Bearer "+token, "Content-Type", "application/json"); code != http.StatusRequestEntityTooLarge {
+		auth := "Bearer " + token
+		if strings.HasPrefix(r.path, "/api/v1/ouvidoria/") {
+			auth = "Bearer token-156" // the 156 system's own token (hardeningFixture)
+		}
+		if code, msg, _ := f.send(r.method, path, huge(), "Authorization", auth, "Content-Type", "application/json"); code != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s %s with 8 MiB (chunked): %d %q, want 413", r.method, path, code, msg)
 		}
 		b, _ := io.ReadAll(huge())
-		if code, msg, _ := f.send(r.method, path, strings.NewReader(string(b)), "Authorization", "Bearer "+token, "Content-Type", "application/json"); code != http.StatusRequestEntityTooLarge {
+		if code, msg, _ := f.send(r.method, path, strings.NewReader(string(b)), "Authorization", auth, "Content-Type", "application/json"); code != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s %s with 8 MiB: %d %q, want 413", r.method, path, code, msg)
 		}
 	}

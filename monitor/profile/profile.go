@@ -96,6 +96,8 @@ type Profile struct {
 	// PrescriptionYears is how long after the end of the facts a fine may still be imposed
 	// (Decreto 20.910/1932, five years, which the STJ applies to municipal fines); 0: 5.
 	PrescriptionYears int `yaml:"prescription_years"`
+	// Complaints are the citizens' complaints settings (optional; docs/profile.md).
+	Complaints Complaints `yaml:"complaints"`
 
 	SignaturesRequired bool `yaml:"signatures_required"`
 
@@ -632,6 +634,42 @@ func (a Appeal) Role() string {
 	return "admin"
 }
 
+// Complaints are the settings of citizens' complaints (monitor/complaints): where and when a
+// complaint is matched against the telemetry, and how long the complainant's contact is kept.
+type Complaints struct {
+	// RadiusM: vehicles that came within this distance of the place are matched (0: 300).
+	RadiusM float64 `yaml:"radius_m"`
+	// WindowMin: the window searched is the complaint's time ± this many minutes (0: 15).
+	WindowMin int `yaml:"window_min"`
+	// ContactRetentionDays: the complainant's contact (personal data, LGPD) is erased this many
+	// days after the complaint (0: 180).
+	ContactRetentionDays int `yaml:"contact_retention_days"`
+}
+
+// Radius is complaints.radius_m, 300 when not set.
+func (c Complaints) Radius() float64 {
+	if c.RadiusM > 0 {
+		return c.RadiusM
+	}
+	return 300
+}
+
+// Window is complaints.window_min as a duration, 15 min when not set.
+func (c Complaints) Window() time.Duration {
+	if c.WindowMin > 0 {
+		return time.Duration(c.WindowMin) * time.Minute
+	}
+	return 15 * time.Minute
+}
+
+// ContactRetention is complaints.contact_retention_days as a duration, 180 days when not set.
+func (c Complaints) ContactRetention() time.Duration {
+	if c.ContactRetentionDays > 0 {
+		return time.Duration(c.ContactRetentionDays) * 24 * time.Hour
+	}
+	return 180 * 24 * time.Hour
+}
+
 // Load reads and validates a profile file.
 func Load(path string) (*Profile, error) {
 	b, err := os.ReadFile(path)
@@ -931,6 +969,15 @@ func (p *Profile) validate() error {
 	}
 	if p.PrescriptionYears < 0 {
 		bad("prescription_years", "must be ≥ 0 (0: 5 years)")
+	}
+	if c := p.Complaints; c.RadiusM < 0 || c.RadiusM > 5000 {
+		bad("complaints.radius_m", "must be between 0 (300 m) and 5000, got %v", c.RadiusM)
+	}
+	if c := p.Complaints; c.WindowMin < 0 || c.WindowMin > 180 {
+		bad("complaints.window_min", "must be between 0 (15 min) and 180, got %v", c.WindowMin)
+	}
+	if p.Complaints.ContactRetentionDays < 0 {
+		bad("complaints.contact_retention_days", "must be ≥ 0 (0: 180 days)")
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Law.Articles)) {
 		if _, ok := ParseCitation("Art. " + strings.ReplaceAll(k, ".", ", ")); !ok || strings.TrimSpace(p.Law.Articles[k]) == "" {

@@ -489,6 +489,41 @@ CREATE TABLE warnings (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX warnings_time ON warnings (t);
 `},
+	// Issue 17 (citizens' complaints, store/complaints.go): the complaint, its matching against
+	// the telemetry and its answer, the moderation and the inspector's confirmation. contact is
+	// personal data (LGPD), erased by retention or on request; no network address is kept.
+	{16, `
+CREATE TABLE complaints (
+	id                    TEXT    PRIMARY KEY,
+	code                  TEXT    NOT NULL UNIQUE,
+	created_at            INTEGER NOT NULL,
+	source                TEXT    NOT NULL CHECK (source IN ('form', '156')),
+	external_ref          TEXT    NOT NULL DEFAULT '',
+	lat                   REAL    NOT NULL,
+	lon                   REAL    NOT NULL,
+	address               TEXT    NOT NULL DEFAULT '',
+	at                    INTEGER NOT NULL,
+	kind                  TEXT    NOT NULL,
+	text                  TEXT    NOT NULL DEFAULT '',
+	contact               TEXT,
+	contact_erased_at     INTEGER,
+	contact_erased_reason TEXT,
+	result                TEXT    NOT NULL,
+	answer                TEXT    NOT NULL,
+	status                TEXT    NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected')),
+	moderated_by          TEXT,
+	moderated_at          INTEGER,
+	moderation_note       TEXT,
+	confirmed_vehicle     TEXT,
+	episode_id            TEXT,
+	confirmed_by          TEXT,
+	confirmed_at          INTEGER,
+	email_sent_at         INTEGER
+) STRICT;
+CREATE INDEX complaints_created ON complaints (created_at, id);
+CREATE INDEX complaints_episode ON complaints (episode_id) WHERE episode_id IS NOT NULL;
+CREATE INDEX complaints_contact ON complaints (created_at) WHERE contact IS NOT NULL;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

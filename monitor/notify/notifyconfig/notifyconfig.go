@@ -256,6 +256,40 @@ type Options struct {
 	DeadLetters notify.DeadLetterStore
 }
 
+// EmailSender builds the file's SMTP sender (nil, nil when the file configures no e-mail):
+// the dispatcher's e-mail channel, and the answers to citizens' complaints. getenv reads
+// TRENZINHO_SMTP_PASSWORD (os.Getenv when nil).
+func (f *File) EmailSender(getenv func(string) string) (*email.Sender, error) {
+	e := f.Email
+	if e == nil {
+		return nil, nil
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var tlsConf *tls.Config
+	if e.CAFile != "" {
+		pem, err := os.ReadFile(e.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("notifications email: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("notifications email: no certificate in %s", e.CAFile)
+		}
+		tlsConf = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	s, err := email.New(email.Config{Addr: e.Addr, Security: email.Security(e.Security), Username: e.Username,
+		Password: getenv(EnvSMTPPassword), From: e.From, TLS: tlsConf})
+	if err != nil {
+		return nil, fmt.Errorf("notifications email: %w", err)
+	}
+	if e.Username != "" && getenv(EnvSMTPPassword) == "" {
+		return nil, fmt.Errorf("notifications email: username set but %s empty", EnvSMTPPassword)
+	}
+	return s, nil
+}
+
 // Dispatcher builds the channels the file configures and the dispatcher. It also returns the
 // severity of each rule, for notify.FromEpisode.
 func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) notify.Severity, error) {
@@ -268,26 +302,10 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 		return nil, nil, err
 	}
 	chans := map[string]notify.Channel{}
-	if e := f.Email; e != nil {
-		var tlsConf *tls.Config
-		if e.CAFile != "" {
-			pem, err := os.ReadFile(e.CAFile)
-			if err != nil {
-				return nil, nil, fmt.Errorf("notifications email: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, nil, fmt.Errorf("notifications email: no certificate in %s", e.CAFile)
-			}
-			tlsConf = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-		}
-		s, err := email.New(email.Config{Addr: e.Addr, Security: email.Security(e.Security), Username: e.Username,
-			Password: getenv(EnvSMTPPassword), From: e.From, TLS: tlsConf})
+	if f.Email != nil {
+		s, err := f.EmailSender(getenv)
 		if err != nil {
-			return nil, nil, fmt.Errorf("notifications email: %w", err)
-		}
-		if e.Username != "" && getenv(EnvSMTPPassword) == "" {
-			return nil, nil, fmt.Errorf("notifications email: username set but %s empty", EnvSMTPPassword)
+			return nil, nil, err
 		}
 		chans["email"] = s
 	}

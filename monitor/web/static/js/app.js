@@ -17,6 +17,7 @@ import { noticesView } from "./notices.js";
 import { profileView, initBrowserNotifications } from "./notifyprefs.js";
 import { scheduleView } from "./schedule.js";
 import { deadLettersView } from "./deadletters.js";
+import { complaintsView } from "./complaints.js";
 import { loadLicensees } from "./names.js";
 import { toastError } from "./toast.js";
 import { nearbyView } from "./nearby.js";
@@ -29,6 +30,7 @@ const routes = {
   auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
   perto: nearbyView, constatar: fieldView,
   perfil: profileView, plantao: scheduleView, "avisos-falhos": deadLettersView,
+  reclamacoes: complaintsView,
 };
 const NAV_OF = { episodio: "alertas", constatar: "perto" };
 

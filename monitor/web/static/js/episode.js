@@ -9,6 +9,7 @@ import { episodeStatus, peakText } from "./alerts.js";
 import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
 import { triagePanel } from "./triage.js";
 import { verificationCard } from "./field.js";
+import { episodeComplaints } from "./complaints.js";
 
 const KIND_COLORS = { tacho: "#2f7ed8", gps: "#11806a", sound: "#c2571a" };
 
@@ -84,6 +85,7 @@ function render(el, e) {
     warningsCard(e),
     h("section", { class: "card" }, h("h3", { class: "card-title" }, "Leituras"), chartsEl),
     evidenceTable(readings));
+  if (store.config.complaints && store.hasRole("fiscal")) el.append(episodeComplaints(e.id));
 
   const L = window.L;
   const map = L.map(mapEl, { zoomControl: false, attributionControl: true });
