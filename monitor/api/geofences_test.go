@@ -130,7 +130,7 @@ func TestGeofencesEmpty(t *testing.T) {
 	}
 	code, b, _ = f.do("GET", "/api/v1/config", nil, session{bearer: token})
 	labels, _ := json.Marshal(rules.Table)
-	if code != http.StatusOK || string(b) != `{"time_zone":"America/Sao_Paulo","registry":false,"cases":false,"rule_labels":`+string(labels)+"}\n" {
+	if code != http.StatusOK || string(b) != `{"time_zone":"America/Sao_Paulo","registry":false,"cases":false,"complaints":false,"rule_labels":`+string(labels)+"}\n" {
 		t.Errorf("config without settings: %d %s", code, b)
 	}
 }
