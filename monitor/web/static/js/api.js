@@ -64,8 +64,6 @@ export class Stream extends EventTarget {
     this.backoff = 2000;
     this.timer = 0;
     this.connectedOnce = false;
-    this.queue = []; // type, raw data, type, raw data… not yet handed to the page
-    this.flushing = false;
   }
   start() {
     this.stop();
@@ -88,32 +86,12 @@ export class Stream extends EventTarget {
       }
     });
     for (const name of this.events) {
-      this.es.addEventListener(name, (ev) => this.enqueue(name, ev.data));
-    }
-  }
-  // The stream's events are handed to the page together, once per animation frame (or after
-  // 250 ms when the tab is hidden and frames stop), in their order: with 2,000 vehicles a
-  // second, parsing and applying each one in its own task interleaved the page's work with the
-  // map's frames. Each message is still one "message" event.
-  enqueue(type, raw) {
-    this.queue.push(type, raw);
-    if (this.flushing) return;
-    this.flushing = true;
-    const flush = () => {
-      if (!this.flushing) return;
-      this.flushing = false;
-      cancelAnimationFrame(frame);
-      clearTimeout(timer);
-      const q = this.queue;
-      this.queue = [];
-      for (let i = 0; i < q.length; i += 2) {
+      this.es.addEventListener(name, (ev) => {
         let data;
-        try { data = JSON.parse(q[i + 1]); } catch { continue; }
-        this.dispatchEvent(new CustomEvent("message", { detail: { type: q[i], data } }));
-      }
-    };
-    const frame = requestAnimationFrame(flush);
-    const timer = setTimeout(flush, 250);
+        try { data = JSON.parse(ev.data); } catch { return; }
+        this.dispatchEvent(new CustomEvent("message", { detail: { type: name, data } }));
+      });
+    }
   }
   async reconnect() {
     // Ask whether the session still exists (always 200) before reopening the stream.
