@@ -50,6 +50,7 @@ type serveConfig struct {
 	logLevel      string
 	signingKey    string
 	draftSettle   time.Duration
+	checkpoint    time.Duration
 	tileURL       string
 	publicURL     string
 	uploadScan    string
@@ -81,6 +82,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
+	b.Duration(&c.checkpoint, "TRENZINHO_MONITOR_CHECKPOINT_INTERVAL", 0, "copy the database's WAL back to its file this often, outside the judge's commits (0: SQLite does it in the commit that fills 10,000 WAL pages; docs/benchmarks.md, issue 20)")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	b.String(&c.uploadScan, "TRENZINHO_UPLOAD_SCAN", "", "command that scans each attachment of a defence or appeal filed in the licensee's portal, run with the file's path as its last argument (exit 0: clean, 1: refused), e.g. \"clamdscan --no-summary\" (empty: no scan)")
 	b.String(&c.publicURL, "TRENZINHO_PUBLIC_URL", "", "public base URL of the monitor, e.g. https://monitor.piuma.es.gov.br: issued autos print <URL>/v/<code> and its QR code (empty: the path only, no QR code)")
@@ -167,6 +169,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
+	if c.checkpoint > 0 {
+		ckptCtx, stopCheckpoints := context.WithCancel(ctx)
+		defer stopCheckpoints() // before db.Close
+		go db.Checkpoint(ckptCtx, c.checkpoint)
+	}
 	created, err := db.EnsureAdmin(ctx, c.adminUser, c.adminPassword)
 	switch {
 	case errors.Is(err, store.ErrNoAdmin):

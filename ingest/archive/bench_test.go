@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -109,4 +110,95 @@ func benchBatch(i, n int, now time.Time) *wire.Batch {
 		}
 	}
 	return b
+}
+
+// slowWriter takes each write after a fixed delay, as InfluxDB would, and sums the time during
+// which at least one write was in progress.
+type slowWriter struct {
+	delay time.Duration
+
+	mu       sync.Mutex
+	inFlight int
+	since    time.Time
+	busy     time.Duration
+}
+
+func (w *slowWriter) WriteRecord(context.Context, ...string) error {
+	w.mu.Lock()
+	if w.inFlight == 0 {
+		w.since = time.Now()
+	}
+	w.inFlight++
+	w.mu.Unlock()
+	time.Sleep(w.delay)
+	w.mu.Lock()
+	if w.inFlight--; w.inFlight == 0 {
+		w.busy += time.Since(w.since)
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// windowMsg is a benchMsg whose acknowledgement frees a slot of the broker's window.
+type windowMsg struct {
+	*benchMsg
+	window chan struct{}
+}
+
+func (m windowMsg) Ack() { m.benchMsg.Ack(); <-m.window }
+
+// BenchmarkWriterIdle measures how much of the wall time the writer waits between writes when
+// InfluxDB takes a fixed time per write and the broker sends at most its window of 1,000
+// unacknowledged messages (max_inflight_messages): writer-idle-% is 100 × (1 − time with a
+// write in progress ÷ wall time), the structural gap that keeps ingest below the bare writer
+// (docs/benchmarks.md, issue 20). The write takes 100 ms, far more than the pipeline's CPU
+// per write even on a loaded machine, so the figure is the pipeline's shape, not the machine's
+// load: on a quiet machine it would be what separates ingest from the bare writer.
+func BenchmarkWriterIdle(b *testing.B) {
+	for _, n := range []int{5, 30} {
+		for _, conc := range []int{1, 2} {
+			b.Run(fmt.Sprintf("readings=%d/writes=%d", n, conc), func(b *testing.B) {
+				const distinct = 2000
+				now := time.Now()
+				var acks atomic.Int64
+				window := make(chan struct{}, 1000)
+				msgs := make([]windowMsg, distinct)
+				for i := range msgs {
+					p, err := wire.Encode(benchBatch(i, n, now), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					msgs[i] = windowMsg{&benchMsg{topic: wire.TelemetryTopic(fmt.Sprintf("BENCH-%04d", i%500)), payload: p, acks: &acks}, window}
+				}
+				w := &slowWriter{delay: 100 * time.Millisecond}
+				a := New(Config{WriteConcurrency: conc}, w, nil, NewMetrics(prometheus.NewRegistry()), quietLog())
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- a.Run(ctx) }()
+				// Whole writes only: a last partial write would wait for FlushInterval (1 s)
+				// and count as idle. A message is n readings and the batch's own point.
+				per := min(1000/(conc+1), (5000+n)/(n+1))
+				total := (b.N + per - 1) / per * per
+				b.ResetTimer()
+				start := time.Now()
+				for i := range total {
+					window <- struct{}{}
+					a.Handle(msgs[i%distinct])
+				}
+				for acks.Load() < int64(total) {
+					time.Sleep(100 * time.Microsecond)
+				}
+				b.StopTimer()
+				wall := time.Since(start)
+				w.mu.Lock()
+				busy := w.busy
+				w.mu.Unlock()
+				b.ReportMetric(100*(1-float64(busy)/float64(wall)), "writer-idle-%")
+				cancel()
+				if err := <-done; err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
 }

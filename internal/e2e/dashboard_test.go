@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/cdproto/profiler"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	mqtt "github.com/eclipse/paho.mqtt.golang"
@@ -327,6 +331,22 @@ func TestDashboardWith500Vehicles(t *testing.T) {
 	b.waitJS(fmt.Sprintf(`document.querySelector(".vehicle-canvas") !== null && Number(document.querySelector("#veh-list").dataset.vehicles) >= %d`, vehicles), 60*time.Second, "every vehicle on the page")
 	time.Sleep(5 * time.Second) // settle
 	heapBefore := b.evalFloat(`performance.memory.usedJSHeapSize`)
+	// CPU time of the page's main thread and a sampled JavaScript profile: on a machine shared
+	// with other work the frame times measure the wait for a core, these the page's own work.
+	b.do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{}); err != nil {
+			return err
+		}
+		if _, err := chromedp.Call(ctx, profiler.Enable, cdp.Empty{}); err != nil {
+			return err
+		}
+		if _, err := chromedp.Call(ctx, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 1000}); err != nil {
+			return err
+		}
+		_, err := chromedp.Call(ctx, profiler.Start, cdp.Empty{})
+		return err
+	}))
+	cpu0 := b.threadTime()
 	b.do(chromedp.Evaluate[chromedp.Void](`(() => {
 		const s = window.__bench = { frames: [], long: [] };
 		let last = performance.now();
@@ -350,6 +370,13 @@ func TestDashboardWith500Vehicles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cpu := b.threadTime() - cpu0
+	var prof *profiler.Profile
+	b.do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) (err error) {
+		res, err := chromedp.Call(ctx, profiler.Stop, cdp.Empty{})
+		prof = res.Profile
+		return err
+	}))
 	heapAfter := b.evalFloat(`performance.memory.usedJSHeapSize`)
 	cancel()
 	n := <-published
@@ -378,7 +405,65 @@ func TestDashboardWith500Vehicles(t *testing.T) {
 		len(frames), float64(len(frames))/window.Seconds(), sum/float64(len(frames)), pct(.5), pct(.95), pct(.99), frames[len(frames)-1], slow)
 	t.Logf("  long tasks: %d, %.0f ms in total (%.1f%% of the window)", len(res.Long), longSum, 100*longSum/float64(window.Milliseconds()))
 	t.Logf("  JS heap used: %.1f MB before, %.1f MB after", heapBefore/1e6, heapAfter/1e6)
+	t.Logf("  page main thread CPU: %.2f s in the window (%.1f%% of a core)", cpu, 100*cpu/window.Seconds())
+	logProfile(t, prof)
 	b.checkConsole()
+}
+
+// threadTime is the CPU time of the page's main thread so far, in seconds (the DevTools
+// Performance domain's ThreadTime).
+func (b *dashBrowser) threadTime() float64 {
+	var v float64
+	b.do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		res, err := chromedp.Call(ctx, performance.GetMetrics, cdp.Empty{})
+		for _, m := range res.Metrics {
+			if m.Name == "ThreadTime" {
+				v = m.Value
+			}
+		}
+		return err
+	}))
+	return v
+}
+
+// logProfile logs where the sampled JavaScript profile's time went, by function (self time),
+// and writes it to TRENZINHO_BENCH_CPUPROFILE when set (a .cpuprofile that DevTools opens).
+func logProfile(t *testing.T, p *profiler.Profile) {
+	if p == nil || len(p.Nodes) == 0 {
+		return
+	}
+	hits := map[string]int64{}
+	var total int64
+	for _, n := range p.Nodes {
+		f := n.CallFrame
+		name := f.FunctionName
+		if name == "" {
+			name = "(anonymous)"
+		}
+		if f.URL != "" {
+			name += " " + path.Base(f.URL) + ":" + strconv.Itoa(int(f.LineNumber)+1)
+		}
+		hits[name] += n.HitCount
+		total += n.HitCount
+	}
+	names := make([]string, 0, len(hits))
+	for k := range hits {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return hits[names[i]] > hits[names[j]] })
+	t.Logf("  JavaScript profile (main thread, 1 ms samples), self time by function:")
+	for _, k := range names[:min(15, len(names))] {
+		t.Logf("    %5.1f%%  %s", 100*float64(hits[k])/float64(total), k)
+	}
+	if out := os.Getenv("TRENZINHO_BENCH_CPUPROFILE"); out != "" {
+		data, err := json.Marshal(p)
+		if err == nil {
+			err = os.WriteFile(out, data, 0o644)
+		}
+		if err != nil {
+			t.Errorf("writing the profile: %v", err)
+		}
+	}
 }
 
 // metric reads one unlabelled value from the monitor's /metrics.

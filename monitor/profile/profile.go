@@ -128,7 +128,7 @@ type Law struct {
 }
 
 // Holidays are the dates the profile treats as holidays: fixed days of the year, days relative
-// to Easter (computed with rickar/cal), and single dates.
+// to Easter (Easter by the algorithm rickar/cal uses, see Holiday), and single dates.
 type Holidays struct {
 	Fixed  []FixedHoliday  `yaml:"fixed"`
 	Easter []EasterHoliday `yaml:"easter"`

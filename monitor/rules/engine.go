@@ -41,6 +41,8 @@ type Engine struct {
 	scratch []reading            // the readings of the batch being judged
 	hits    []geofences.Hit      // sensitive sites near a position
 	active  []*geofences.Feature // itineraries active at a time
+	// siteHours is siteOpen's last answer per sensitive site (places is immutable: bounded).
+	siteHours map[*geofences.Feature]siteHoursAt
 	// document_expired's detector keys of the reading being judged (see document_expired.go)
 	docKeys, docStale []string
 }

@@ -54,7 +54,15 @@ func (sensitiveZoneRule) observe(e *Engine, v *Vehicle, r *reading) {
 	}
 	p := e.profile.Sensitive
 	margin := e.profile.MarginM(v.hdop(r.T))
-	site, dist, hoursKnown, found := e.openSensitiveSite(lat, lon, margin, r.T)
+	// Below the emission threshold the condition is false whatever the site: no lookup.
+	var (
+		site              *geofences.Feature
+		dist              float64
+		hoursKnown, found bool
+	)
+	if emits {
+		site, dist, hoursKnown, found = e.openSensitiveSite(lat, lon, margin, r.T)
+	}
 	cond := emits && found
 	d := v.detector(RuleSensitiveZoneSound)
 	d.step(v, RuleSensitiveZoneSound, params{
@@ -151,8 +159,33 @@ func (e *Engine) openSensitiveSite(lat, lon, margin float64, t time.Time) (f *ge
 // known to be (the episode then cannot ground an auto); on a holiday a site is closed unless its
 // hours name PH, or its category keeps its hours on holidays
 // (sensitive.holiday_open_categories, e.g. a hospital "24/7").
+//
+// The answer holds for a whole local minute (opening hours are in minutes, recess and holidays
+// in days), so it is kept per site for the minute it was asked in: most readings near a site
+// come within the same minute as the last one.
 func (e *Engine) siteOpen(f *geofences.Feature, local time.Time) (open, known bool) {
-	return SiteOpen(e.profile, f, local)
+	_, offset := local.Zone()
+	sec := local.Unix() + int64(offset)
+	minute := sec / 60
+	if sec < 0 && sec%60 != 0 {
+		minute-- // floor: two minutes never share a key
+	}
+	if c, ok := e.siteHours[f]; ok && c.minute == minute {
+		return c.open, c.known
+	}
+	open, known = SiteOpen(e.profile, f, local)
+	if e.siteHours == nil {
+		e.siteHours = map[*geofences.Feature]siteHoursAt{}
+	}
+	e.siteHours[f] = siteHoursAt{minute: minute, open: open, known: known}
+	return open, known
+}
+
+// siteHoursAt is siteOpen's answer for a site in one local minute (minutes since 1970 in local
+// wall-clock time).
+type siteHoursAt struct {
+	minute      int64
+	open, known bool
 }
 
 // SiteOpen is Engine.siteOpen for any caller (the dashboard's open_now): whether a sensitive
