@@ -3,7 +3,7 @@ package rules
 import (
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // hoursRule flags a vehicle in service outside the authorised hours (Lei 2.277/2018 Art. 29:

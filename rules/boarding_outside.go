@@ -7,7 +7,7 @@ import (
 
 	"github.com/paulmach/orb"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // boardingOutsideRule flags boarding outside the demarcated points (Lei 2.277/2018 Art. 36 § 4º:

@@ -19,7 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/trenzinho/trenzinho/monitor/profiles"
+	"github.com/trenzinho/trenzinho/profiles"
 )
 
 // Piuma returns the built-in profile of Piúma-ES (Lei 2.277/2018).

@@ -3,7 +3,7 @@ package rules
 import (
 	"slices"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // RuleInfo is how people see a rule: its name in Portuguese (notices, the dashboard), its short

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/profiles"
+	"github.com/trenzinho/trenzinho/profiles"
 )
 
 func TestPiumaBuiltIn(t *testing.T) {

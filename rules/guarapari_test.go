@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/profiles"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/profiles"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/paulmach/orb"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // sensitiveZoneRule flags sound emitted within the profile's radius (200 m) of hospitals and

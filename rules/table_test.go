@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // Every rule the engine applies has its entry in the table, with a name, a short label, a

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // rotationTown: one street, L1's itinerary from Monday to Wednesday and L2's on the other days.
