@@ -22,6 +22,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/firmware-bridge/bridge"
+	"github.com/trenzinho/trenzinho/firmware-bridge/coach"
 	"github.com/trenzinho/trenzinho/firmware-bridge/sdnotify"
 	"github.com/trenzinho/trenzinho/firmware-bridge/serialport"
 	"github.com/trenzinho/trenzinho/firmware-bridge/tacho"
@@ -98,6 +99,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		door      string
 		doorLow   bool
 		configKey string
+		coachF    coachFlags
 	)
 	b.BindMQTT(&cfg.MQTT)
 	b.String(&cfg.Vehicle, "TRENZINHO_VEHICLE", "", "vehicle id ([A-Za-z0-9_-]{1,32}), required")
@@ -115,8 +117,12 @@ func cmdRun(ctx context.Context, args []string) error {
 	b.Bool(&doorLow, "TRENZINHO_DOOR_ACTIVE_LOW", false, "the door contact reads 0 when the door is open")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error (a configuration bundle may change it)")
 	b.String(&configKey, "TRENZINHO_CONFIG_KEY", "", "the monitor's ed25519 public key (base64) that signs the configuration bundles, pinned at enrolment (empty: no configuration taken)")
+	coachF.bind(b)
 	if err := b.Parse(args); err != nil {
 		return flagErr(err)
+	}
+	if err := coachF.check(); err != nil {
+		return err
 	}
 	if _, err := config.Logger(io.Discard, logLevel); err != nil {
 		return err // an unknown level
@@ -149,8 +155,20 @@ func cmdRun(ctx context.Context, args []string) error {
 			return errors.New("run: --kid is required with --key-file")
 		}
 	}
-	br, err := bridge.Open(cfg)
+	coachCtx, stopCoach := context.WithCancel(ctx)
+	var br *bridge.Bridge
+	co, coachDone, err := coachF.start(coachCtx, log, cfg.Vehicle, func(w coach.Warning) {
+		// The warnings of the telemetry batch (wire.Warning) connect here, in one line.
+	})
 	if err != nil {
+		stopCoach()
+		return err
+	}
+	defer func() { stopCoach(); coachDone() }()
+	if co != nil {
+		cfg.Coach = co
+	}
+	if br, err = bridge.Open(cfg); err != nil {
 		return err
 	}
 	if metrics != "" {
