@@ -47,17 +47,19 @@ const (
 var Kinds = []Kind{KindSpeedOver, KindSiteSound, KindItinerary, KindSpeedNear, KindHoursEnd, KindDocument}
 
 // Warning is one warning to the driver.
+// Its JSON (the local page's) has the names of wire's warnings.
 type Warning struct {
-	T    time.Time // device time of the reading that raised it
-	Kind Kind
-	Rule string // the rule it anticipates (rules.RuleSpeed, …)
-	Site string // the sensitive site's geofence id (site_sound), else ""
+	T    time.Time `json:"t"` // device time of the reading that raised it
+	Kind Kind      `json:"kind"`
+	Rule string    `json:"rule"`           // the rule it anticipates (rules.RuleSpeed, …)
+	Site string    `json:"site,omitempty"` // the sensitive site's geofence id (site_sound), else ""
 	// DistanceM is the distance to the site (site_sound), 0 otherwise.
-	DistanceM float64
+	DistanceM float64 `json:"distance_m,omitempty"`
 	// Value and Limit: dB(A) and the emission threshold (site_sound); km/h and the speed
 	// limit (speed_near, speed_over); minutes left and the warning's minutes (hours_end);
 	// metres from the nearest authorised route and its corridor (itinerary).
-	Value, Limit float64
+	Value float64 `json:"value"`
+	Limit float64 `json:"limit"`
 }
 
 // Defaults of the bundle's warning settings (configbundle.Warnings) when it leaves them unset.
