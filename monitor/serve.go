@@ -234,7 +234,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		deadLetters = notifier
 	}
 	bundles := &bundler{cfg: c.bundles, key: key, profileID: prof.ID, profileYAML: string(profileYAML), set: set,
-		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{}}
+		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{},
+		statePath: c.db + ".bundles.json"}
 	srv := api.New(api.Config{
 		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
