@@ -101,6 +101,10 @@ type Bridge struct {
 	confMu     sync.Mutex                          // serialises ReceiveConfig
 	interval   atomic.Int64                        // batch interval in force, ns
 	intervalCh chan struct{}
+
+	// coaching: the coach took a bundle; until then it is handed nothing (a bridge without a
+	// bundle pays nothing for it).
+	coaching atomic.Bool
 }
 
 // Open prepares a bridge: it opens (or creates) the state directory and its spool.
@@ -382,7 +386,7 @@ func (b *Bridge) add(cur *wire.Batch, r reading) {
 	case r.Door != nil:
 		cur.Door = append(cur.Door, *r.Door)
 	}
-	if b.cfg.Coach != nil {
+	if b.coaching.Load() {
 		b.cfg.Coach.Observe(coachBatch(r))
 	}
 }

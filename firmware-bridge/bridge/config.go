@@ -90,6 +90,8 @@ func (b *Bridge) applyConfig(cb *configbundle.Bundle) {
 		if err := b.cfg.Coach.Configure(cb); err != nil {
 			b.log.Warn("the driver's coach cannot use the configuration bundle; it keeps the previous one", "err", err,
 				"config_version", cb.Version)
+		} else {
+			b.coaching.Store(true)
 		}
 	}
 	b.log.Info("configuration bundle in force", "config_version", cb.Version,
