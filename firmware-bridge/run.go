@@ -158,7 +158,10 @@ func cmdRun(ctx context.Context, args []string) error {
 	coachCtx, stopCoach := context.WithCancel(ctx)
 	var br *bridge.Bridge
 	co, coachDone, err := coachF.start(coachCtx, log, cfg.Vehicle, func(w coach.Warning) {
-		// The warnings of the telemetry batch (wire.Warning) connect here, in one line.
+		// The warnings travel in the next telemetry batch as evidence: the bridge's warnings
+		// hook (wire.Warning) connects here, in one line, e.g. br.<hook>(wire.Warning{T:
+		// wire.NewTime(w.T), Kind: string(w.Kind), Rule: w.Rule, Site: w.Site, DistanceM:
+		// w.DistanceM, Value: w.Value, Limit: w.Limit}). br is set before any reading flows.
 	})
 	if err != nil {
 		stopCoach()
