@@ -18,6 +18,9 @@ COPY wire/ wire/
 COPY configbundle/ configbundle/
 COPY geofences/ geofences/
 COPY registry/ registry/
+COPY rules/ rules/
+COPY profile/ profile/
+COPY profiles/ profiles/
 COPY internal/ internal/
 COPY ingest/ ingest/
 COPY monitor/ monitor/

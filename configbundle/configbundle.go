@@ -90,6 +90,9 @@ type Warnings struct {
 	SpeedMarginKmh     float64 `json:"speed_margin_kmh,omitempty"`     // below the speed limit
 	ServiceEndMin      []int   `json:"service_end_min,omitempty"`      // before the end of service hours
 	DocumentExpiryDays int     `json:"document_expiry_days,omitempty"` // before a document expires
+	// VolumeLimiter turns on the volume limiter's relay near an open sensitive site, where
+	// one is wired (docs/bridge.md); off by default.
+	VolumeLimiter bool `json:"volume_limiter,omitempty"`
 }
 
 // BatchInterval is the setting as a duration (0: not set).

@@ -21,9 +21,9 @@ import (
 	"github.com/trenzinho/trenzinho/ingest/archive"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/judge"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // metric is one metric a program registers.

@@ -8,9 +8,14 @@
 # native build says how much work a batch takes relative to x86, not the Pi's absolute load.
 #
 # Usage (from the repository root): sh firmware-bridge/footprint.sh [seconds]
+#   COACH=1: with a configuration bundle in force (the Piúma profile and sample geofences), so the
+#            driver's coach runs (issue 18); by default the bridge has none.
+#   ARCHES="amd64": the builds to measure (default "amd64 arm64 armv7").
 # Needs: go, mosquitto, qemu-user-static (apt-get install -y qemu-user-static mosquitto).
 set -eu
 secs=${1:-60}
+coach=${COACH:-0}
+arches=${ARCHES:-amd64 arm64 armv7}
 warm=20
 dir=$(mktemp -d)
 port=18839
@@ -37,10 +42,15 @@ measure() { # name, command…
 	name=$1
 	shift
 	rm -rf "$dir/sim" "$dir/state"
+	key=""
+	if [ "$coach" = 1 ]; then
+		TRENZINHO_FOOTPRINT_BUNDLE="$dir/state" go test -count 1 -run '^TestFootprintBundle$' ./firmware-bridge/coach/ >/dev/null
+		key=$(cat "$dir/state/config.key")
+	fi
 	"$dir/bridge-amd64" simulate --vehicles 1 --prefix FP --dir "$dir/sim" --gps-hz 10 --duration $((secs + warm + 10))s >"$dir/sim.log" 2>&1 &
 	echo $! >"$dir/sim.pid"
 	sleep 2
-	TRENZINHO_MQTT_URL=tcp://127.0.0.1:$port "$@" run --vehicle FP-001 --state-dir "$dir/state" \
+	TRENZINHO_CONFIG_KEY=$key TRENZINHO_MQTT_URL=tcp://127.0.0.1:$port "$@" run --vehicle FP-001 --state-dir "$dir/state" \
 		--gps-port "$dir/sim/FP-001-gps" --tacho-port "$dir/sim/FP-001-tacho" --slm-port "$dir/sim/FP-001-slm" >"$dir/$name.log" 2>&1 &
 	pid=$!
 	echo $pid >"$dir/bridge.pid"
@@ -51,6 +61,10 @@ measure() { # name, command…
 	c1=$(cpu_s $pid)
 	t1=$(date +%s.%N)
 	rss=$(awk '/^VmRSS/ { print $2 / 1024 }' "/proc/$pid/status")
+	if [ "$coach" = 1 ] && ! grep -q "coach configured" "$dir/$name.log"; then
+		echo "$name: the coach did not take the bundle:" >&2
+		cat "$dir/$name.log" >&2
+	fi
 	hwm=$(awk '/^VmHWM/ { print $2 / 1024 }' "/proc/$pid/status")
 	kill $pid "$(cat "$dir/sim.pid")" 2>/dev/null || true
 	wait $pid 2>/dev/null || true
@@ -60,7 +74,11 @@ measure() { # name, command…
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-measure amd64 "$dir/bridge-amd64"
-measure arm64 qemu-aarch64-static "$dir/bridge-arm64"
-measure armv7 qemu-arm-static "$dir/bridge-armv7"
+for a in $arches; do
+	case $a in
+	amd64) measure amd64 "$dir/bridge-amd64" ;;
+	arm64) measure arm64 qemu-aarch64-static "$dir/bridge-arm64" ;;
+	armv7) measure armv7 qemu-arm-static "$dir/bridge-armv7" ;;
+	esac
+done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

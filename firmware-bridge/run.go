@@ -22,9 +22,11 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/firmware-bridge/bridge"
+	"github.com/trenzinho/trenzinho/firmware-bridge/coach"
 	"github.com/trenzinho/trenzinho/firmware-bridge/sdnotify"
 	"github.com/trenzinho/trenzinho/firmware-bridge/serialport"
 	"github.com/trenzinho/trenzinho/firmware-bridge/tacho"
+	"github.com/trenzinho/trenzinho/wire"
 )
 
 // deviceFlags are the settings of the three instruments, shared by run and probe.
@@ -98,6 +100,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		door      string
 		doorLow   bool
 		configKey string
+		coachF    coachFlags
 	)
 	b.BindMQTT(&cfg.MQTT)
 	b.String(&cfg.Vehicle, "TRENZINHO_VEHICLE", "", "vehicle id ([A-Za-z0-9_-]{1,32}), required")
@@ -115,8 +118,12 @@ func cmdRun(ctx context.Context, args []string) error {
 	b.Bool(&doorLow, "TRENZINHO_DOOR_ACTIVE_LOW", false, "the door contact reads 0 when the door is open")
 	b.String(&logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error (a configuration bundle may change it)")
 	b.String(&configKey, "TRENZINHO_CONFIG_KEY", "", "the monitor's ed25519 public key (base64) that signs the configuration bundles, pinned at enrolment (empty: no configuration taken)")
+	coachF.bind(b)
 	if err := b.Parse(args); err != nil {
 		return flagErr(err)
+	}
+	if err := coachF.check(); err != nil {
+		return err
 	}
 	if _, err := config.Logger(io.Discard, logLevel); err != nil {
 		return err // an unknown level
@@ -149,8 +156,25 @@ func cmdRun(ctx context.Context, args []string) error {
 			return errors.New("run: --kid is required with --key-file")
 		}
 	}
-	br, err := bridge.Open(cfg)
+	coachCtx, stopCoach := context.WithCancel(ctx)
+	var br *bridge.Bridge
+	co, coachDone, err := coachF.start(coachCtx, log, cfg.Vehicle, func(w coach.Warning) {
+		// The warnings travel in the telemetry as evidence (docs/protocol.md §2.7): Warn closes
+		// the open batch so that the warning is spooled at once. br is set before any reading
+		// flows, and so before the coach can warn.
+		if err := br.Warn(wireWarning(w)); err != nil {
+			log.Warn("coach warning not queued", "kind", w.Kind, "err", err)
+		}
+	})
 	if err != nil {
+		stopCoach()
+		return err
+	}
+	defer func() { stopCoach(); coachDone() }()
+	if co != nil {
+		cfg.Coach = co
+	}
+	if br, err = bridge.Open(cfg); err != nil {
 		return err
 	}
 	if metrics != "" {
@@ -211,4 +235,17 @@ func parsePublicKey(s string) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("%d bytes, want %d", len(k), ed25519.PublicKeySize)
 	}
 	return ed25519.PublicKey(k), nil
+}
+
+// wireWarning is the coach's warning as it travels in a batch: the distance only for a warning
+// about a site, the value and limit always (the coach sets both for every kind).
+func wireWarning(w coach.Warning) wire.Warning {
+	out := wire.Warning{T: wire.NewTime(w.T), Kind: wire.WarningKind(w.Kind), Rule: w.Rule, Site: w.Site}
+	if w.Site != "" {
+		d := w.DistanceM
+		out.DistanceM = &d
+	}
+	v, l := w.Value, w.Limit
+	out.Value, out.Limit = &v, &l
+	return out
 }

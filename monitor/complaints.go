@@ -11,8 +11,8 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/complaints"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
-	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 )
 

@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -15,6 +19,7 @@ import (
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/internal/atomicfile"
 	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/registry"
 )
@@ -42,9 +47,12 @@ func (c *bundleConfig) bind(b *config.Binder) {
 // bundler issues each registered vehicle's configuration bundle, retained on its config topic,
 // and remembers the version it issued last: the fleet view flags a bridge running another.
 //
-// Versions are the issue time in seconds (strictly increasing per vehicle), so that they keep
-// increasing across restarts of the monitor without any state of their own: a restarted monitor
-// re-issues every bundle with a new version, which the bridges apply (the same content).
+// Versions are the issue time in seconds (strictly increasing per vehicle). What was issued is
+// kept in a small file beside the database (statePath): a restarted monitor publishes again
+// the very bundle it issued — the same signed bytes, the same version — while its content has
+// not changed and it is not past half its validity, so that a restart issues no new version of
+// the same content (the fleet page would flag every bridge stale until it applied it). Without
+// the file (lost, unreadable, not set) every bundle is issued anew once, as a first start does.
 type bundler struct {
 	cfg         bundleConfig
 	key         ed25519.PrivateKey
@@ -54,6 +62,7 @@ type bundler struct {
 	reg         *registry.Store // nil: no vehicles, no bundles
 	log         *slog.Logger
 	now         func() time.Time
+	statePath   string // "": nothing kept across restarts
 
 	mu     sync.Mutex
 	geo    map[string]json.RawMessage // per licensee
@@ -64,6 +73,68 @@ type issued struct {
 	digest     [32]byte // of what the bundle says, version and dates apart
 	version    uint64
 	validUntil time.Time
+	msg        []byte // the signed bundle
+	// restored: read from statePath and not yet published again by this process.
+	restored bool
+}
+
+// issuedRecord is an issued bundle as statePath keeps it.
+type issuedRecord struct {
+	Digest     string    `json:"digest"` // hex
+	Version    uint64    `json:"version"`
+	ValidUntil time.Time `json:"valid_until"`
+	Msg        []byte    `json:"msg"`
+}
+
+// load reads what statePath kept; a bundle that no longer opens with the monitor's key (the key
+// rotated) or whose file is unreadable is issued anew.
+func (p *bundler) load() {
+	if p.statePath == "" {
+		return
+	}
+	b, err := os.ReadFile(p.statePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	var recs map[string]issuedRecord
+	if err == nil {
+		err = json.Unmarshal(b, &recs)
+	}
+	if err != nil {
+		p.log.Warn("issued configuration bundles unreadable: every bundle is issued anew", "path", p.statePath, "err", err)
+		return
+	}
+	pub := p.key.Public().(ed25519.PublicKey)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for vehicle, r := range recs {
+		var d [32]byte
+		if n, err := hex.Decode(d[:], []byte(r.Digest)); err != nil || n != len(d) {
+			continue
+		}
+		if cb, err := configbundle.Open(r.Msg, pub, vehicle, p.now()); err != nil || cb.Version != r.Version {
+			continue
+		}
+		p.issued[vehicle] = issued{digest: d, version: r.Version, validUntil: r.ValidUntil, msg: r.Msg, restored: true}
+	}
+}
+
+// save writes what was issued to statePath; p.mu is held.
+func (p *bundler) save() {
+	if p.statePath == "" {
+		return
+	}
+	recs := make(map[string]issuedRecord, len(p.issued))
+	for vehicle, is := range p.issued {
+		recs[vehicle] = issuedRecord{Digest: hex.EncodeToString(is.digest[:]), Version: is.version, ValidUntil: is.validUntil, Msg: is.msg}
+	}
+	b, err := json.Marshal(recs)
+	if err == nil {
+		err = atomicfile.Write(p.statePath, b, 0o600)
+	}
+	if err != nil {
+		p.log.Warn("issued configuration bundles not kept: a restart will issue them anew", "path", p.statePath, "err", err)
+	}
 }
 
 // bundle builds the bundle of vehicle v, without version or dates, and its digest.
@@ -126,6 +197,17 @@ func (p *bundler) publishAll(client mqtt.Client) {
 		prev := p.issued[v.ID]
 		p.mu.Unlock()
 		if prev.version != 0 && prev.digest == digest && now.Before(prev.validUntil.Add(-p.cfg.validity/2)) {
+			if prev.restored {
+				// Issued before a restart, unchanged: the same bytes again (the broker may
+				// have lost its retained copy), the same version.
+				tok := client.Publish(configbundle.Topic(v.ID), 1, true, prev.msg)
+				if tok.WaitTimeout(10*time.Second) && tok.Error() == nil {
+					p.mu.Lock()
+					prev.restored = false
+					p.issued[v.ID] = prev
+					p.mu.Unlock()
+				}
+			}
 			continue
 		}
 		msg, err := p.sign(b, prev.version)
@@ -139,7 +221,8 @@ func (p *bundler) publishAll(client mqtt.Client) {
 			continue
 		}
 		p.mu.Lock()
-		p.issued[v.ID] = issued{digest: digest, version: b.Version, validUntil: b.ValidUntil}
+		p.issued[v.ID] = issued{digest: digest, version: b.Version, validUntil: b.ValidUntil, msg: msg}
+		p.save()
 		p.mu.Unlock()
 		p.log.Info("configuration bundle published", "vehicle", v.ID, "config_version", b.Version, "bytes", len(msg))
 	}
@@ -147,6 +230,7 @@ func (p *bundler) publishAll(client mqtt.Client) {
 
 // run publishes at once and then every cfg.every, until ctx ends.
 func (p *bundler) run(ctx context.Context, client mqtt.Client) {
+	p.load()
 	t := time.NewTicker(p.cfg.every)
 	defer t.Stop()
 	for {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,14 +15,16 @@ import (
 	"testing"
 	"time"
 
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/firmware-bridge/bridge"
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
 	"github.com/trenzinho/trenzinho/internal/testenv"
-	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/view"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 )
 
@@ -185,4 +188,90 @@ func TestBundleSizePiuma(t *testing.T) {
 
 func registryVehicle(id, licensee string) registry.Vehicle {
 	return registry.Vehicle{ID: id, Licensee: licensee}
+}
+
+// TestBundleVersionStableAcrossRestart: a monitor restarted with the same profile, geofences
+// and settings publishes again the very bundle it issued (the same bytes, the same version) —
+// not a new version of the same content; a change of content issues a higher version, and so
+// does a first start without the kept file.
+func TestBundleVersionStableAcrossRestart(t *testing.T) {
+	set, err := geofences.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.NewStore(&registry.Registry{
+		Licensees: []registry.Licensee{{ID: "L1", RazaoSocial: "Trenzinho Um Ltda", CNPJ: "11222333000181"}},
+		Vehicles:  []registry.Vehicle{{ID: "PIU-001", Plate: "ABC1D23", Licensee: "L1"}},
+	}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
+	opts := mqtt.NewClientOptions().AddBroker(broker.URL()).SetClientID("restart-" + t.Name())
+	client := mqtt.NewClient(opts)
+	if tok := client.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect: %v", tok.Error())
+	}
+	t.Cleanup(func() { client.Disconnect(100) })
+	// retained reads the vehicle's retained bundle, as a bridge connecting now would.
+	retained := func() []byte {
+		got := make(chan []byte, 1)
+		sub := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(broker.URL()).SetClientID("reader-" + t.Name()).
+			SetDefaultPublishHandler(func(_ mqtt.Client, m mqtt.Message) {}))
+		if tok := sub.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatalf("connect: %v", tok.Error())
+		}
+		defer sub.Disconnect(100)
+		sub.Subscribe(configbundle.Topic("PIU-001"), 1, func(_ mqtt.Client, m mqtt.Message) {
+			select {
+			case got <- m.Payload():
+			default:
+			}
+		}).Wait()
+		select {
+		case b := <-got:
+			return b
+		case <-time.After(10 * time.Second):
+			t.Fatal("no retained bundle")
+			return nil
+		}
+	}
+	key := ed25519.NewKeyFromSeed(make([]byte, 32))
+	state := filepath.Join(t.TempDir(), "monitor.db.bundles.json")
+	clock := time.Now()
+	start := func(leadM float64, statePath string) *bundler {
+		p := &bundler{cfg: bundleConfig{validity: 30 * 24 * time.Hour, leadM: leadM, speedMargin: 2}, key: key,
+			profileID: "piuma", profileYAML: string(profile.PiumaYAML()), set: set, reg: reg,
+			log: slog.New(slog.DiscardHandler), now: func() time.Time { return clock },
+			geo: map[string]json.RawMessage{}, issued: map[string]issued{}, statePath: statePath}
+		p.load()
+		p.publishAll(client)
+		return p
+	}
+	first := start(300, state)
+	v1 := first.Current("PIU-001")
+	msg1 := retained()
+	if v1 == 0 || len(msg1) == 0 {
+		t.Fatalf("first start issued version %d", v1)
+	}
+
+	clock = clock.Add(2 * time.Hour) // a restart, two hours later, nothing changed
+	again := start(300, state)
+	if v := again.Current("PIU-001"); v != v1 {
+		t.Errorf("restart with the same content: version %d, want %d (stable)", v, v1)
+	}
+	if msg := retained(); !bytes.Equal(msg, msg1) {
+		t.Error("restart with the same content: the retained bundle is not the one issued before")
+	}
+
+	clock = clock.Add(time.Hour)
+	changed := start(250, state) // the lead distance changed: new content
+	if v := changed.Current("PIU-001"); v <= v1 {
+		t.Errorf("changed content: version %d, want above %d", v, v1)
+	}
+
+	clock = clock.Add(time.Hour)
+	if v := start(250, "").Current("PIU-001"); v <= changed.Current("PIU-001") {
+		t.Errorf("no kept file: version %d, want a new one above %d", v, changed.Current("PIU-001"))
+	}
 }

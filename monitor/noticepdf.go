@@ -12,8 +12,8 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
-	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // noticePDF renders the PDF of a stored draft (api.Config.RenderPDF): it reads what became of

@@ -7,9 +7,9 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/notify"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/registry"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // notifications reads the notifications file (TRENZINHO_NOTIFICATIONS) and returns the

@@ -27,11 +27,11 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/judge"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -252,7 +252,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		deadLetters = notifier
 	}
 	bundles := &bundler{cfg: c.bundles, key: key, profileID: prof.ID, profileYAML: string(profileYAML), set: set,
-		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{}}
+		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{},
+		statePath: c.db + ".bundles.json"}
 	complaintsCfg, closeComplaints, err := complaintsAPI(c.complaints, db, prof, set, regStore, c.notifications, c.publicURL, log)
 	if err != nil {
 		return fmt.Errorf("complaints: %w", err)

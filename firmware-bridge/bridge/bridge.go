@@ -67,6 +67,16 @@ type Config struct {
 	ConfigKey ed25519.PublicKey
 	// LogLevel, when set, is the level of Logger, which a configuration bundle may change.
 	LogLevel *slog.LevelVar
+	// Coach is the driver's coach (firmware-bridge/coach), when on: it sees every reading as
+	// it is batched and every configuration bundle put in force.
+	Coach Coach
+}
+
+// Coach is what the bridge needs of the driver's coach. Observe must not block: the coach
+// evaluates on its own goroutine and drops what it has no time for.
+type Coach interface {
+	Observe(readings *wire.Batch)
+	Configure(cb *configbundle.Bundle) error
 }
 
 // Bridge runs one vehicle's bridge.
@@ -92,6 +102,10 @@ type Bridge struct {
 	confMu     sync.Mutex                          // serialises ReceiveConfig
 	interval   atomic.Int64                        // batch interval in force, ns
 	intervalCh chan struct{}
+
+	// coaching: the coach took a bundle; until then it is handed nothing (a bridge without a
+	// bundle pays nothing for it).
+	coaching atomic.Bool
 }
 
 // Open prepares a bridge: it opens (or creates) the state directory and its spool.
@@ -381,6 +395,9 @@ func (b *Bridge) add(cur *wire.Batch, r reading) bool {
 	case r.Door != nil:
 		cur.Door = append(cur.Door, *r.Door)
 	}
+	if b.coaching.Load() {
+		b.cfg.Coach.Observe(coachBatch(r))
+	}
 	return true
 }
 
@@ -412,6 +429,24 @@ func (b *Bridge) Warn(w wire.Warning) error {
 	default:
 		return ErrWarningQueueFull
 	}
+}
+
+// coachBatch copies one reading, timed as batched, for the coach.
+func coachBatch(r reading) *wire.Batch {
+	var one wire.Batch
+	switch {
+	case r.GPS != nil:
+		one.GPS = []wire.GPS{*r.GPS}
+	case r.Tacho != nil:
+		one.Tacho = []wire.Tacho{*r.Tacho}
+	case r.Sound != nil:
+		one.Sound = []wire.Sound{*r.Sound}
+	case r.Service != nil:
+		one.Service = []wire.Service{*r.Service}
+	case r.Door != nil:
+		one.Door = []wire.Door{*r.Door}
+	}
+	return &one
 }
 
 // publish sends the spool in order and acknowledges each batch once the broker acknowledged it.

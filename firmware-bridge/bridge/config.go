@@ -86,6 +86,14 @@ func (b *Bridge) applyConfig(cb *configbundle.Bundle) {
 	if l, ok := cb.Settings.Level(); ok && b.cfg.LogLevel != nil {
 		b.cfg.LogLevel.Set(l)
 	}
+	if b.cfg.Coach != nil {
+		if err := b.cfg.Coach.Configure(cb); err != nil {
+			b.log.Warn("the driver's coach cannot use the configuration bundle; it keeps the previous one", "err", err,
+				"config_version", cb.Version)
+		} else {
+			b.coaching.Store(true)
+		}
+	}
 	b.log.Info("configuration bundle in force", "config_version", cb.Version,
 		"valid_until", cb.ValidUntil.Format(time.RFC3339), "profile", cb.Profile.ID,
 		"batch_interval", b.batchInterval())

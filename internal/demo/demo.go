@@ -26,7 +26,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // Files are the paths of the demonstration settings, for TRENZINHO_PROFILE,

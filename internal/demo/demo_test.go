@@ -11,9 +11,9 @@ import (
 
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // TestSettingsLoad: the files Write produces load as the monitor loads them, and say what the

@@ -10,7 +10,7 @@ import (
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
 	"github.com/trenzinho/trenzinho/internal/demo"
 	"github.com/trenzinho/trenzinho/internal/testenv"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // demoSpeedUp plays the 30 minutes of the demonstration day in three.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // TestMonitorKilledMidEpisode: the monitor is killed with SIGKILL while a speed episode is open

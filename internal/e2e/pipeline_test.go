@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // maxAgeEnv lets the monitor take the simulations' fixed dates (late November 2026) whenever

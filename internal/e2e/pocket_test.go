@@ -23,7 +23,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/photo"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // networkConditions are the parameters of Network.emulateNetworkConditions: the command

@@ -19,11 +19,11 @@ import (
 	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/notice"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/monitor/web"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // liveFleet is the fleet as the judge would tell it.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // TestSwitchOffSpeedingThroughThePipeline: the simulator sets the service switch in a value

@@ -14,10 +14,10 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // TestTransparencyPageInTheBrowser: the public transparency page, opened without a session in

@@ -21,10 +21,10 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/notify"
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram"
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram/telegramtest"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // GET /api/v1/vehicles/activity answers each vehicle's local days with readings, from the

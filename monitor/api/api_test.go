@@ -19,9 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/monitor/api"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -14,9 +14,9 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )

@@ -22,8 +22,8 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
-	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )

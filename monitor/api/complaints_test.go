@@ -15,9 +15,9 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/complaints"
 	"github.com/trenzinho/trenzinho/monitor/notify/email"
 	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // complaintTown: a mixed residential NBR zone (55 dB(A) by day, 50 at night) crossed by a

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // configResponse is the answer of GET /api/v1/config: the settings the dashboard reads once

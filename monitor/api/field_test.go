@@ -18,9 +18,9 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/photo"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // fieldSecret is the test server's field-verification secret.

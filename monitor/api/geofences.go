@@ -10,8 +10,8 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -2,7 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/api"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 func TestGeofencesAndMapConfig(t *testing.T) {

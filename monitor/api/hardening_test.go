@@ -28,9 +28,9 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/complaints"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/photo"
-	"github.com/trenzinho/trenzinho/monitor/profile"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 )
 

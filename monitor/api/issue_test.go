@@ -12,8 +12,8 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/cases"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 func reasonCodes(rs []cases.Reason) []string {

@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/trenzinho/trenzinho/monitor/photo"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

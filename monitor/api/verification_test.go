@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // An episode whose only missing ground is the agent's NBR 10151 measurement: a fiscal records

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // order is every act after issue, in the order of the process.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // The electronic notice in the licensee's portal (docs/process.md, "Electronic notice"): where

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // Next is where the process of a case stands on a day: what it awaits, the next deadline, and

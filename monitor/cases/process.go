@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // The process of an auto after issue (Lei nº 2.277/2018, Arts. 51–57; Lei nº 9.784/1999, arts.

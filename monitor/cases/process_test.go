@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // The process on the Piúma profile: defence 10 days from receipt, the day of receipt excluded,

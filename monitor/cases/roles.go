@@ -3,7 +3,7 @@ package cases
 import (
 	"strings"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // Acts of the process that decide on an auto: only the competent authority ("autoridade

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 type tracks []Track

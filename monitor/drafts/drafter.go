@@ -16,9 +16,9 @@ import (
 
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/batchsig"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

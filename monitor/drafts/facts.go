@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // fact states one episode in the draft, with a description in Portuguese generated from the

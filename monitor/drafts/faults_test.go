@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // commitEngine drains the engine and commits its changes without a batch, as the judge does

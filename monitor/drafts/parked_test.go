@@ -8,8 +8,8 @@ import (
 
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // parkedTown: L1's garage far east, and a public road around the centre of Piúma.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/registry"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // A vehicle transferred from L1 to L2 on day D: a batch from D−1 that arrives late, after the

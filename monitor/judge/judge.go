@@ -22,9 +22,9 @@ import (
 	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/internal/replay"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

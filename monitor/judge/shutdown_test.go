@@ -11,9 +11,9 @@ import (
 
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/judge"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/go-pdf/fpdf"
 	"github.com/paulmach/orb"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

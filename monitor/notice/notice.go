@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // Input is everything a notice shows. Sealed and Profile are required; Bundle is decoded (and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // The calculus made at issue, as the notice states it.

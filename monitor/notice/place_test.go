@@ -22,7 +22,7 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // townWithStreets is the test town with the streets and landmarks of the synthetic Piúma

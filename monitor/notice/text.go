@@ -11,7 +11,7 @@ import (
 	"github.com/go-pdf/fpdf"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // cp1252 returns a function that turns UTF-8 text into the cp1252 bytes of fpdf's core fonts.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // Severity orders alerts for the users' "minimum severity". The rules have no severity of their

@@ -19,8 +19,8 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram"
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram/telegramtest"
-	"github.com/trenzinho/trenzinho/monitor/profile"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 type clock struct {

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // EscalationStore finds the alerts nobody acknowledged and records their escalation;

@@ -3,7 +3,7 @@ package notify
 import (
 	"encoding/json"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // Hub is the judge's live-event sink (judge.Hub): the dashboard's stream.

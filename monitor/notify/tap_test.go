@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 type hubRecorder struct{ events []string }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // DefenceDeadline returns the last day of the period to file a defence (Art. 55), at 00:00 in

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 func ExampleFine() {

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // Status is the state of a notice (auto de infração) in its administrative process.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // valuesLine is the first entry of fiscal_unit.values in the Piúma profile.

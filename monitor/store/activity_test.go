@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // The days of activity are local days (Piúma, UTC−3): a batch at 01:30 UTC on the 29th is on

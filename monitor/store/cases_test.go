@@ -15,7 +15,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

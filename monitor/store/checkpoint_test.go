@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // TestCheckpointBesideCommits: commits leave their pages in the WAL (SQLite checkpoints in a

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -293,7 +293,7 @@ CREATE TABLE notify_dead_letters (
 CREATE INDEX notify_dead_letters_at ON notify_dead_letters (at);
 `},
 	{8, `
--- Vehicle snapshots are a compact binary form (monitor/rules/snapshot.go), which a STRICT TEXT
+-- Vehicle snapshots are a compact binary form (rules/snapshot.go), which a STRICT TEXT
 -- column refuses. The JSON snapshots already stored are kept as they are, as bytes: the engine
 -- reads both forms, and the next commit of each vehicle rewrites it in the binary one.
 CREATE TABLE vehicle_state_new (

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/trenzinho/trenzinho/monitor/photo"
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/monitor/profile"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // The licensee's portal (monitor/api/portal.go): the electronic notice's ciência and the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // openTemp opens a new database in a temporary directory and closes it when the test ends.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/monitor/rules"
+	"github.com/trenzinho/trenzinho/rules"
 )
 
 // TestTriageStateMachine walks an alert through every act: each allowed one moves the state and

@@ -258,7 +258,7 @@ function buildCharts(el, e, readings) {
 }
 
 // receptorSeries estimates the level at the receptor from the meter's readings as the noise
-// rule does (monitor/rules/noise.go; the PDF's chart, monitor/notice/chart.go): the energy
+// rule does (rules/noise.go; the PDF's chart, monitor/notice/chart.go): the energy
 // average over the profile's window (where the readings cover at least 90 % of it) minus
 // 20·log10(r₂/r₁). The readings are the episode's evidence, so the first window of the episode
 // may lack the seconds before it; the episode's own peak is drawn as a point.

@@ -1,0 +1,438 @@
+// Package coach is the driver's coach (issue 18): on the Pi, offline, it runs the monitor's own
+// rules (package rules, with the legal profile and the geofences of the vehicle's signed
+// configuration bundle) over the bridge's readings and warns the driver of what is about to
+// happen — an open sensitive site ahead with the sound above the threshold, the speed nearing
+// or passing the limit, the end of the service hours, leaving the authorised itinerary — before
+// the monitor could open an episode of it.
+//
+// The coach decides nothing the law decides: every limit, site, opening hour and itinerary is
+// the rules package's answer (rules.Engine, rules.SiteOpen, rules.MinutesToEnd,
+// Vehicle.Holding); what the coach adds is when to warn (a lead distance, a speed margin,
+// minutes before the end). Warnings are evidence of the licensee's diligence: each one is a
+// Warning handed to the callback, which the bridge puts in its telemetry.
+package coach
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trenzinho/trenzinho/configbundle"
+	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/rules"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// Kind is what a warning is about.
+type Kind string
+
+// Kinds of warning (the values of wire's warnings[].kind).
+const (
+	KindSiteSound Kind = "site_sound" // an open sensitive site ahead, sound above the threshold
+	KindSpeedNear Kind = "speed_near" // speed within the margin below the limit
+	KindSpeedOver Kind = "speed_over" // speed above the limit
+	KindHoursEnd  Kind = "hours_end"  // the service hours end in a few minutes
+	KindItinerary Kind = "itinerary"  // outside the authorised itinerary
+	KindDocument  Kind = "document"   // a document about to expire (not yet carried by the bundle: docs/bridge.md)
+)
+
+// Kinds lists every kind, in the order of their urgency on the local page.
+var Kinds = []Kind{KindSpeedOver, KindSiteSound, KindItinerary, KindSpeedNear, KindHoursEnd, KindDocument}
+
+// Warning is one warning to the driver.
+// Its JSON (the local page's) has the names of wire's warnings.
+type Warning struct {
+	T    time.Time `json:"t"` // device time of the reading that raised it
+	Kind Kind      `json:"kind"`
+	Rule string    `json:"rule"`           // the rule it anticipates (rules.RuleSpeed, …)
+	Site string    `json:"site,omitempty"` // the sensitive site's geofence id (site_sound), else ""
+	// DistanceM is the distance to the site (site_sound), 0 otherwise.
+	DistanceM float64 `json:"distance_m,omitempty"`
+	// Value and Limit: dB(A) and the emission threshold (site_sound); km/h and the speed
+	// limit (speed_near, speed_over); minutes left and the warning's minutes (hours_end);
+	// metres from the nearest authorised route and its corridor (itinerary).
+	Value float64 `json:"value"`
+	Limit float64 `json:"limit"`
+}
+
+// Defaults of the bundle's warning settings (configbundle.Warnings) when it leaves them unset.
+const (
+	DefaultLeadDistanceM  = 300
+	DefaultSpeedMarginKmh = 3
+)
+
+// DefaultServiceEndMin are the warnings before the end of the service hours, in minutes.
+var DefaultServiceEndMin = []int{20, 5}
+
+// Timing of warnings.
+const (
+	// Repeat: a condition that persists is warned again this often.
+	Repeat = time.Minute
+	// rearm: a condition absent for this long is new when it returns.
+	rearm = 10 * time.Second
+	// activeFor: a warning is shown on the local page for this long after its condition was
+	// last seen.
+	activeFor = 3 * time.Second
+)
+
+// Options configure a coach.
+type Options struct {
+	Vehicle string
+	// Emit receives every warning, in order, from the goroutine that calls Apply (Run's). It
+	// must not block: the outputs and the bridge's batch take the warning and return.
+	Emit   func(Warning)
+	Logger *slog.Logger
+	// Queue bounds the readings waiting for Run (1024 by default); beyond it they are
+	// dropped and counted: the coach never slows the bridge.
+	Queue int
+}
+
+// Coach evaluates the readings of one vehicle. Its methods are safe for concurrent use.
+type Coach struct {
+	vehicle string
+	emit    func(Warning)
+	log     *slog.Logger
+	queue   chan *wire.Batch
+	dropped atomic.Int64
+
+	mu       sync.Mutex
+	conf     *conf // nil: no bundle, the coach is idle
+	seq      uint64
+	seen     map[key]*seenState
+	sites    []rules.SiteNear
+	lastT    time.Time
+	nearSite time.Time // last reading with an open sensitive site within the lead distance
+	warnings int64
+}
+
+// conf is a bundle ready to use.
+type conf struct {
+	version   uint64
+	profile   *profile.Profile
+	places    *geofences.Set
+	engine    *rules.Engine
+	lead      float64
+	margin    float64
+	endMin    []int // descending
+	limiter   bool
+	limitKmh  float64
+	threshold float64
+}
+
+type key struct {
+	kind Kind
+	site string
+	n    int // the minutes of an hours_end warning
+}
+
+type seenState struct {
+	first, last, emitted time.Time
+	w                    Warning
+}
+
+// New returns a coach with no configuration: it warns once Configure gave it a bundle.
+func New(o Options) *Coach {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Queue <= 0 {
+		o.Queue = 1024
+	}
+	if o.Emit == nil {
+		o.Emit = func(Warning) {}
+	}
+	return &Coach{vehicle: o.Vehicle, emit: o.Emit, log: o.Logger, queue: make(chan *wire.Batch, o.Queue), seen: map[key]*seenState{}}
+}
+
+// ErrNoProfile refuses a bundle whose profile cannot be read.
+var ErrNoProfile = errors.New("coach: bundle profile unreadable")
+
+// Configure puts a verified bundle in force: its profile, its geofences and its warning
+// settings. A bundle that cannot be used leaves the one in force.
+func (c *Coach) Configure(cb *configbundle.Bundle) error {
+	p, err := profile.Parse([]byte(cb.Profile.YAML), "bundle:"+cb.Profile.ID)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNoProfile, err)
+	}
+	var places *geofences.Set
+	if len(cb.Geofences) > 0 {
+		if places, err = geofences.Read(bytes.NewReader(cb.Geofences), "bundle.geojson"); err != nil {
+			return fmt.Errorf("coach: bundle geofences: %w", err)
+		}
+	}
+	w := cb.Settings.Warnings
+	nc := &conf{
+		version: cb.Version, profile: p, places: places, engine: rules.New(p, places),
+		lead: w.LeadDistanceM, margin: w.SpeedMarginKmh, endMin: slices.Clone(w.ServiceEndMin),
+		limiter: w.VolumeLimiter, limitKmh: p.Speed.LimitKmh, threshold: p.Sensitive.EmissionDB,
+	}
+	if nc.lead <= 0 {
+		nc.lead = DefaultLeadDistanceM
+	}
+	if nc.margin <= 0 {
+		nc.margin = DefaultSpeedMarginKmh
+	}
+	if len(nc.endMin) == 0 {
+		nc.endMin = slices.Clone(DefaultServiceEndMin)
+	}
+	slices.Sort(nc.endMin)
+	slices.Reverse(nc.endMin)
+	licensee := cb.Licensee
+	nc.engine.SetRegistry(func(string) (rules.Registration, bool) {
+		return rules.Registration{Licensee: licensee}, licensee != ""
+	})
+	c.mu.Lock()
+	c.conf = nc
+	clear(c.seen)
+	c.mu.Unlock()
+	n := 0
+	if places != nil {
+		n = places.Len()
+	}
+	c.log.Info("coach configured", "config_version", cb.Version, "profile", cb.Profile.ID,
+		"geofences", n, "lead_distance_m", nc.lead, "speed_margin_kmh", nc.margin, "volume_limiter", nc.limiter)
+	return nil
+}
+
+// Observe hands the coach readings without waiting (Run evaluates them); when the queue is
+// full they are dropped and counted.
+func (c *Coach) Observe(b *wire.Batch) {
+	select {
+	case c.queue <- b:
+	default:
+		c.dropped.Add(1)
+	}
+}
+
+// Run evaluates the observed readings until done is closed.
+func (c *Coach) Run(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case b := <-c.queue:
+			c.Apply(b)
+		}
+	}
+}
+
+// Apply evaluates readings of the vehicle now and emits the warnings they raise. b is not
+// kept after Apply returns, nor are its times checked: they are the bridge's own.
+func (c *Coach) Apply(b *wire.Batch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cf := c.conf
+	if cf == nil {
+		return
+	}
+	c.seq++
+	in := *b
+	in.V, in.Vehicle, in.Epoch, in.Seq = wire.Version, c.vehicle, "coach", c.seq
+	// The coach warns whatever the bridge's time source: a system clock is no evidence for
+	// the monitor, but it is the driver's now.
+	in.Clock = wire.ClockRTC
+	cf.engine.Apply(&in, time.Time{})
+	// The coach keeps no episode: it only asks the engine what holds now.
+	if _, err := cf.engine.Drain(); err != nil {
+		c.log.Debug("coach engine drain", "err", err)
+	}
+	t := latest(b)
+	if t.IsZero() {
+		return
+	}
+	if t.After(c.lastT) {
+		c.lastT = t
+	}
+	c.evaluate(cf, c.lastT)
+}
+
+// latest is the time of the newest reading of b.
+func latest(b *wire.Batch) time.Time {
+	var t time.Time
+	later := func(x wire.Time) {
+		if x.After(t) {
+			t = x.Time
+		}
+	}
+	for i := range b.GPS {
+		later(b.GPS[i].T)
+	}
+	for i := range b.Tacho {
+		later(b.Tacho[i].T)
+	}
+	for i := range b.Sound {
+		later(b.Sound[i].T)
+	}
+	for i := range b.Service {
+		later(b.Service[i].T)
+	}
+	for i := range b.Door {
+		later(b.Door[i].T)
+	}
+	return t
+}
+
+// evaluate asks the rules what holds at t and warns.
+func (c *Coach) evaluate(cf *conf, t time.Time) {
+	e := cf.engine
+	v := e.VehicleByID(c.vehicle)
+	if v == nil {
+		return
+	}
+	in, known := e.InService(v, t)
+	outOfService := known && !in
+	kmh, _, haveSpeed := v.SpeedAt(t)
+	lat, lon, havePos := v.Position(t)
+
+	// Speed (rule speed, Art. 23): the limit itself, not limit + tolerance where an episode
+	// starts; out of service the law's speed rule does not apply.
+	if haveSpeed && !outOfService {
+		switch {
+		case kmh > cf.limitKmh:
+			c.raise(t, key{kind: KindSpeedOver}, Warning{Rule: rules.RuleSpeed, Value: kmh, Limit: cf.limitKmh})
+		case kmh >= cf.limitKmh-cf.margin:
+			c.raise(t, key{kind: KindSpeedNear}, Warning{Rule: rules.RuleSpeed, Value: kmh, Limit: cf.limitKmh})
+		}
+	}
+
+	// Sensitive sites (rule sensitive_zone_sound, Art. 28): the sites open at t whose
+	// protected radius lies within the lead distance — longer when faster than the limit, so
+	// that the driver has the same time to react — while the sound reaches the threshold.
+	// The volume limiter follows the sites alone, whatever the level: a limiter that let go
+	// once the sound dropped would raise it again.
+	if havePos {
+		lead := cf.lead
+		if haveSpeed && cf.limitKmh > 0 && kmh > cf.limitKmh {
+			lead *= kmh / cf.limitKmh
+		}
+		c.sites = e.AppendOpenSites(c.sites[:0], lat, lon, lead, t)
+		if len(c.sites) > 0 {
+			c.nearSite = t
+		}
+		level, emits, soundKnown := e.Emitting(v, t)
+		if soundKnown && emits {
+			for _, s := range c.sites {
+				c.raise(t, key{kind: KindSiteSound, site: s.ID}, Warning{Rule: rules.RuleSensitiveZoneSound,
+					Site: s.ID, DistanceM: math.Round(s.DistanceM), Value: level, Limit: cf.threshold})
+			}
+		}
+	}
+
+	// Itinerary (rule route_deviation, Art. 36 and 38): the rule's own condition on the last
+	// position, before its confirmation opens an episode.
+	if havePos {
+		if _, peak, ok := v.Holding(rules.RuleRouteDeviation); ok {
+			c.raise(t, key{kind: KindItinerary}, Warning{Rule: rules.RuleRouteDeviation,
+				Value: math.Round(peak), Limit: cf.profile.Route.CorridorM})
+		}
+	}
+
+	// Service hours (rule hours, Art. 29): the nearest warning whose minutes have come.
+	if !outOfService {
+		if left, inside := rules.MinutesToEnd(cf.profile, t); inside {
+			for i := len(cf.endMin) - 1; i >= 0; i-- {
+				if m := cf.endMin[i]; left <= float64(m) {
+					c.raise(t, key{kind: KindHoursEnd, n: m}, Warning{Rule: rules.RuleHours,
+						Value: math.Ceil(left), Limit: float64(m)})
+					break
+				}
+			}
+		}
+	}
+}
+
+// raise notes that the condition of k holds at t and emits its warning when it is new (absent
+// for rearm) or has lasted Repeat since it was last emitted. An hours_end warning is emitted
+// once for its minutes.
+func (c *Coach) raise(t time.Time, k key, w Warning) {
+	w.T, w.Kind = t, k.kind
+	s := c.seen[k]
+	if s == nil {
+		s = &seenState{}
+		c.seen[k] = s
+	}
+	fresh := s.last.IsZero() || t.Sub(s.last) > rearm
+	if fresh {
+		s.first = t
+	}
+	s.last, s.w = t, w
+	due := fresh || (k.kind != KindHoursEnd && t.Sub(s.emitted) >= Repeat)
+	if k.kind == KindHoursEnd && !s.emitted.IsZero() && t.Sub(s.emitted) < 24*time.Hour {
+		due = false
+	}
+	if !due {
+		return
+	}
+	s.emitted = t
+	c.warnings++
+	c.emit(w)
+}
+
+// State is what the coach shows now (the local page).
+type State struct {
+	// T is the device time of the newest reading (zero: none yet).
+	T time.Time `json:"t,omitzero"`
+	// ConfigVersion is the bundle in force (0: none: the coach is idle).
+	ConfigVersion uint64 `json:"config_version"`
+	// Active are the warnings whose condition held within the last seconds, most urgent first.
+	Active []Active `json:"active"`
+	// Limiter: the volume limiter should lower the sound now (an open sensitive site ahead,
+	// and the bundle turned the limiter on).
+	Limiter bool `json:"limiter"`
+	// Dropped counts readings the coach had no time for.
+	Dropped int64 `json:"dropped"`
+	// Warnings counts the warnings emitted.
+	Warnings int64 `json:"warnings"`
+}
+
+// Active is a warning in force, with what the page says of it.
+type Active struct {
+	Warning
+	SiteName     string `json:"site_name,omitempty"`
+	SiteCategory string `json:"site_category,omitempty"`
+	// Text is the warning in Portuguese, big on the page: "ESCOLA A 180 m — ABAIXE O SOM".
+	Text string `json:"text"`
+}
+
+// State returns the warnings in force at the newest reading.
+func (c *Coach) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := State{T: c.lastT, Dropped: c.dropped.Load(), Warnings: c.warnings, Active: []Active{}}
+	cf := c.conf
+	if cf == nil {
+		return st
+	}
+	st.ConfigVersion = cf.version
+	st.Limiter = cf.limiter && !c.nearSite.IsZero() && c.lastT.Sub(c.nearSite) <= activeFor
+	for k, s := range c.seen {
+		if c.lastT.Sub(s.last) > activeFor {
+			if c.lastT.Sub(s.last) > time.Hour && k.kind != KindHoursEnd {
+				delete(c.seen, k) // keep the map bounded
+			}
+			continue
+		}
+		a := Active{Warning: s.w}
+		if k.site != "" && cf.places != nil {
+			if f, ok := cf.places.Feature(k.site); ok {
+				a.SiteName, a.SiteCategory = f.Name, string(f.Category)
+			}
+		}
+		a.Text = Text(a)
+		st.Active = append(st.Active, a)
+	}
+	slices.SortFunc(st.Active, func(a, b Active) int {
+		if d := slices.Index(Kinds, a.Kind) - slices.Index(Kinds, b.Kind); d != 0 {
+			return d
+		}
+		return int(a.DistanceM - b.DistanceM)
+	})
+	return st
+}
