@@ -773,7 +773,7 @@ vehicles:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor", "profiles", "piuma.yaml"))
+	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "profiles", "piuma.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/notice"
+	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/monitor/web"
@@ -101,6 +102,7 @@ func TestPortalInTheBrowser(t *testing.T) {
 			{ID: "PIU-003", Licensee: "L2", Online: &online, Lat: &lat, Lon: &lon, SpeedKmh: &speed}},
 		Cases:  &api.CasesConfig{Store: db, Profile: p, Registry: reg, Now: func() time.Time { return now }},
 		Portal: &api.PortalConfig{Store: db},
+		Notify: &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db})},
 		Static: web.Handler(web.Options{}), Metrics: prometheus.NewRegistry()})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
@@ -223,6 +225,7 @@ func TestCaseElectronicFallbackInTheBrowser(t *testing.T) {
 		Map:    api.MapConfig{Profile: p, Geofences: set},
 		Cases:  &api.CasesConfig{Store: db, Profile: p, Registry: reg, Now: func() time.Time { return now }},
 		Portal: &api.PortalConfig{Store: db},
+		Notify: &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db})},
 		Static: web.Handler(web.Options{}), Metrics: prometheus.NewRegistry()})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)

@@ -103,7 +103,7 @@ func TestSignedTelemetryEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The Piúma profile with signatures required.
-	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor", "profiles", "piuma.yaml"))
+	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "profiles", "piuma.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/notify"
+	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram"
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram/telegramtest"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -70,6 +71,7 @@ func TestTriageInTheBrowser(t *testing.T) {
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	srv := api.New(api.Config{
 		Users: db, Audit: db, Episodes: db, Drafts: db, DraftKey: pub, Triage: db, Health: db.Ping,
+		Notify: &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db})},
 		Static: web.Handler(web.Options{}), Map: api.MapConfig{Geofences: set, Profile: profile.Piuma()},
 		Metrics: prometheus.NewRegistry(), Logger: slog.New(slog.DiscardHandler),
 	})

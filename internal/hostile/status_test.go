@@ -34,7 +34,7 @@ func TestStatusObeysSignaturePolicy(t *testing.T) {
 		t.Fatalf("monitor vehicle add: %v\n%s", err, out)
 	}
 	kid, key := bridgeKey(t, filepath.Join(dir, "PIU-001"))
-	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "monitor", "profiles", "piuma.yaml"))
+	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "profiles", "piuma.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
