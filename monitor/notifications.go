@@ -31,7 +31,16 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	dir := notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log})
+	var vapidPub string
+	if f.WebPush != nil {
+		keys, err := f.WebPushKeys(nil) // read by Dispatcher above: it parses
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		vapidPub = keys.PublicString()
+	}
+	dir := notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log,
+		VAPIDPublicKey: vapidPub})
 	tap := &notify.HubTap{Next: hub, Dispatcher: d, Severity: severity}
 	if regStore != nil {
 		lookup := rules.FromRegistry(regStore)

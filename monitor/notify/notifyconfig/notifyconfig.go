@@ -112,12 +112,26 @@ func (w *WebPush) policy() webpush.Policy {
 	return p
 }
 
+// WebPushKeys reads the VAPID key pair from the environment (TRENZINHO_VAPID_PRIVATE_KEY;
+// getenv is os.Getenv when nil). Its public half is the applicationServerKey the dashboard
+// subscribes with (Directory.VAPIDPublicKey).
+func (f *File) WebPushKeys(getenv func(string) string) (webpush.Keys, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	keys, err := webpush.ParseKeys(getenv(EnvVAPIDKey))
+	if err != nil {
+		return keys, fmt.Errorf("notifications webpush (%s): %w", EnvVAPIDKey, err)
+	}
+	return keys, nil
+}
+
 // User is one person's addresses and preferences.
 type User struct {
 	ID          string   `yaml:"id"`
 	Email       string   `yaml:"email"`
 	Telegram    string   `yaml:"telegram"`
-	WebPush     []string `yaml:"webpush"` // subscriptions (JSON), until the dashboard stores them
+	WebPush     []string `yaml:"webpush"` // subscriptions (JSON); the dashboard stores more (Directory)
 	Rules       []string `yaml:"rules"`
 	Vehicles    []string `yaml:"vehicles"`
 	Licensees   []string `yaml:"licensees"`
@@ -317,9 +331,9 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 		chans["telegram"] = &telegram.Client{BaseURL: t.BaseURL, Token: tok}
 	}
 	if w := f.WebPush; w != nil {
-		keys, err := webpush.ParseKeys(getenv(EnvVAPIDKey))
+		keys, err := f.WebPushKeys(getenv)
 		if err != nil {
-			return nil, nil, fmt.Errorf("notifications webpush (%s): %w", EnvVAPIDKey, err)
+			return nil, nil, err
 		}
 		if !strings.HasPrefix(w.Subject, "mailto:") && !strings.HasPrefix(w.Subject, "https://") {
 			return nil, nil, errors.New("notifications webpush: subject must be mailto: or https://")
