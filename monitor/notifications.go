@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,7 +28,11 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db})
+	// The directory is made with the dispatcher; the sender tells it of the subscriptions gone
+	// only once both exist (a message is sent in Run, after this function returns).
+	var dir *notifyconfig.Directory
+	pushGone := func(ctx context.Context, sub string) { dir.PushGone(ctx, sub) }
+	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db, PushGone: pushGone})
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -39,7 +44,7 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 		}
 		vapidPub = keys.PublicString()
 	}
-	dir := notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log,
+	dir = notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log,
 		VAPIDPublicKey: vapidPub})
 	tap := &notify.HubTap{Next: hub, Dispatcher: d, Severity: severity}
 	if regStore != nil {

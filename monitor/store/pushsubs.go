@@ -141,3 +141,30 @@ FROM notify_push_subs p JOIN users u ON u.id = p.user_id WHERE u.name = ? AND p.
 	}
 	return s, nil
 }
+
+// DeletePushSubscriptionByEndpoint removes the subscription of that endpoint, whoever holds it,
+// and returns it; ErrNotFound when none is stored (one of the notifications file's).
+func (db *DB) DeletePushSubscriptionByEndpoint(ctx context.Context, endpoint string) (PushSubscription, error) {
+	var s PushSubscription
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+pushSubColumns+`
+FROM notify_push_subs p JOIN users u ON u.id = p.user_id WHERE p.endpoint = ?`, endpoint)
+		if err != nil {
+			return err
+		}
+		got, err := scanPushSubs(rows)
+		if err != nil {
+			return err
+		}
+		if len(got) == 0 {
+			return ErrNotFound
+		}
+		s = got[0]
+		_, err = tx.ExecContext(ctx, `DELETE FROM notify_push_subs WHERE id = ?`, s.ID)
+		return err
+	})
+	if err != nil {
+		return s, fmt.Errorf("store: push subscription: %w", err)
+	}
+	return s, nil
+}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,6 +31,8 @@ type PrefsStore interface {
 	PushSubscriptions(ctx context.Context, user string) ([]store.PushSubscription, error)
 	AllPushSubscriptions(ctx context.Context) ([]store.PushSubscription, error)
 	DeletePushSubscription(ctx context.Context, user string, id int64) (store.PushSubscription, error)
+	DeletePushSubscriptionByEndpoint(ctx context.Context, endpoint string) (store.PushSubscription, error)
+	Audit(ctx context.Context, e store.AuditEntry) error
 }
 
 // Directory is who gets what: the users and the on-duty schedule of the notifications file,
@@ -414,4 +418,35 @@ func (dir *Directory) Run(ctx context.Context, every time.Duration) {
 			}
 		}
 	}
+}
+
+// PushGone removes a stored subscription the push service no longer knows (404, 410: the app
+// uninstalled, the browser's data cleared), audited as notify.push.gone by nobody, and hands
+// the change to the dispatcher. A subscription of the notifications file is the operator's:
+// it stays (its failures are in the dead letters). Options.PushGone calls it from the sender.
+func (dir *Directory) PushGone(ctx context.Context, subscription string) {
+	sub, _, _, err := webpush.ParseSubscription(subscription)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	s, err := dir.db.DeletePushSubscriptionByEndpoint(ctx, sub.Endpoint)
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		dir.log.Error("notify: push subscription gone but not removed", "err", err)
+		return
+	}
+	host := ""
+	if u, err := url.Parse(s.Endpoint); err == nil {
+		host = u.Hostname()
+	}
+	before, _ := json.Marshal(map[string]string{"user": s.User, "label": s.Label, "host": host})
+	if err := dir.db.Audit(ctx, store.AuditEntry{Action: "notify.push.gone", Object: "push:" + strconv.FormatInt(s.ID, 10), Before: before}); err != nil {
+		dir.log.Error("notify: push subscription removal not audited", "err", err)
+	}
+	dir.log.Info("notify: push subscription gone; removed", "user", s.User, "id", s.ID, "host", host)
+	dir.refreshAfterEdit(ctx)
 }

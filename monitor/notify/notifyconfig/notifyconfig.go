@@ -7,6 +7,7 @@ package notifyconfig
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -268,6 +269,24 @@ type Options struct {
 	Clock      notify.Clock
 	// DeadLetters keeps the dead letters across restarts (*store.DB); nil: in memory.
 	DeadLetters notify.DeadLetterStore
+	// PushGone is told of a Web Push subscription (its JSON) the push service no longer knows
+	// (404, 410: webpush.ErrGone), after the failure is recorded; Directory.PushGone removes
+	// it when the dashboard stored it. Nil: nothing is told.
+	PushGone func(ctx context.Context, subscription string)
+}
+
+// goneHook is the Web Push channel that tells Options.PushGone of the subscriptions gone.
+type goneHook struct {
+	notify.Channel
+	gone func(ctx context.Context, subscription string)
+}
+
+func (g goneHook) Send(ctx context.Context, to string, m notify.Message) error {
+	err := g.Channel.Send(ctx, to, m)
+	if errors.Is(err, webpush.ErrGone) {
+		g.gone(ctx, to)
+	}
+	return err
 }
 
 // EmailSender builds the file's SMTP sender (nil, nil when the file configures no e-mail):
@@ -339,6 +358,9 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 			return nil, nil, errors.New("notifications webpush: subject must be mailto: or https://")
 		}
 		chans["webpush"] = &webpush.Sender{Keys: keys, Subject: w.Subject, Policy: w.policy()}
+		if o.PushGone != nil {
+			chans["webpush"] = goneHook{Channel: chans["webpush"], gone: o.PushGone}
+		}
 	}
 	users := make([]notify.User, 0, len(f.Users))
 	for _, u := range f.Users {

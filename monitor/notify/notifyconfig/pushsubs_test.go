@@ -3,8 +3,10 @@ package notifyconfig
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -166,5 +168,72 @@ users:
 	}
 	if _, _, err := off.AddPushSubscription(ctx, "ana", pushTo(fileSub), ""); !errors.Is(err, ErrWebPushOff) {
 		t.Errorf("subscription without webpush: %v", err)
+	}
+}
+
+// goneService is a Web Push channel whose push service no longer knows one endpoint: the error
+// webpush.Sender returns for 404 and 410.
+type goneService struct {
+	recorder
+	gone string
+}
+
+func (g *goneService) Send(ctx context.Context, to string, m notify.Message) error {
+	sub, _, _, _ := webpush.ParseSubscription(to)
+	if sub.Endpoint == g.gone {
+		return notify.Permanent(fmt.Errorf("%w: web push to fcm.googleapis.com: 410 Gone", webpush.ErrGone))
+	}
+	return g.recorder.Send(ctx, to, m)
+}
+
+// TestPushGoneRemoved: a subscription the push service says is gone is removed from the store
+// (audited as notify.push.gone), and the next alert is not sent to it; the user's other device
+// keeps receiving.
+func TestPushGoneRemoved(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "monitor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	f, err := Parse([]byte("webpush: {subject: \"mailto:f@piuma.example\"}\n"), "n.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateUser(ctx, "ana", "senha-de-teste-1", store.RoleFiscal); err != nil {
+		t.Fatal(err)
+	}
+	old, phone := "https://fcm.googleapis.com/fcm/send/old-phone", "https://fcm.googleapis.com/fcm/send/new-phone"
+	svc := &goneService{gone: old}
+	var dir *Directory
+	ch := goneHook{Channel: svc, gone: func(ctx context.Context, sub string) { dir.PushGone(ctx, sub) }}
+	d, err := notify.New(notify.Config{Channels: map[string]notify.Channel{"webpush": ch}, Window: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := webpush.GenerateKeys()
+	dir = NewDirectory(DirectoryConfig{File: f, Store: db, Dispatcher: d, VAPIDPublicKey: keys.PublicString()})
+	for _, ep := range []string{old, phone} {
+		if _, _, err := dir.AddPushSubscription(ctx, "ana", pushTo(ep), "celular"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alert := func(id string) {
+		d.Notify(notify.Alert{EpisodeID: id, Rule: "speed", Vehicle: "PIU-001", Severity: notify.High, Start: time.Now()})
+		d.Flush(ctx)
+	}
+	alert("e1")
+	left, _ := db.PushSubscriptions(ctx, "ana")
+	if len(left) != 1 || left[0].Endpoint != phone {
+		t.Fatalf("after the 410: %+v", left)
+	}
+	entries, _, _ := db.ListAudit(ctx, store.AuditFilter{Action: "notify.push.gone"}, 10, "")
+	if len(entries) != 1 || !strings.Contains(string(entries[0].Before), `"user":"ana"`) || strings.Contains(string(entries[0].Before), "old-phone") {
+		t.Errorf("audit: %+v", entries)
+	}
+	svc.to = nil
+	alert("e2")
+	if len(svc.to) != 1 || len(d.DeadLetters()) != 1 {
+		t.Errorf("the next alert went to %d devices (want the one left), %d dead letters (want the first 410)", len(svc.to), len(d.DeadLetters()))
 	}
 }

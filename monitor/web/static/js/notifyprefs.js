@@ -17,6 +17,7 @@ Object.assign(AUDIT_ACTIONS, {
   "notify.shift.delete": "Plantão removido da escala", "notify.dead_letters.list": "Consulta aos avisos não entregues",
   "notify.dead_letter.retry": "Reenvio de aviso não entregue",
   "notify.push.add": "Aparelho inscrito nos avisos push", "notify.push.delete": "Aparelho removido dos avisos push",
+  "notify.push.gone": "Aparelho removido dos avisos push (inscrição encerrada pelo navegador)",
 });
 
 const SEVERITIES = { "": "Todas", low: "Baixa ou maior", medium: "Média ou maior", high: "Somente alta" };
