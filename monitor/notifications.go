@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,11 +28,24 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db})
+	// The directory is made with the dispatcher; the sender tells it of the subscriptions gone
+	// only once both exist (a message is sent in Run, after this function returns).
+	var dir *notifyconfig.Directory
+	pushGone := func(ctx context.Context, sub string) { dir.PushGone(ctx, sub) }
+	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db, PushGone: pushGone})
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	dir := notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log})
+	var vapidPub string
+	if f.WebPush != nil {
+		keys, err := f.WebPushKeys(nil) // read by Dispatcher above: it parses
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		vapidPub = keys.PublicString()
+	}
+	dir = notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log,
+		VAPIDPublicKey: vapidPub})
 	tap := &notify.HubTap{Next: hub, Dispatcher: d, Severity: severity}
 	if regStore != nil {
 		lookup := rules.FromRegistry(regStore)

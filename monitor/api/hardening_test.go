@@ -27,6 +27,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/complaints"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
+	"github.com/trenzinho/trenzinho/monitor/notify/webpush"
 	"github.com/trenzinho/trenzinho/monitor/photo"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
@@ -134,7 +135,17 @@ func sourceRoutes(t *testing.T) []route {
 func everyOptionalPart(t *testing.T, c *api.Config, db *store.DB) {
 	t.Helper()
 	c.DeadLetters = deadLetterDispatcher(t, db)
-	c.Notify = &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db})}
+	// Web Push configured (a key, no dispatcher), so that the push subscriptions' routes are served.
+	pushFile, err := notifyconfig.Parse([]byte("webpush: {subject: \"mailto:ti@piuma.example\"}\n"), "notifications.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vapid, err := webpush.GenerateKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Notify = &api.NotifyConfig{Directory: notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db, File: pushFile,
+		VAPIDPublicKey: vapid.PublicString()})}
 	c.Public = &api.PublicConfig{Store: db, MaxUpload: 1 << 20}
 	c.Transparency = db
 	c.Triage = db

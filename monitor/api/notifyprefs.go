@@ -69,6 +69,7 @@ func (s *Server) notifyRoutes(a *http.ServeMux) {
 	a.Handle("GET /api/v1/notifications/schedule", s.requireRole(store.RoleFiscal, s.handleSchedule))
 	a.Handle("POST /api/v1/notifications/schedule", s.requireRole(store.RoleSupervisor, s.handleAddShift))
 	a.Handle("DELETE /api/v1/notifications/schedule/{id}", s.requireRole(store.RoleSupervisor, s.handleDeleteShift))
+	s.pushRoutes(a)
 }
 
 func (s *Server) notifyLoc() *time.Location {
@@ -104,6 +105,8 @@ type prefsAnswer struct {
 	TimeZone   string            `json:"time_zone"`
 	Prefs      prefsJSON         `json:"prefs"`
 	UpdatedAt  wire.Time         `json:"updated_at,omitzero"`
+	// Push is the Web Push key and the user's devices; absent when the server sends no Web Push.
+	Push *pushAnswer `json:"push,omitempty"`
 }
 
 func toPrefsJSON(p store.NotifyPrefs) prefsJSON {
@@ -125,6 +128,10 @@ func (s *Server) writePrefs(w http.ResponseWriter, r *http.Request, user string)
 	}
 	ans := prefsAnswer{User: user, Source: source, Channels: s.notify.Directory.Channels(), Severities: s.notify.Directory.Severities(),
 		TimeZone: s.notifyLoc().String(), Prefs: toPrefsJSON(p)}
+	if ans.Push, err = s.pushInfo(r.Context(), user); err != nil {
+		s.internalError(w, r, err)
+		return
+	}
 	if ans.Channels == nil {
 		ans.Channels = []string{}
 	}

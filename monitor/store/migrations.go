@@ -524,6 +524,20 @@ CREATE INDEX complaints_created ON complaints (created_at, id);
 CREATE INDEX complaints_episode ON complaints (episode_id) WHERE episode_id IS NOT NULL;
 CREATE INDEX complaints_contact ON complaints (created_at) WHERE contact IS NOT NULL;
 `},
+	// Issue 16 (Web Push from the dashboard): the push subscriptions a user made in Perfil →
+	// Notificações, one per browser (device). An endpoint is one browser's: it belongs to one
+	// user at a time (store/pushsubs.go).
+	{17, `
+CREATE TABLE notify_push_subs (
+	id         INTEGER PRIMARY KEY,
+	user_id    INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	endpoint   TEXT    NOT NULL UNIQUE,
+	sub        TEXT    NOT NULL CHECK (json_valid(sub)),
+	label      TEXT    NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX notify_push_subs_user ON notify_push_subs (user_id);
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -2,14 +2,19 @@ package notifyconfig
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/notify"
+	"github.com/trenzinho/trenzinho/monitor/notify/webpush"
 	"github.com/trenzinho/trenzinho/monitor/store"
 )
 
@@ -22,6 +27,12 @@ type PrefsStore interface {
 	AddNotifyShift(ctx context.Context, s store.NotifyShift) (store.NotifyShift, error)
 	NotifyShifts(ctx context.Context, from, to time.Time) ([]store.NotifyShift, error)
 	DeleteNotifyShift(ctx context.Context, id int64) (store.NotifyShift, error)
+	AddPushSubscription(ctx context.Context, s store.PushSubscription, max int) (store.PushSubscription, string, error)
+	PushSubscriptions(ctx context.Context, user string) ([]store.PushSubscription, error)
+	AllPushSubscriptions(ctx context.Context) ([]store.PushSubscription, error)
+	DeletePushSubscription(ctx context.Context, user string, id int64) (store.PushSubscription, error)
+	DeletePushSubscriptionByEndpoint(ctx context.Context, endpoint string) (store.PushSubscription, error)
+	Audit(ctx context.Context, e store.AuditEntry) error
 }
 
 // Directory is who gets what: the users and the on-duty schedule of the notifications file,
@@ -36,6 +47,10 @@ type PrefsStore interface {
 //     stored preferences are not used.
 //   - The on-duty schedule is the file's shifts plus the stored ones (the file's are read-only
 //     in the dashboard).
+//   - The Web Push subscriptions users made in the dashboard ("Receber avisos neste aparelho")
+//     are added to their webpush addresses, whatever the source of their preferences; a user
+//     with subscriptions and neither saved preferences nor an entry in the file gets the
+//     defaults (every alert, every channel) on them.
 //
 // The dispatcher's copy is rebuilt after every edit made through the Directory and every
 // minute (Run), so that a disabled account or a restored backup is taken into account too.
@@ -46,6 +61,7 @@ type Directory struct {
 	severity func(rule string) notify.Severity
 	clock    notify.Clock
 	log      *slog.Logger
+	vapidPub string // the VAPID public key; "" when Web Push is not configured
 
 	mu sync.Mutex // serialises the refreshes
 }
@@ -60,11 +76,18 @@ type DirectoryConfig struct {
 	Severity func(rule string) notify.Severity
 	Clock    notify.Clock // the real clock when nil
 	Logger   *slog.Logger
+	// VAPIDPublicKey is the Web Push application server key (webpush.Keys.PublicString),
+	// which the dashboard subscribes with; subscriptions are taken only when it is set and the
+	// file configures webpush.
+	VAPIDPublicKey string
 }
 
 // NewDirectory returns a Directory; call Refresh (or Run) to hand its users to the dispatcher.
 func NewDirectory(c DirectoryConfig) *Directory {
 	dir := &Directory{file: c.File, db: c.Store, d: c.Dispatcher, severity: c.Severity, clock: c.Clock, log: c.Logger}
+	if c.File != nil && c.File.WebPush != nil {
+		dir.vapidPub = c.VAPIDPublicKey
+	}
 	if dir.severity == nil {
 		dir.severity = notify.DefaultSeverity
 	}
@@ -220,12 +243,16 @@ func (dir *Directory) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	users, sched := dir.merge(saved, stored)
+	subs, err := dir.db.AllPushSubscriptions(ctx)
+	if err != nil {
+		return err
+	}
+	users, sched := dir.merge(saved, stored, subs)
 	return dir.d.SetUsers(users, sched)
 }
 
 // merge combines the file's users and schedule with the stored ones (Directory's rules).
-func (dir *Directory) merge(saved []store.NotifyPrefs, stored []store.NotifyShift) ([]notify.User, notify.Schedule) {
+func (dir *Directory) merge(saved []store.NotifyPrefs, stored []store.NotifyShift, subs []store.PushSubscription) ([]notify.User, notify.Schedule) {
 	byID := map[string]store.NotifyPrefs{}
 	for _, p := range saved {
 		byID[p.User] = p
@@ -258,7 +285,94 @@ func (dir *Directory) merge(saved []store.NotifyPrefs, stored []store.NotifyShif
 	for _, s := range stored {
 		sched = append(sched, notify.Shift{User: s.User, From: s.From, To: s.To})
 	}
+	if dir.vapidPub != "" {
+		users = addSubscriptions(users, subs)
+	}
 	return users, sched
+}
+
+// addSubscriptions adds the stored Web Push subscriptions to their users' webpush addresses
+// (an endpoint the file already names is not added twice); a user not yet among users is added
+// with the default preferences.
+func addSubscriptions(users []notify.User, subs []store.PushSubscription) []notify.User {
+	for _, s := range subs {
+		i := slices.IndexFunc(users, func(u notify.User) bool { return u.ID == s.User })
+		if i < 0 {
+			users = append(users, notify.User{ID: s.User})
+			i = len(users) - 1
+		}
+		dup := slices.ContainsFunc(users[i].Addresses, func(a notify.Address) bool {
+			if a.Channel != "webpush" {
+				return false
+			}
+			sub, _, _, err := webpush.ParseSubscription(a.To)
+			return err == nil && sub.Endpoint == s.Endpoint
+		})
+		if !dup {
+			users[i].Addresses = append(users[i].Addresses, notify.Address{Channel: "webpush", To: s.Sub})
+		}
+	}
+	return users
+}
+
+// MaxPushSubscriptions bounds a user's Web Push subscriptions: a phone, a tablet, a desktop
+// or two, and browsers reinstalled; an account holding more is being abused.
+const MaxPushSubscriptions = 10
+
+// ErrWebPushOff is returned when a subscription is offered and the server does not send Web
+// Push.
+var ErrWebPushOff = errors.New("web push is not configured")
+
+// VAPIDPublicKey is the application server key the dashboard subscribes with (base64url of
+// the uncompressed P-256 point); "" when the server does not send Web Push.
+func (dir *Directory) VAPIDPublicKey() string { return dir.vapidPub }
+
+// PushSubscriptions lists the user's subscriptions made in the dashboard.
+func (dir *Directory) PushSubscriptions(ctx context.Context, user string) ([]store.PushSubscription, error) {
+	return dir.db.PushSubscriptions(ctx, user)
+}
+
+// AddPushSubscription checks a subscription (the JSON of the browser's PushSubscription) the
+// way the sender will (webpush.ParseSubscription; the endpoint's host among the file's push
+// services, its address literal allowed: the same guard against server-side request forgery
+// that the sender applies when it connects), stores it for user and hands it to the
+// dispatcher. It returns the stored subscription and the user who held the endpoint before,
+// if another did. Errors: ErrWebPushOff; webpush.ErrRefusedEndpoint and the parse errors,
+// wrapped in webpush.ErrBadSubscription; store.ErrTooMany beyond MaxPushSubscriptions.
+func (dir *Directory) AddPushSubscription(ctx context.Context, user, subJSON, label string) (store.PushSubscription, string, error) {
+	if dir.vapidPub == "" {
+		return store.PushSubscription{}, "", ErrWebPushOff
+	}
+	sub, _, _, err := webpush.ParseSubscription(subJSON)
+	if err != nil {
+		return store.PushSubscription{}, "", fmt.Errorf("%w: %w", webpush.ErrBadSubscription, err)
+	}
+	if err := dir.file.WebPush.policy().CheckEndpoint(sub.Endpoint); err != nil {
+		return store.PushSubscription{}, "", fmt.Errorf("%w: %w", webpush.ErrBadSubscription, err)
+	}
+	// Stored as the sender reads it: the endpoint and the keys, nothing else the browser sent.
+	doc, err := json.Marshal(sub)
+	if err != nil {
+		return store.PushSubscription{}, "", err
+	}
+	s, prev, err := dir.db.AddPushSubscription(ctx, store.PushSubscription{User: user, Endpoint: sub.Endpoint, Sub: string(doc), Label: label},
+		MaxPushSubscriptions)
+	if err != nil {
+		return s, "", err
+	}
+	dir.refreshAfterEdit(ctx)
+	return s, prev, nil
+}
+
+// DeletePushSubscription removes the user's subscription id (store.ErrNotFound when the user
+// has none such) and hands the change to the dispatcher.
+func (dir *Directory) DeletePushSubscription(ctx context.Context, user string, id int64) (store.PushSubscription, error) {
+	s, err := dir.db.DeletePushSubscription(ctx, user, id)
+	if err != nil {
+		return s, err
+	}
+	dir.refreshAfterEdit(ctx)
+	return s, nil
 }
 
 // storedUser is the notify.User of stored preferences. They were checked when saved; a value
@@ -304,4 +418,35 @@ func (dir *Directory) Run(ctx context.Context, every time.Duration) {
 			}
 		}
 	}
+}
+
+// PushGone removes a stored subscription the push service no longer knows (404, 410: the app
+// uninstalled, the browser's data cleared), audited as notify.push.gone by nobody, and hands
+// the change to the dispatcher. A subscription of the notifications file is the operator's:
+// it stays (its failures are in the dead letters). Options.PushGone calls it from the sender.
+func (dir *Directory) PushGone(ctx context.Context, subscription string) {
+	sub, _, _, err := webpush.ParseSubscription(subscription)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	s, err := dir.db.DeletePushSubscriptionByEndpoint(ctx, sub.Endpoint)
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		dir.log.Error("notify: push subscription gone but not removed", "err", err)
+		return
+	}
+	host := ""
+	if u, err := url.Parse(s.Endpoint); err == nil {
+		host = u.Hostname()
+	}
+	before, _ := json.Marshal(map[string]string{"user": s.User, "label": s.Label, "host": host})
+	if err := dir.db.Audit(ctx, store.AuditEntry{Action: "notify.push.gone", Object: "push:" + strconv.FormatInt(s.ID, 10), Before: before}); err != nil {
+		dir.log.Error("notify: push subscription removal not audited", "err", err)
+	}
+	dir.log.Info("notify: push subscription gone; removed", "user", s.User, "id", s.ID, "host", host)
+	dir.refreshAfterEdit(ctx)
 }

@@ -67,7 +67,7 @@ schedule:
 	}
 	saved, _ := db.AllNotifyPrefs(ctx)
 	stored, _ := db.NotifyShifts(ctx, time.Time{}, time.Time{})
-	users, sched := dir.merge(saved, stored)
+	users, sched := dir.merge(saved, stored, nil)
 
 	byID := map[string]notify.User{}
 	for _, u := range users {

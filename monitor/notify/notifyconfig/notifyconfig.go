@@ -7,6 +7,7 @@ package notifyconfig
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -112,12 +113,26 @@ func (w *WebPush) policy() webpush.Policy {
 	return p
 }
 
+// WebPushKeys reads the VAPID key pair from the environment (TRENZINHO_VAPID_PRIVATE_KEY;
+// getenv is os.Getenv when nil). Its public half is the applicationServerKey the dashboard
+// subscribes with (Directory.VAPIDPublicKey).
+func (f *File) WebPushKeys(getenv func(string) string) (webpush.Keys, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	keys, err := webpush.ParseKeys(getenv(EnvVAPIDKey))
+	if err != nil {
+		return keys, fmt.Errorf("notifications webpush (%s): %w", EnvVAPIDKey, err)
+	}
+	return keys, nil
+}
+
 // User is one person's addresses and preferences.
 type User struct {
 	ID          string   `yaml:"id"`
 	Email       string   `yaml:"email"`
 	Telegram    string   `yaml:"telegram"`
-	WebPush     []string `yaml:"webpush"` // subscriptions (JSON), until the dashboard stores them
+	WebPush     []string `yaml:"webpush"` // subscriptions (JSON); the dashboard stores more (Directory)
 	Rules       []string `yaml:"rules"`
 	Vehicles    []string `yaml:"vehicles"`
 	Licensees   []string `yaml:"licensees"`
@@ -254,6 +269,24 @@ type Options struct {
 	Clock      notify.Clock
 	// DeadLetters keeps the dead letters across restarts (*store.DB); nil: in memory.
 	DeadLetters notify.DeadLetterStore
+	// PushGone is told of a Web Push subscription (its JSON) the push service no longer knows
+	// (404, 410: webpush.ErrGone), after the failure is recorded; Directory.PushGone removes
+	// it when the dashboard stored it. Nil: nothing is told.
+	PushGone func(ctx context.Context, subscription string)
+}
+
+// goneHook is the Web Push channel that tells Options.PushGone of the subscriptions gone.
+type goneHook struct {
+	notify.Channel
+	gone func(ctx context.Context, subscription string)
+}
+
+func (g goneHook) Send(ctx context.Context, to string, m notify.Message) error {
+	err := g.Channel.Send(ctx, to, m)
+	if errors.Is(err, webpush.ErrGone) {
+		g.gone(ctx, to)
+	}
+	return err
 }
 
 // EmailSender builds the file's SMTP sender (nil, nil when the file configures no e-mail):
@@ -317,14 +350,17 @@ func (f *File) Dispatcher(o Options) (*notify.Dispatcher, func(rule string) noti
 		chans["telegram"] = &telegram.Client{BaseURL: t.BaseURL, Token: tok}
 	}
 	if w := f.WebPush; w != nil {
-		keys, err := webpush.ParseKeys(getenv(EnvVAPIDKey))
+		keys, err := f.WebPushKeys(getenv)
 		if err != nil {
-			return nil, nil, fmt.Errorf("notifications webpush (%s): %w", EnvVAPIDKey, err)
+			return nil, nil, err
 		}
 		if !strings.HasPrefix(w.Subject, "mailto:") && !strings.HasPrefix(w.Subject, "https://") {
 			return nil, nil, errors.New("notifications webpush: subject must be mailto: or https://")
 		}
 		chans["webpush"] = &webpush.Sender{Keys: keys, Subject: w.Subject, Policy: w.policy()}
+		if o.PushGone != nil {
+			chans["webpush"] = goneHook{Channel: chans["webpush"], gone: o.PushGone}
+		}
 	}
 	users := make([]notify.User, 0, len(f.Users))
 	for _, u := range f.Users {

@@ -34,6 +34,10 @@ var DefaultHosts = []string{
 	"push.apple.com",
 }
 
+// ErrBadSubscription marks a subscription refused for its content (a malformed endpoint or
+// key) by those who check it before storing it (the dashboard's subscriptions).
+var ErrBadSubscription = errors.New("bad push subscription")
+
 // ErrRefusedEndpoint marks an endpoint the guard refuses; a refused endpoint is a permanent
 // failure.
 var ErrRefusedEndpoint = errors.New("push endpoint refused")

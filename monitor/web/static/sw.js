@@ -7,6 +7,12 @@
 // offline (the map settings and the geofences): those are network-first with the last copy as
 // the fallback. Everything else under /api/ — vehicles, episodes, photos, the stream — goes to
 // the network untouched, as do the public pages (/v/, /transparencia).
+//
+// Web Push (Perfil → Notificações → "Receber avisos neste aparelho"): the monitor's push
+// message is JSON {title, body, url, tag, count} (monitor/notify/webpush); the worker shows it
+// as a notification in Portuguese, one per episode (the tag: a later message about the same
+// episode replaces the earlier one), and a tap opens the episode in the dashboard, focusing a
+// window already open.
 
 const VERSION = "__SHELL_VERSION__";
 const SHELL = ["__SHELL_FILES__"];
@@ -63,3 +69,65 @@ async function cacheFirst(req) {
   const hit = await caches.match(req, { cacheName: SHELL_CACHE, ignoreSearch: true });
   return hit || fetch(req);
 }
+
+// pushNotice is what a push message shows. A message that is not the monitor's JSON (or has
+// no payload) still shows a notification: a push subscribed with userVisibleOnly must.
+function pushNotice(data) {
+  let m = {};
+  try { m = data ? data.json() : {}; } catch { m = { body: data.text() }; }
+  const str = (v, max) => (typeof v === "string" ? v.slice(0, max) : "");
+  const title = str(m.title, 200) || "Monitor do trenzinho: novo alerta";
+  const count = Number.isInteger(m.count) && m.count > 1 ? m.count : 0;
+  return {
+    title,
+    options: {
+      body: str(m.body, 1000) || "Abra o painel para ver os alertas.",
+      tag: str(m.tag, 200) || "trenzinho-alerta",
+      renotify: Boolean(str(m.tag, 200)),
+      lang: "pt-BR",
+      dir: "ltr",
+      icon: "/icons/icon-192.png",
+      badge: "/icons/icon-192.png",
+      timestamp: Date.now(),
+      data: { url: episodeURL(str(m.url, 2048)), count },
+    },
+  };
+}
+
+// episodeURL is the dashboard address a notification opens: the message's link when it is
+// this dashboard's (the monitor's base_url may name another host: its path and hash are kept),
+// the dashboard's start otherwise.
+function episodeURL(link) {
+  const home = new URL("/", self.location.origin);
+  if (!link) return home.href;
+  try {
+    const u = new URL(link, self.location.origin);
+    if (u.protocol !== "https:" && u.protocol !== "http:") return home.href;
+    return new URL(u.pathname + u.search + u.hash, self.location.origin).href;
+  } catch {
+    return home.href;
+  }
+}
+
+self.addEventListener("push", (event) => {
+  const { title, options } = pushNotice(event.data);
+  event.waitUntil(self.registration.showNotification(title, options));
+});
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const url = (event.notification.data && event.notification.data.url) || new URL("/", self.location.origin).href;
+  event.waitUntil((async () => {
+    const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+    const open = wins.find((c) => new URL(c.url).origin === self.location.origin);
+    if (open) {
+      // The dashboard routes by the hash: navigating the open window keeps its session.
+      await open.focus();
+      if (open.url !== url && "navigate" in open) {
+        try { await open.navigate(url); } catch { /* an uncontrolled window: it stays focused */ }
+      }
+      return;
+    }
+    await self.clients.openWindow(url);
+  })());
+});

@@ -9,12 +9,15 @@ import { h, field, chip } from "./dom.js";
 import { ruleName, fmtTime, AUDIT_ACTIONS } from "./fmt.js";
 import { peakText, whereText } from "./alerts.js";
 import { toastOk } from "./toast.js";
+import { pushCard } from "./push.js";
 
 // The audit log's names of the notification actions (kept here, with their feature).
 Object.assign(AUDIT_ACTIONS, {
   "notify.prefs.set": "Preferências de notificação alteradas", "notify.shift.add": "Plantão incluído na escala",
   "notify.shift.delete": "Plantão removido da escala", "notify.dead_letters.list": "Consulta aos avisos não entregues",
   "notify.dead_letter.retry": "Reenvio de aviso não entregue",
+  "notify.push.add": "Aparelho inscrito nos avisos push", "notify.push.delete": "Aparelho removido dos avisos push",
+  "notify.push.gone": "Aparelho removido dos avisos push (inscrição encerrada pelo navegador)",
 });
 
 const SEVERITIES = { "": "Todas", low: "Baixa ou maior", medium: "Média ou maior", high: "Somente alta" };
@@ -161,6 +164,8 @@ export const profileView = {
       h("label", { class: "check" }, onDutyOnly, h("span", null, "Receber mensagens somente durante os meus plantões"))),
     h("div", { class: "btn-row" }, h("button", { type: "submit", class: "btn btn-primary", id: "np-save" }, "Salvar preferências")), msg);
     card.replaceChildren(h("h2", { class: "card-title", id: "np-title" }, "Notificações"), form);
+    // Web Push to this device, when the server sends it.
+    if (data.push) card.after(pushCard(data.push));
   },
 };
 
