@@ -65,7 +65,11 @@ func (r *runner) startFleet(ctx context.Context, env []string) error {
 	// The driver's coach: the bridges pin the monitor's key, as `monitor vehicle add` does on a
 	// Pi, so that they apply the configuration bundles it publishes; each serves its local
 	// status page on a port of its own.
-	configKey, err := monitorConfigKey(filepath.Join(r.o.data, "monitor-signing.key"))
+	keyPath := os.Getenv("TRENZINHO_SIGNING_KEY") // the monitor inherits the environment
+	if keyPath == "" {
+		keyPath = filepath.Join(r.o.data, "monitor-signing.key") // beside its database
+	}
+	configKey, err := monitorConfigKey(keyPath)
 	if err != nil {
 		r.log.Warn("the bridges pin no configuration key: their coaches stay idle", "error", err)
 	}
