@@ -66,6 +66,35 @@ type Bundle struct {
 	// itineraries and garages of the vehicle's licensee.
 	Geofences json.RawMessage `json:"geofences"`
 	Settings  Settings        `json:"settings"`
+	// Documents are the dated documents of the vehicle and of its licensee (the registry's),
+	// for the coach's document warning; absent in bundles of monitors that predate them.
+	Documents []Document `json:"documents,omitempty"`
+}
+
+// Document is a dated document of the vehicle or its licensee: which kind, whose, and the last
+// day it is valid.
+type Document struct {
+	Holder string `json:"holder"` // HolderVehicle or HolderLicensee
+	// Kind is the registry's document kind: licenca, csv, inspecao, afericao_tacografo.
+	Kind string `json:"kind"`
+	// ValidUntil is the last day the document is valid, YYYY-MM-DD, a day of the calendar
+	// of the profile's time zone.
+	ValidUntil string `json:"valid_until"`
+}
+
+// Holders of a Document.
+const (
+	HolderVehicle  = "vehicle"
+	HolderLicensee = "licensee"
+)
+
+// MaxDocuments bounds a bundle's documents (a vehicle and its licensee have a handful).
+const MaxDocuments = 64
+
+// Day is ValidUntil as a date (midnight UTC of that day); ok is false when it is not one.
+func (d Document) Day() (t time.Time, ok bool) {
+	t, err := time.Parse(time.DateOnly, d.ValidUntil)
+	return t, err == nil
 }
 
 // Profile is the legal profile in force, as the monitor loaded it.
@@ -140,6 +169,15 @@ func (b *Bundle) Validate() error {
 		return fmt.Errorf("%w: batch_interval_ms %d", ErrMalformed, b.Settings.BatchIntervalMS)
 	case b.Settings.BatchIntervalMS != 0 && b.Settings.BatchIntervalMS < 100:
 		return fmt.Errorf("%w: batch_interval_ms %d below 100", ErrMalformed, b.Settings.BatchIntervalMS)
+	case len(b.Documents) > MaxDocuments:
+		return fmt.Errorf("%w: %d documents, at most %d", ErrMalformed, len(b.Documents), MaxDocuments)
+	case b.Settings.Warnings.DocumentExpiryDays < 0 || b.Settings.Warnings.DocumentExpiryDays > 366:
+		return fmt.Errorf("%w: document_expiry_days %d", ErrMalformed, b.Settings.Warnings.DocumentExpiryDays)
+	}
+	for _, d := range b.Documents {
+		if _, ok := d.Day(); !ok || (d.Holder != HolderVehicle && d.Holder != HolderLicensee) || d.Kind == "" || len(d.Kind) > 64 {
+			return fmt.Errorf("%w: document %+v", ErrMalformed, d)
+		}
 	}
 	if _, ok := b.Settings.Level(); b.Settings.LogLevel != "" && !ok {
 		return fmt.Errorf("%w: log_level %q", ErrMalformed, b.Settings.LogLevel)

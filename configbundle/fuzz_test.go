@@ -17,6 +17,12 @@ func FuzzOpen(f *testing.F) {
 		f.Add(msg)
 		f.Add(msg[:len(msg)-3])
 	}
+	withDocs := *b
+	withDocs.Documents = []configbundle.Document{{Holder: configbundle.HolderVehicle, Kind: "inspecao", ValidUntil: "2026-12-05"},
+		{Holder: configbundle.HolderLicensee, Kind: "licenca", ValidUntil: "2026-11-30"}}
+	if msg, err := configbundle.Sign(&withDocs, seed); err == nil {
+		f.Add(msg)
+	}
 	f.Add([]byte(`{"alg":"ed25519","enc":"gzip","payload":"H4sIAAAAAAAA/w==","sig":""}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, msg []byte) {

@@ -33,6 +33,7 @@ func cmdSimulate(ctx context.Context, args []string) error {
 	slmOn := fs.Bool("slm", true, "simulate the sound-level meter (PCE-322A style)")
 	card := fs.String("card", "0000000086H101", "driver card number in the tachograph (empty: none)")
 	start := fs.String("start", "", "device time of the first reading, RFC 3339 (default: now)")
+	meterClock := fs.Bool("meter-clock", false, "set the sound-level meter's clock to device time, so that the bridge times its frames by it (needed with --speed-up above 1 or a past --start; always on for --scenario demo)")
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
@@ -142,7 +143,7 @@ func cmdSimulate(ctx context.Context, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, _ := sim.Play(ctx, p.v, p.out, sim.PlayConfig{Start: t0, SpeedUp: *speedUp, GPSHz: *gpsHz, Duration: *duration, Card: p.card, MeterClock: demo != nil})
+			st, _ := sim.Play(ctx, p.v, p.out, sim.PlayConfig{Start: t0, SpeedUp: *speedUp, GPSHz: *gpsHz, Duration: *duration, Card: p.card, MeterClock: demo != nil || *meterClock})
 			b, _ := json.Marshal(map[string]any{"vehicle": p.v.ID, "gps_epochs": st.GPSEpochs, "tacho_frames": st.TachoFrames, "slm_frames": st.SLMFrames, "dropped_writes": st.Dropped})
 			fmt.Fprintf(os.Stderr, "%s\n", b)
 		}()

@@ -32,6 +32,7 @@ type bundleConfig struct {
 	logLevel      string
 	leadM         float64
 	speedMargin   float64
+	documentDays  int
 	every         time.Duration // how often the publisher looks for changes
 }
 
@@ -41,6 +42,7 @@ func (c *bundleConfig) bind(b *config.Binder) {
 	b.String(&c.logLevel, "TRENZINHO_BUNDLE_LOG_LEVEL", "", "log level the bundles set on the bridges: debug, info, warn, error (empty: their own)")
 	b.Float(&c.leadM, "TRENZINHO_BUNDLE_LEAD_M", 300, "the coach warns this many metres before an open sensitive site")
 	b.Float(&c.speedMargin, "TRENZINHO_BUNDLE_SPEED_MARGIN_KMH", 2, "the coach warns this many km/h below the speed limit")
+	b.Int(&c.documentDays, "TRENZINHO_BUNDLE_DOCUMENT_DAYS", 15, "the coach warns this many days before a document of the vehicle or its licensee expires, and on its expiry")
 	c.every = time.Minute
 }
 
@@ -158,11 +160,48 @@ func (p *bundler) bundle(v registry.Vehicle) (*configbundle.Bundle, [32]byte, er
 		Settings: configbundle.Settings{
 			BatchIntervalMS: p.cfg.batchInterval.Milliseconds(), LogLevel: p.cfg.logLevel,
 			Warnings: configbundle.Warnings{LeadDistanceM: p.cfg.leadM, SpeedMarginKmh: p.cfg.speedMargin,
-				ServiceEndMin: []int{20, 5}, DocumentExpiryDays: 30},
+				ServiceEndMin: []int{20, 5}, DocumentExpiryDays: p.cfg.documentDays},
 		},
+		Documents: p.documents(v),
 	}
 	js, err := json.Marshal(b)
 	return b, sha256.Sum256(js), err
+}
+
+// documents are the dated documents of v and of its licensee as the registry holds them: of
+// several of one kind on one record, the one valid the longest (as registry.Store.Expiring
+// counts them); a document without an end date is left out.
+func (p *bundler) documents(v registry.Vehicle) []configbundle.Document {
+	var out []configbundle.Document
+	add := func(holder string, docs []registry.Document) {
+		best := map[registry.DocumentKind]registry.Date{}
+		var kinds []registry.DocumentKind
+		for _, d := range docs {
+			if d.ValidUntil.IsZero() {
+				continue
+			}
+			cur, seen := best[d.Kind]
+			if !seen {
+				kinds = append(kinds, d.Kind)
+			}
+			if !seen || cur.Before(d.ValidUntil) {
+				best[d.Kind] = d.ValidUntil
+			}
+		}
+		for _, k := range kinds {
+			out = append(out, configbundle.Document{Holder: holder, Kind: string(k), ValidUntil: best[k].String()})
+		}
+	}
+	add(configbundle.HolderVehicle, v.Documents)
+	if p.reg != nil {
+		if l, ok := p.reg.Licensee(v.Licensee); ok {
+			add(configbundle.HolderLicensee, l.Documents)
+		}
+	}
+	if len(out) > configbundle.MaxDocuments {
+		out = out[:configbundle.MaxDocuments]
+	}
+	return out
 }
 
 // sign issues b for now with a version above the vehicle's last.
@@ -273,6 +312,9 @@ func (c *bundleConfig) check() error {
 	}
 	if c.batchInterval != 0 && (c.batchInterval < 100*time.Millisecond || c.batchInterval > time.Hour) {
 		return fmt.Errorf("TRENZINHO_BUNDLE_BATCH_INTERVAL=%s: want 100ms to 1h, or 0", c.batchInterval)
+	}
+	if c.documentDays < 0 || c.documentDays > 366 {
+		return fmt.Errorf("TRENZINHO_BUNDLE_DOCUMENT_DAYS=%d: want 0 to 366", c.documentDays)
 	}
 	if c.validity < time.Hour {
 		return fmt.Errorf("TRENZINHO_BUNDLE_VALIDITY=%s: want at least 1h", c.validity)

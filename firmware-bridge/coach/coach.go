@@ -40,7 +40,7 @@ const (
 	KindSpeedOver Kind = "speed_over" // speed above the limit
 	KindHoursEnd  Kind = "hours_end"  // the service hours end in a few minutes
 	KindItinerary Kind = "itinerary"  // outside the authorised itinerary
-	KindDocument  Kind = "document"   // a document about to expire (not yet carried by the bundle: docs/bridge.md)
+	KindDocument  Kind = "document"   // a document of the vehicle or its licensee about to expire, or expired
 )
 
 // Kinds lists every kind, in the order of their urgency on the local page.
@@ -53,11 +53,15 @@ type Warning struct {
 	Kind Kind      `json:"kind"`
 	Rule string    `json:"rule"`           // the rule it anticipates (rules.RuleSpeed, …)
 	Site string    `json:"site,omitempty"` // the sensitive site's geofence id (site_sound), else ""
+	// Document is, for a document warning, whose and which: "vehicle:inspecao",
+	// "licensee:licenca" (the local page's; the wire carries the kind of warning only).
+	Document string `json:"document,omitempty"`
 	// DistanceM is the distance to the site (site_sound), 0 otherwise.
 	DistanceM float64 `json:"distance_m,omitempty"`
 	// Value and Limit: dB(A) and the emission threshold (site_sound); km/h and the speed
 	// limit (speed_near, speed_over); minutes left and the warning's minutes (hours_end);
-	// metres from the nearest authorised route and its corridor (itinerary).
+	// metres from the nearest authorised route and its corridor (itinerary); days left
+	// (negative: days since it expired) and the warning's days (document).
 	Value float64 `json:"value"`
 	Limit float64 `json:"limit"`
 }
@@ -66,6 +70,8 @@ type Warning struct {
 const (
 	DefaultLeadDistanceM  = 300
 	DefaultSpeedMarginKmh = 3
+	// DefaultDocumentDays: a document is warned of this many days before it expires.
+	DefaultDocumentDays = 15
 )
 
 // DefaultServiceEndMin are the warnings before the end of the service hours, in minutes.
@@ -124,12 +130,14 @@ type conf struct {
 	limiter   bool
 	limitKmh  float64
 	threshold float64
+	docDays   int
+	documents []configbundle.Document
 }
 
 type key struct {
 	kind Kind
-	site string
-	n    int // the minutes of an hours_end warning
+	site string // a site_sound's site; a document's holder:kind
+	n    int    // the minutes of an hours_end warning; a document's days left
 }
 
 type seenState struct {
@@ -172,6 +180,10 @@ func (c *Coach) Configure(cb *configbundle.Bundle) error {
 		version: cb.Version, profile: p, places: places, engine: rules.New(p, places),
 		lead: w.LeadDistanceM, margin: w.SpeedMarginKmh, endMin: slices.Clone(w.ServiceEndMin),
 		limiter: w.VolumeLimiter, limitKmh: p.Speed.LimitKmh, threshold: p.Sensitive.EmissionDB,
+		docDays: w.DocumentExpiryDays, documents: slices.Clone(cb.Documents),
+	}
+	if nc.docDays <= 0 {
+		nc.docDays = DefaultDocumentDays
 	}
 	if nc.lead <= 0 {
 		nc.lead = DefaultLeadDistanceM
@@ -288,6 +300,7 @@ func (c *Coach) evaluate(cf *conf, t time.Time) {
 	}
 	in, known := e.InService(v, t)
 	outOfService := known && !in
+	c.documents(cf, t)
 	kmh, _, haveSpeed := v.SpeedAt(t)
 	lat, lon, havePos := v.Position(t)
 
@@ -348,9 +361,35 @@ func (c *Coach) evaluate(cf *conf, t time.Time) {
 	}
 }
 
+// documents warns of each document of the bundle that expires within the warning's days of
+// the calendar day of t in the profile's time zone, or has expired: once a day (the key holds
+// the days left), whether in service or not — a driver learns it best in the garage. The
+// document_expired rule itself reads the registry, which the bridge does not have: the
+// bundle's dates are the monitor's registry as of the bundle's issue.
+func (c *Coach) documents(cf *conf, t time.Time) {
+	if len(cf.documents) == 0 {
+		return
+	}
+	y, m, d := t.In(cf.profile.Location()).Date()
+	today := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	for _, doc := range cf.documents {
+		until, ok := doc.Day()
+		if !ok {
+			continue
+		}
+		left := int(until.Sub(today).Round(24*time.Hour) / (24 * time.Hour))
+		if left > cf.docDays {
+			continue
+		}
+		id := doc.Holder + ":" + doc.Kind
+		c.raise(t, key{kind: KindDocument, site: id, n: left}, Warning{Rule: profile.DocumentExpiredRule,
+			Document: id, Value: float64(left), Limit: float64(cf.docDays)})
+	}
+}
+
 // raise notes that the condition of k holds at t and emits its warning when it is new (absent
 // for rearm) or has lasted Repeat since it was last emitted. An hours_end warning is emitted
-// once for its minutes.
+// once for its minutes, a document warning once for its days left.
 func (c *Coach) raise(t time.Time, k key, w Warning) {
 	w.T, w.Kind = t, k.kind
 	s := c.seen[k]
@@ -363,8 +402,9 @@ func (c *Coach) raise(t time.Time, k key, w Warning) {
 		s.first = t
 	}
 	s.last, s.w = t, w
-	due := fresh || (k.kind != KindHoursEnd && t.Sub(s.emitted) >= Repeat)
-	if k.kind == KindHoursEnd && !s.emitted.IsZero() && t.Sub(s.emitted) < 24*time.Hour {
+	once := k.kind == KindHoursEnd || k.kind == KindDocument
+	due := fresh || (!once && t.Sub(s.emitted) >= Repeat)
+	if once && !s.emitted.IsZero() && t.Sub(s.emitted) < 24*time.Hour {
 		due = false
 	}
 	if !due {
@@ -414,13 +454,16 @@ func (c *Coach) State() State {
 	st.Limiter = cf.limiter && !c.nearSite.IsZero() && c.lastT.Sub(c.nearSite) <= activeFor
 	for k, s := range c.seen {
 		if c.lastT.Sub(s.last) > activeFor {
-			if c.lastT.Sub(s.last) > time.Hour && k.kind != KindHoursEnd {
-				delete(c.seen, k) // keep the map bounded
+			// Keep the map bounded: an hours_end key is one per warning minutes; a document's
+			// (one per days left) is kept a day, so that a coach idle overnight does not warn
+			// twice for the same day.
+			if k.kind != KindHoursEnd && (c.lastT.Sub(s.last) > 24*time.Hour || k.kind != KindDocument && c.lastT.Sub(s.last) > time.Hour) {
+				delete(c.seen, k)
 			}
 			continue
 		}
 		a := Active{Warning: s.w}
-		if k.site != "" && cf.places != nil {
+		if k.kind == KindSiteSound && cf.places != nil {
 			if f, ok := cf.places.Feature(k.site); ok {
 				a.SiteName, a.SiteCategory = f.Name, string(f.Category)
 			}

@@ -15,6 +15,14 @@ var categoryName = map[string]string{
 	"church":        "IGREJA",
 }
 
+// documentName is a document kind (the registry's) as the driver reads it.
+var documentName = map[string]string{
+	"licenca":            "LICENÇA",
+	"csv":                "CSV",
+	"inspecao":           "LAUDO DE VISTORIA",
+	"afericao_tacografo": "AFERIÇÃO DO TACÓGRAFO",
+}
+
 // Text is a warning as the local page shows it, in Portuguese and upper case, short enough to
 // read at a glance: "ESCOLA A 180 m — ABAIXE O SOM", "31 km/h — LIMITE 30".
 func Text(a Active) string {
@@ -35,7 +43,19 @@ func Text(a Active) string {
 	case KindItinerary:
 		return "FORA DO ITINERÁRIO — " + n(a.Value) + " m DA ROTA"
 	case KindDocument:
-		return "DOCUMENTO A VENCER"
+		doc := documentName[a.Document[strings.IndexByte(a.Document, ':')+1:]]
+		if doc == "" {
+			doc = "DOCUMENTO"
+		}
+		switch {
+		case a.Value < 0:
+			return doc + " — PRAZO VENCIDO"
+		case a.Value == 0:
+			return doc + " VENCE HOJE"
+		case a.Value == 1:
+			return doc + " VENCE AMANHÃ"
+		}
+		return doc + " VENCE EM " + n(a.Value) + " DIAS"
 	}
 	return strings.ToUpper(string(a.Kind))
 }

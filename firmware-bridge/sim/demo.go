@@ -12,6 +12,8 @@ import "time"
 //   - music is played at 54 dB(A) at the meter, which is no emission under Art. 28 (70 dB(A))
 //     and, estimated at 7.5 m (−11.48 dB), under the NBR 10151 limit of every area by day and by
 //     night (the strictest, 45 dB at night, plus the 1 dB tolerance);
+//   - but once: PIU-001 turns its music up to 74 dB(A) for 15 s 400 m from the Pronto
+//     Atendimento, the warning its driver heeds (DemoWarnings), which opens nothing;
 //   - speeds stay at or under 30 km/h, the limit, except in the scripted speeding;
 //   - the drive between a garage and its itinerary takes less than the route rule's 60 s
 //     outside the 50 m corridor;
@@ -63,6 +65,11 @@ const (
 	// for the 60 s noise_limit needs.
 	boardingDB = 74
 	parkedDB   = 40 // engine off in the garage
+	// The scripted heeded warning: music at 74 dB(A) for 15 s on L1's loop within the coach's
+	// lead distance of the Pronto Atendimento (400 m from it, outside its 200 m radius and the
+	// demonstration's NBR zone), then lowered to musicDB — too short for the 60 s noise_limit
+	// needs anywhere.
+	heededDB = 74
 )
 
 // DemoServiceEnd is when, after the start of the demonstration, the service hours of the
@@ -101,6 +108,32 @@ var DemoEvents = []DemoEvent{
 		What: "PIU-001 starts a second lap and is still in service more than the grace after the end of the service hours"},
 }
 
+// DemoWarning is a scripted warning of the driver's coach, given where the bridge runs with the
+// monitor's configuration bundle (make run pins the monitor's key in its bridges): which
+// vehicle, from which marked leg, about which sensitive site, and whether the driver heeds it.
+// A heeded warning is followed by no episode of its rule; an ignored one by the episode its
+// DemoEvent lists, whose draft states the warning.
+type DemoWarning struct {
+	Mark    string
+	Vehicle string
+	Kind    string // the coach's kind of warning (coach.KindSiteSound, …)
+	Rule    string // the rule it anticipates
+	Site    string // the sensitive site's geofence id
+	Heeded  bool
+	What    string
+}
+
+// DemoWarnings are the scripted site warnings: one heeded, one ignored. The coach warns of
+// other things too on the demonstration day (the speeding, the detour off the itinerary, the
+// end of the service hours, PIU-003's expired inspection); these two are the ones the script
+// is built to show.
+var DemoWarnings = []DemoWarning{
+	{Mark: "heeded", Vehicle: "PIU-001", Kind: "site_sound", Rule: "sensitive_zone_sound", Site: "s-pronto-atendimento", Heeded: true,
+		What: "PIU-001 turns its music up to 74 dB(A) on its loop 400 m from the Pronto Atendimento; warned, the driver lowers it 15 s later: no episode"},
+	{Mark: "loud-approach", Vehicle: "PIU-002", Kind: "site_sound", Rule: "sensitive_zone_sound", Site: "s-pronto-atendimento", Heeded: false,
+		What: "PIU-002 plays music at 80 dB(A) from 360 m before the Pronto Atendimento; warned, the driver keeps it loud and drives past it (the detour): the sensitive_zone_sound episode's draft states the warning"},
+}
+
 // DemoVehicle is a scripted vehicle of the demonstration and the driver card in its tachograph.
 type DemoVehicle struct {
 	ID     string
@@ -129,8 +162,11 @@ func Demo() []DemoVehicle {
 		}
 		return append(legs, music(loopB, 20), music(loopC, 20), music(loopD, 22), music(loopE, 20), music(loopA, 20))
 	}
-	// The first lap's inland street with the tachograph silent for 90 s.
+	// The first lap's inland street with the tachograph silent for 90 s, and on its way back
+	// to A the heeded warning: loud for 15 s (83 m at 20 km/h), then lawful again.
 	firstLap := lap(stopCentro, stopNorte)
+	firstLap = append(firstLap[:len(firstLap)-1:len(firstLap)-1], music(along(loopE, loopA, 20), 20),
+		Leg{To: along(loopE, loopA, 103), Kmh: 20, DB: heededDB, Mark: "heeded"}, music(loopA, 20))
 	for i, l := range firstLap {
 		if l.To == loopD {
 			silent := []Leg{music(along(loopC, loopD, 250), 22),
@@ -151,10 +187,13 @@ func Demo() []DemoVehicle {
 		[]Leg{music(garageL1, 30)},
 	)}
 	piu002 := &Script{Start: garageL1b, IdleDB: parkedDB, Legs: join(
-		[]Leg{{Until: 60 * time.Second, DB: parkedDB, SwitchOff: true}, music(loopA, 30), music(loopE, 20), music(loopD, 20)},
+		[]Leg{{Until: 60 * time.Second, DB: parkedDB, SwitchOff: true}, music(loopA, 30), music(loopE, 20),
+			// Loud from 40 m after E (360 m from the Pronto Atendimento, within the coach's lead
+			// distance): the warning the driver ignores.
+			music(along(loopE, loopD, 40), 20), {To: loopD, Kmh: 20, DB: loudDB, Mark: "loud-approach"}},
 		// The detour: off the loop, past the hospital, loud, and back to D.
 		[]Leg{
-			{To: along(loopD, byHospital, 90), Kmh: 15, DB: musicDB, Mark: "detour"},
+			{To: along(loopD, byHospital, 90), Kmh: 15, DB: loudDB, Mark: "detour"},
 			{To: byHospital, Kmh: 15, DB: loudDB},
 			{To: along(loopD, byHospital, 90), Kmh: 15, DB: loudDB},
 			music(loopD, 15),

@@ -203,8 +203,16 @@ func TestScriptIsLawfulBetweenItsEvents(t *testing.T) {
 			_, atStop := set.BoardingPointAt(p)
 			loudBoarding := d.ID == boarding.Vehicle && e >= boarding.At && e <= boarding.At+15*time.Second &&
 				s.SpeedKmh == 0 && atStop && len(set.SensitiveWithin(p, 200)) == 0
-			if s.LAeqDB > 54 && hospital.Distance(p) > 200 && !loudBoarding {
-				t.Errorf("%s at %v: %v dB, neither within 200 m of the hospital nor in the loud boarding", d.ID, sim.Clock(e), s.LAeqDB)
+			// A scripted warning of the driver's coach: loud within the coach's lead distance
+			// (300 m beyond the 200 m radius) of the hospital, for at most two minutes from its
+			// mark.
+			warned := false
+			for _, w := range sim.DemoWarnings {
+				at, _ := d.Script.MarkAt(w.Mark)
+				warned = warned || w.Vehicle == d.ID && e >= at && e <= at+2*time.Minute && hospital.Distance(p) <= 500
+			}
+			if s.LAeqDB > 54 && hospital.Distance(p) > 200 && !loudBoarding && !warned {
+				t.Errorf("%s at %v: %v dB, neither within 200 m of the hospital, in the loud boarding nor in a scripted warning", d.ID, sim.Clock(e), s.LAeqDB)
 			}
 		}
 		if stopped > 0 {

@@ -3,10 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -55,11 +62,27 @@ func (r *runner) startFleet(ctx context.Context, env []string) error {
 	if len(devs) < r.o.vehicles {
 		return fmt.Errorf("simulate did not start its %d vehicles; see %s", r.o.vehicles, sim.logPath)
 	}
-	for _, d := range devs {
+	// The driver's coach: the bridges pin the monitor's key, as `monitor vehicle add` does on a
+	// Pi, so that they apply the configuration bundles it publishes; each serves its local
+	// status page on a port of its own.
+	keyPath := os.Getenv("TRENZINHO_SIGNING_KEY") // the monitor inherits the environment
+	if keyPath == "" {
+		keyPath = filepath.Join(r.o.data, "monitor-signing.key") // beside its database
+	}
+	configKey, err := monitorConfigKey(keyPath)
+	if err != nil {
+		r.log.Warn("the bridges pin no configuration key: their coaches stay idle", "error", err)
+	}
+	for i, d := range devs {
 		id := d["vehicle"]
 		args := []string{filepath.Join(r.o.bin, "firmware-bridge"), "run",
 			"--vehicle", id, "--state-dir", filepath.Join(r.o.data, "bridges", id),
 			"--gps-port", d["gps"], "--tacho-port", d["tacho"], "--slm-port", d["slm"]}
+		if configKey != "" {
+			page := coachPageAddr(i)
+			args = append(args, "--config-key", configKey, "--coach-listen", page)
+			r.coachPages = append(r.coachPages, id+" http://"+page+"/")
+		}
 		// The service switch and the passenger door, as value files the simulator sets (a
 		// Pi's GPIOs).
 		if d["service"] != "" {
@@ -76,4 +99,44 @@ func (r *runner) startFleet(ctx context.Context, env []string) error {
 	}
 	r.log.Info("simulated fleet playing", "vehicles", r.o.vehicles)
 	return nil
+}
+
+// coachPageBase is the port of the first train's coach status page; the others follow it.
+const coachPageBase = 8091
+
+// coachPageAddr is the address of the i-th train's coach status page: coachPageBase+i on
+// loopback, or a free port when another process holds it (the banner prints the address).
+func coachPageAddr(i int) string {
+	for _, a := range []string{net.JoinHostPort(host, strconv.Itoa(coachPageBase+i)), net.JoinHostPort(host, "0")} {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}
+	return net.JoinHostPort(host, strconv.Itoa(coachPageBase+i))
+}
+
+// monitorConfigKey is the base64 public key of the monitor's signing key (PKCS #8 PEM, as the
+// monitor writes it at its first start), as a bridge's TRENZINHO_CONFIG_KEY takes it.
+func monitorConfigKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("monitor key: %w", err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return "", fmt.Errorf("monitor key %s: not PEM", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		return "", fmt.Errorf("monitor key %s: %w", path, err)
+	}
+	key, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return "", fmt.Errorf("monitor key %s: not ed25519", path)
+	}
+	return base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey)), nil
 }

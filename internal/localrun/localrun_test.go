@@ -234,6 +234,24 @@ cp %[2]q "$GOBIN/influxd"
 	if !strings.Contains(text, "painel "+dashPort+" (8080 ocupada)") {
 		t.Errorf("the banner does not say that port 8080 was replaced by %s:\n%s", dashPort, text)
 	}
+	// The bridges pin the monitor's key: each applies the bundle the monitor publishes, and its
+	// driver's coach serves its local page (the banner says where).
+	if page := regexp.MustCompile(`PIU-002 (http://127\.0\.0\.1:\d+/)`).FindStringSubmatch(text); page == nil {
+		t.Errorf("the banner names no coach page:\n%s", text)
+	} else {
+		var st struct {
+			ConfigVersion uint64 `json:"config_version"`
+		}
+		for deadline := time.Now().Add(time.Minute); st.ConfigVersion == 0 && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+			if res, err := http.Get(page[1] + "state.json"); err == nil {
+				json.NewDecoder(res.Body).Decode(&st)
+				res.Body.Close()
+			}
+		}
+		if st.ConfigVersion == 0 {
+			t.Errorf("PIU-002's coach page at %s never showed a configuration bundle in force", page[1])
+		}
+	}
 	// The dashboard, as an inspector sees it.
 	token, err := login(dashboard, "demo", "trenzinho-demo")
 	if err != nil {

@@ -254,6 +254,8 @@ type runner struct {
 	ingest  *proc
 	monitor *proc
 	fleet   []*proc // the simulator and the bridges
+	// coachPages are the bridges' coach status pages, "VEHICLE URL", for the banner.
+	coachPages []string
 }
 
 // waitSubscribed waits until the client id has subscribed on the embedded broker.
@@ -283,6 +285,9 @@ func (r *runner) banner(dashboard string, live bool, took time.Duration) {
 	}
 	if st := r.influx.status(); st != "" {
 		fmt.Fprintf(&b, "  Ainda iniciando: InfluxDB (%s); o ingest guarda as leituras e as grava quando ele responder\n", st)
+	}
+	if len(r.coachPages) > 0 {
+		fmt.Fprintf(&b, "  Alertas ao condutor (página local de cada ponte): %s\n", strings.Join(r.coachPages, " · "))
 	}
 	fmt.Fprintf(&b, "  Logs: %s/logs/   (Ctrl-C para parar tudo)\n\n", r.o.data)
 	fmt.Print(b.String())
