@@ -34,6 +34,7 @@ func cmdSimulate(ctx context.Context, args []string) error {
 	card := fs.String("card", "0000000086H101", "driver card number in the tachograph (empty: none)")
 	start := fs.String("start", "", "device time of the first reading, RFC 3339 (default: now)")
 	meterClock := fs.Bool("meter-clock", false, "set the sound-level meter's clock to device time, so that the bridge times its frames by it (needed with --speed-up above 1 or a past --start; always on for --scenario demo)")
+	waitReaders := fs.Duration("wait-readers", 0, "before playing, wait up to this long until a reader (the bridge) has opened every device, so that no frame is written before it listens; the device time starts then (0: play at once)")
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
@@ -137,6 +138,19 @@ func cmdSimulate(ctx context.Context, args []string) error {
 		}
 		enc.Encode(line)
 		players = append(players, player{v, out, vcard})
+	}
+	if *waitReaders > 0 {
+		wctx, cancel := context.WithTimeout(ctx, *waitReaders)
+		for _, p := range ptys {
+			if err := p.WaitReader(wctx); err != nil {
+				fmt.Fprintf(os.Stderr, "simulate: %s has no reader after %v; playing anyway\n", p.Path, *waitReaders)
+				break
+			}
+		}
+		cancel()
+		if *start == "" {
+			t0 = time.Now().UTC().Truncate(time.Second)
+		}
 	}
 	var wg sync.WaitGroup
 	for _, p := range players {

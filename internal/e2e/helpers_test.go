@@ -60,7 +60,10 @@ type simStats struct {
 func startSimulation(t *testing.T, bin string, args ...string) *simulation {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(bin, "firmware-bridge"), append([]string{"simulate", "--dir", dir}, args...)...)
+	// The simulator starts playing once the bridges the test starts next have opened its
+	// devices (at most 30 s): a frame written before a bridge listens would be read late, in a
+	// burst timed by the bridge's clock on receipt. A test may override it (later flags win).
+	cmd := exec.Command(filepath.Join(bin, "firmware-bridge"), append([]string{"simulate", "--dir", dir, "--wait-readers=30s"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +143,10 @@ func startBridge(t *testing.T, bin, mqttURL, vehicle string, dev map[string]stri
 	t.Helper()
 	args := []string{filepath.Join(bin, "firmware-bridge"), "run",
 		"--vehicle", vehicle, "--state-dir", filepath.Join(t.TempDir(), "state"),
-		"--gps-port", dev["gps"], "--batch-interval", "1s"}
+		"--gps-port", dev["gps"], "--batch-interval", "1s",
+		// No coach status page unless a test asks for one (extra): the default port, 8088,
+		// is one for the whole machine and the tests run in parallel.
+		"--coach-listen="}
 	if dev["tacho"] != "" {
 		args = append(args, "--tacho-port", dev["tacho"])
 	}
