@@ -13,6 +13,7 @@ import (
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/wire"
@@ -253,4 +254,18 @@ func (s *subscription) close(timeout time.Duration) {
 	}
 	s.client.Disconnect(250)
 	s.m.mqttUp.Set(0)
+}
+
+// Subscribe connects to the broker with ingest's subscription — the persistent session, QoS 1,
+// acknowledgements left to the handler, the buffered connection — and passes every message to
+// handle in the order received, until ctx ends; stop disconnects. It is for tools that measure
+// what the broker delivers to ingest without the rest of the pipeline (the load benchmark's
+// sink contender): handle must call Ack for every message.
+func Subscribe(ctx context.Context, cfg MQTTConfig, handle func(Message), log *slog.Logger) (stop func(), err error) {
+	s, err := newSubscription(ctx, cfg, handle, NewMetrics(prometheus.NewRegistry()), log)
+	if err != nil {
+		return nil, err
+	}
+	s.connect()
+	return func() { s.close(time.Second) }, nil
 }
