@@ -37,9 +37,9 @@ const (
 
 // sinkChild is the parent's view of a running sink: what it reports on its standard output.
 type sinkChild struct {
-	warm chan struct{}    // a warm-up message arrived (one value per message, dropped when full)
-	done chan sinkReport  // every message of the load arrived
-	errc chan error       // the sink failed
+	warm chan struct{}   // a warm-up message arrived (one value per message, dropped when full)
+	done chan sinkReport // every message of the load arrived
+	errc chan error      // the sink failed
 }
 
 // sinkReport is the sink's "done" line, timed by the parent as it reads it.
