@@ -258,7 +258,8 @@ type result struct {
 
 	wall                  time.Duration // first publish → last point landed
 	cpu, brokerCPU, dbCPU time.Duration
-	peakRSS               int64 // bytes
+	benchCPU              time.Duration // this process: the publisher, and the sampling
+	peakRSS               int64         // bytes
 	load1                 float64
 	complete              bool
 	notes                 []string
@@ -537,6 +538,7 @@ type snapshot struct {
 	at                       time.Time
 	written                  int64 // points accepted by the database's shards
 	cpu, brokerCPU, influxCP time.Duration
+	benchCPU                 time.Duration
 }
 
 func (e *benchEnv) snap(ctx context.Context, db string, p *child) (snapshot, error) {
@@ -549,6 +551,7 @@ func (e *benchEnv) snap(ctx context.Context, db string, p *child) (snapshot, err
 	s.cpu = cpu(p.Pid())
 	s.brokerCPU = cpu(e.broker.Pid())
 	s.influxCP = cpu(e.influxd.Pid())
+	s.benchCPU = cpu(os.Getpid())
 	return s, nil
 }
 
@@ -583,6 +586,7 @@ func (e *benchEnv) measure(ctx context.Context, r *result, p *child, start func(
 		r.cpu = last.cpu - s0.cpu
 		r.brokerCPU = last.brokerCPU - s0.brokerCPU
 		r.dbCPU = last.influxCP - s0.influxCP
+		r.benchCPU = last.benchCPU - s0.benchCPU
 		st, _ := harness.ReadStat(p.Pid())
 		r.peakRSS = st.PeakRSS
 		r.load1 = harness.LoadAverage()[0]
@@ -1197,8 +1201,8 @@ func (rep *benchReport) write(w io.Writer) {
 			t.batchSize, t.bufferLimit, t.maxUndelivered, t.flushInterval)
 	}
 	fmt.Fprint(w, "\n\n")
-	fmt.Fprintln(w, "| contender | round | readings/s | CPU s / 1,000 readings | peak RSS | readings landed / expected | batch points | wall | broker CPU s / 1,000 | influxd CPU s / 1,000 | load avg (1 min) | notes |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| contender | round | readings/s | CPU s / 1,000 readings | peak RSS | readings landed / expected | batch points | wall | broker CPU s / 1,000 | influxd CPU s / 1,000 | publisher CPU s / 1,000 | load avg (1 min) | notes |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rep.results {
 		batches := "—"
 		if r.wantBatches > 0 {
@@ -1208,10 +1212,10 @@ func (rep *benchReport) write(w io.Writer) {
 		if r.detail != "" {
 			notes = strings.TrimPrefix(notes+"; "+r.detail, "; ")
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %.4f | %.0f MB | %s / %s | %s | %s | %.4f | %.4f | %.2f | %s |\n",
+		fmt.Fprintf(w, "| %s | %d | %s | %.4f | %.0f MB | %s / %s | %s | %s | %.4f | %.4f | %.4f | %.2f | %s |\n",
 			r.contender, r.round, thousands(int64(r.readingsPerSec()+0.5)), per1000(r.cpu, r.readings), float64(r.peakRSS)/(1<<20),
 			thousands(int64(r.readings)), thousands(int64(r.wantReadings)), batches, r.wall.Round(time.Millisecond),
-			per1000(r.brokerCPU, r.readings), per1000(r.dbCPU, r.readings), r.load1, notes)
+			per1000(r.brokerCPU, r.readings), per1000(r.dbCPU, r.readings), per1000(r.benchCPU, r.readings), r.load1, notes)
 	}
 	fmt.Fprintln(w)
 	rep.writeMedians(w)

@@ -138,6 +138,7 @@ func (e *benchEnv) measureSink(ctx context.Context, r *result, p *child, s *sink
 		end := cpuSnapshot(e, p)
 		r.wall = at.Sub(s0.at)
 		r.cpu, r.brokerCPU, r.dbCPU = end.cpu-s0.cpu, end.brokerCPU-s0.brokerCPU, end.influxCP-s0.influxCP
+		r.benchCPU = end.benchCPU - s0.benchCPU
 		r.batches, r.readings = messages, messages*perBatch
 		r.complete = messages == r.wantBatches
 		if note != "" {
@@ -182,7 +183,7 @@ func (e *benchEnv) measureSink(ctx context.Context, r *result, p *child, s *sink
 
 // cpuSnapshot reads the CPU times of the contender, the broker and influxd.
 func cpuSnapshot(e *benchEnv, p *child) snapshot {
-	return snapshot{at: time.Now(), cpu: cpu(p.Pid()), brokerCPU: cpu(e.broker.Pid()), influxCP: cpu(e.influxd.Pid())}
+	return snapshot{at: time.Now(), cpu: cpu(p.Pid()), brokerCPU: cpu(e.broker.Pid()), influxCP: cpu(e.influxd.Pid()), benchCPU: cpu(os.Getpid())}
 }
 
 // runSink is the sink's child process: it subscribes as ingest does, acknowledges and drops
