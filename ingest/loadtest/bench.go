@@ -9,7 +9,12 @@ package main
 //     format) and influxdb_v2 output;
 //   - bare: a bare influxdb-client-go WriteAPIBlocking writer, in a child process, writing the
 //     very points ingest writes (archive.AppendLines) in writes of 5,000 lines, with no MQTT and
-//     no JSON: the ceiling.
+//     no JSON: the ceiling;
+//   - sink: ingest's MQTT subscription alone, acknowledging and dropping every message with no
+//     write (sink.go): what the broker delivers to one subscriber, the ceiling of any consumer.
+//
+// Ingest contenders are named ingest or ingest-VARIANT; --env gives a variant its settings and
+// --bin its own binary (two builds in alternated rounds).
 //
 // For each it measures, from the first publish (the first write for the bare writer) to the
 // moment the last point landed: readings per second, the CPU time of the contender's process
