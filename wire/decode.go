@@ -361,7 +361,7 @@ func (b *Batch) validate(l Limits, receivedAt time.Time, m missing) *Error {
 	if !ValidVehicle(b.Vehicle) {
 		return reject(ReasonBadVehicle, "%q", b.Vehicle)
 	}
-	if !epochRE.MatchString(b.Epoch) {
+	if !validEpoch(b.Epoch) {
 		return reject(ReasonMissingEpoch, "epoch %q", b.Epoch)
 	}
 	if b.Seq == 0 {

@@ -37,7 +37,7 @@ func DecodeStatus(payload []byte) (*Status, error) {
 	switch {
 	case len(s.Version) > maxStatusText:
 		return nil, reject(ReasonBadValue, "version longer than %d", maxStatusText)
-	case s.Epoch != "" && !epochRE.MatchString(s.Epoch):
+	case s.Epoch != "" && !validEpoch(s.Epoch):
 		return nil, reject(ReasonMissingEpoch, "epoch %q", s.Epoch)
 	case s.Seq > MaxSeq:
 		return nil, reject(ReasonBadSeq, "seq %d above 2^63-1", s.Seq)

@@ -8,7 +8,6 @@ package wire
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 )
 
@@ -235,15 +234,37 @@ const (
 	QuarantineWildcard = SysPrefix + "quarantine/#"
 )
 
-var (
-	// A vehicle id starts with a letter, digit or "-": ids starting with "_" are the service
-	// namespace's (trenzinho/v1/_sys/…).
-	vehicleRE = regexp.MustCompile(`^[A-Za-z0-9-][A-Za-z0-9_-]{0,31}$`)
-	epochRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-)
+// ValidVehicle reports whether id is a valid vehicle id: 1 to 32 of A–Z, a–z, 0–9, "-" and
+// "_", not starting with "_" (ids starting with "_" are the service namespace's,
+// trenzinho/v1/_sys/…). The regular expression ^[A-Za-z0-9-][A-Za-z0-9_-]{0,31}$, checked by
+// hand: it runs for every message, and the regexp package was 3% of ingest's CPU.
+func ValidVehicle(id string) bool {
+	if len(id) == 0 || len(id) > 32 || id[0] == '_' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !alnum(c) && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
-// ValidVehicle reports whether id is a valid vehicle id.
-func ValidVehicle(id string) bool { return vehicleRE.MatchString(id) }
+// validEpoch reports whether e is a valid epoch: 1 to 64 of A–Z, a–z, 0–9, "_", "." and "-"
+// (^[A-Za-z0-9_.-]{1,64}$).
+func validEpoch(e string) bool {
+	if len(e) == 0 || len(e) > 64 {
+		return false
+	}
+	for i := 0; i < len(e); i++ {
+		if c := e[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
 
 // TelemetryTopic is the topic a vehicle publishes its batches to.
 func TelemetryTopic(vehicle string) string { return topicPrefix + vehicle + "/telemetry" }

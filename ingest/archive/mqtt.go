@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sync"
 	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/wire"
@@ -135,7 +137,7 @@ func buffered(rawURL string) bool {
 }
 
 // openBuffered dials the broker as paho does for the schemes of buffered (TCP, or TLS with the
-// options' configuration) and reads the connection through a buffer.
+// options' configuration) and reads and writes the connection through buffers.
 func openBuffered(u *url.URL, o mqtt.ClientOptions) (net.Conn, error) {
 	d := o.Dialer
 	if d == nil {
@@ -154,16 +156,131 @@ func openBuffered(u *url.URL, o mqtt.ClientOptions) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBuffer)}, nil
+	timeout := o.WriteTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return newBufferedConn(c, timeout), nil
 }
 
-// bufferedConn is a connection read through a buffer.
+// writeBuffer bounds the bytes a bufferedConn holds not yet written: about 16,000
+// acknowledgements, or one larger packet at a time.
+const writeBuffer = 64 << 10
+
+// bufferedConn is a connection read through a buffer and written by a goroutine of its own.
+//
+// Reads: paho reads each packet's fixed header a byte at a time, one system call each.
+//
+// Writes: paho writes every packet with a system call of its own, from one goroutine. Ingest
+// acknowledges a write's 160–500 messages at once, so before this the PUBACKs (4 bytes each)
+// were one system call each, the largest cost of ingest's CPU profile on 5-reading batches
+// after decoding (docs/benchmarks.md, "Issue 20, session 6"), and as many wake-ups of the
+// broker. Write now appends to a buffer and returns; the writer goroutine sends whatever has
+// accumulated in one system call, so the PUBACKs of a write leave in a few segments, in order.
+// A PUBACK that paho handed over but that was not yet sent when the connection breaks is lost
+// like one in the socket's buffer: the broker redelivers its message, which was stored, and
+// storing it again changes nothing (the points are idempotent). Close sends what is buffered
+// first, so a DISCONNECT still follows the last acknowledgements.
 type bufferedConn struct {
 	net.Conn
-	r *bufio.Reader
+	r       *bufio.Reader
+	timeout time.Duration // of each write
+
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when pending was taken or an error set
+	pending []byte     // written by paho, not yet sent
+	err     error      // the first write error; every later Write returns it
+	closed  bool
+	wake    chan struct{} // one value: pending is not empty
+	stopped chan struct{} // closed when the writer goroutine returns
+}
+
+func newBufferedConn(c net.Conn, timeout time.Duration) *bufferedConn {
+	b := &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBuffer), timeout: timeout,
+		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	b.cond = sync.NewCond(&b.mu)
+	go b.writeLoop()
+	return b
 }
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// Write queues p for the writer goroutine. It waits only while the buffer is full, and returns
+// the error of an earlier write, if any.
+func (c *bufferedConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.err == nil && !c.closed && len(c.pending) > 0 && len(c.pending)+len(p) > writeBuffer {
+		c.cond.Wait()
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.closed {
+		return 0, net.ErrClosed
+	}
+	c.pending = append(c.pending, p...)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+// writeLoop sends what Write queued until Close.
+func (c *bufferedConn) writeLoop() {
+	defer close(c.stopped)
+	var out []byte
+	for range c.wake {
+		c.mu.Lock()
+		out, c.pending = c.pending, out[:0]
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		if len(out) == 0 {
+			continue
+		}
+		if err := c.send(out); err != nil {
+			c.mu.Lock()
+			c.err = err
+			c.cond.Broadcast()
+			c.mu.Unlock()
+			c.Conn.Close() // paho's reader fails too, and paho reconnects
+			return         // Write sends nothing more once err is set
+		}
+	}
+}
+
+func (c *bufferedConn) send(b []byte) error {
+	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
+		return err
+	}
+	_, err := c.Conn.Write(b)
+	return err
+}
+
+// SetWriteDeadline is ignored: the writer goroutine bounds each of its writes by the
+// connection's write timeout, paho's own deadline would cut a later, unrelated write short.
+func (c *bufferedConn) SetWriteDeadline(time.Time) error { return nil }
+
+// SetDeadline sets the read deadline only (see SetWriteDeadline).
+func (c *bufferedConn) SetDeadline(t time.Time) error { return c.Conn.SetReadDeadline(t) }
+
+// Close sends what is buffered (within the write timeout), then closes the connection.
+func (c *bufferedConn) Close() error {
+	c.mu.Lock()
+	first := !c.closed
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	if first {
+		close(c.wake) // Write sends on it only while holding mu and not closed
+		select {
+		case <-c.stopped: // the writer sent what was queued, or failed
+		case <-time.After(c.timeout):
+		}
+	}
+	return c.Conn.Close()
+}
 
 // connect connects (retrying in the background until ctx ends) and starts the publisher.
 func (s *subscription) connect() {
@@ -253,4 +370,18 @@ func (s *subscription) close(timeout time.Duration) {
 	}
 	s.client.Disconnect(250)
 	s.m.mqttUp.Set(0)
+}
+
+// Subscribe connects to the broker with ingest's subscription — the persistent session, QoS 1,
+// acknowledgements left to the handler, the buffered connection — and passes every message to
+// handle in the order received, until ctx ends; stop disconnects. It is for tools that measure
+// what the broker delivers to ingest without the rest of the pipeline (the load benchmark's
+// sink contender): handle must call Ack for every message.
+func Subscribe(ctx context.Context, cfg MQTTConfig, handle func(Message), log *slog.Logger) (stop func(), err error) {
+	s, err := newSubscription(ctx, cfg, handle, NewMetrics(prometheus.NewRegistry()), log)
+	if err != nil {
+		return nil, err
+	}
+	s.connect()
+	return func() { s.close(time.Second) }, nil
 }

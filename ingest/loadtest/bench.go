@@ -9,7 +9,12 @@ package main
 //     format) and influxdb_v2 output;
 //   - bare: a bare influxdb-client-go WriteAPIBlocking writer, in a child process, writing the
 //     very points ingest writes (archive.AppendLines) in writes of 5,000 lines, with no MQTT and
-//     no JSON: the ceiling.
+//     no JSON: the ceiling;
+//   - sink: ingest's MQTT subscription alone, acknowledging and dropping every message with no
+//     write (sink.go): what the broker delivers to one subscriber, the ceiling of any consumer.
+//
+// Ingest contenders are named ingest or ingest-VARIANT; --env gives a variant its settings and
+// --bin its own binary (two builds in alternated rounds).
 //
 // For each it measures, from the first publish (the first write for the bare writer) to the
 // moment the last point landed: readings per second, the CPU time of the contender's process
@@ -95,6 +100,7 @@ type benchOptions struct {
 
 	ingestCPUProfile string              // directory: ingest writes a CPU profile per round there
 	env              map[string][]string // extra environment of an ingest contender, by name
+	bins             map[string]string   // ingest binary of a contender, by name (default ingestBin)
 	gzip             bool                // every contender compresses its write requests
 	telegraf         telegrafTuning
 }
@@ -140,6 +146,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&o.telegraf.maxUndelivered, "telegraf-max-undelivered", 1000, "Telegraf mqtt_consumer max_undelivered_messages (the broker's max_inflight_messages)")
 	fs.DurationVar(&o.telegraf.flushInterval, "telegraf-flush-interval", time.Second, "Telegraf agent flush_interval (ingest: 1 s)")
 	o.env = make(map[string][]string)
+	o.bins = make(map[string]string)
+	fs.Func("bin", "`NAME:PATH`: ingest binary of the ingest contender NAME (repeatable), to compare builds in alternated rounds: --contenders ingest,ingest-base --bin ingest-base:/tmp/ingest-base", func(v string) error {
+		name, path, ok := strings.Cut(v, ":")
+		if !ok || kind(name) != contenderIngest || path == "" {
+			return errors.New("want NAME:PATH, NAME an ingest contender")
+		}
+		o.bins[name] = path
+		return nil
+	})
 	fs.Func("env", "`NAME:KEY=VALUE`: environment of the ingest contender NAME (repeatable), to compare settings: --contenders ingest,ingest-small --env ingest-small:TRENZINHO_INGEST_BATCH_LINES=1000", func(v string) error {
 		name, kv, ok := strings.Cut(v, ":")
 		if !ok || !strings.Contains(kv, "=") {
@@ -225,9 +240,9 @@ func (o benchOptions) check() error {
 	}
 	for _, c := range o.contenders {
 		switch kind(c) {
-		case contenderIngest, contenderTelegraf, contenderBare:
+		case contenderIngest, contenderTelegraf, contenderBare, contenderSink:
 		default:
-			return fmt.Errorf("unknown contender %q (ingest, telegraf, bare, or one of them followed by -variant)", c)
+			return fmt.Errorf("unknown contender %q (ingest, telegraf, bare, sink, or one of them followed by -variant)", c)
 		}
 		if !regexp.MustCompile(`^[a-z0-9-]{1,20}$`).MatchString(c) {
 			return fmt.Errorf("contender %q: use a-z, 0-9 and - (at most 20)", c)
@@ -248,7 +263,8 @@ type result struct {
 
 	wall                  time.Duration // first publish → last point landed
 	cpu, brokerCPU, dbCPU time.Duration
-	peakRSS               int64 // bytes
+	benchCPU              time.Duration // this process: the publisher, and the sampling
+	peakRSS               int64         // bytes
 	load1                 float64
 	complete              bool
 	notes                 []string
@@ -471,6 +487,23 @@ func (e *benchEnv) run(ctx context.Context, c string, round int) (*result, error
 			}()
 			return nil
 		}
+	case contenderSink:
+		clientID = "bench-" + c
+		p, sk, err := e.startSink(c, clientID, round)
+		if err != nil {
+			return nil, err
+		}
+		defer e.forgetSession(clientID)
+		defer p.Terminate(10 * time.Second)
+		if err := e.warmUpSink(ctx, p, sk); err != nil {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(e.o.settle):
+		}
+		return r, e.measureSink(ctx, r, p, sk)
 	case contenderBare:
 		var ready chan struct{}
 		p, ready, err = e.startBare(db, sent)
@@ -510,6 +543,7 @@ type snapshot struct {
 	at                       time.Time
 	written                  int64 // points accepted by the database's shards
 	cpu, brokerCPU, influxCP time.Duration
+	benchCPU                 time.Duration
 }
 
 func (e *benchEnv) snap(ctx context.Context, db string, p *child) (snapshot, error) {
@@ -522,6 +556,7 @@ func (e *benchEnv) snap(ctx context.Context, db string, p *child) (snapshot, err
 	s.cpu = cpu(p.Pid())
 	s.brokerCPU = cpu(e.broker.Pid())
 	s.influxCP = cpu(e.influxd.Pid())
+	s.benchCPU = cpu(os.Getpid())
 	return s, nil
 }
 
@@ -556,6 +591,7 @@ func (e *benchEnv) measure(ctx context.Context, r *result, p *child, start func(
 		r.cpu = last.cpu - s0.cpu
 		r.brokerCPU = last.brokerCPU - s0.brokerCPU
 		r.dbCPU = last.influxCP - s0.influxCP
+		r.benchCPU = last.benchCPU - s0.benchCPU
 		st, _ := harness.ReadStat(p.Pid())
 		r.peakRSS = st.PeakRSS
 		r.load1 = harness.LoadAverage()[0]
@@ -680,7 +716,11 @@ func (e *benchEnv) startIngest(name, db, clientID string, round int) (*child, er
 		return nil, err
 	}
 	metrics := fmt.Sprintf("127.0.0.1:%d", port)
-	argv := []string{e.o.ingestBin}
+	bin := e.o.ingestBin
+	if b, ok := e.o.bins[name]; ok {
+		bin = b
+	}
+	argv := []string{bin}
 	if e.o.ingestCPUProfile != "" {
 		if err := os.MkdirAll(e.o.ingestCPUProfile, 0o755); err != nil {
 			return nil, err
@@ -1116,6 +1156,14 @@ func versions(o benchOptions) []string {
 		v = append(v, fmt.Sprintf("%s (%s)", name, strings.TrimSpace(first)))
 	}
 	add("ingest", o.ingestBin)
+	var names []string
+	for name := range o.bins {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		add(name+" ("+o.bins[name]+")", o.bins[name])
+	}
 	add("telegraf", o.telegrafBin)
 	add("influxd", o.influxdBin)
 	add("mosquitto", o.mosquittoBin)
@@ -1158,8 +1206,8 @@ func (rep *benchReport) write(w io.Writer) {
 			t.batchSize, t.bufferLimit, t.maxUndelivered, t.flushInterval)
 	}
 	fmt.Fprint(w, "\n\n")
-	fmt.Fprintln(w, "| contender | round | readings/s | CPU s / 1,000 readings | peak RSS | readings landed / expected | batch points | wall | broker CPU s / 1,000 | influxd CPU s / 1,000 | load avg (1 min) | notes |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| contender | round | readings/s | CPU s / 1,000 readings | peak RSS | readings landed / expected | batch points | wall | broker CPU s / 1,000 | influxd CPU s / 1,000 | publisher CPU s / 1,000 | load avg (1 min) | notes |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rep.results {
 		batches := "—"
 		if r.wantBatches > 0 {
@@ -1169,13 +1217,37 @@ func (rep *benchReport) write(w io.Writer) {
 		if r.detail != "" {
 			notes = strings.TrimPrefix(notes+"; "+r.detail, "; ")
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %.4f | %.0f MB | %s / %s | %s | %s | %.4f | %.4f | %.2f | %s |\n",
+		fmt.Fprintf(w, "| %s | %d | %s | %.4f | %.0f MB | %s / %s | %s | %s | %.4f | %.4f | %.4f | %.2f | %s |\n",
 			r.contender, r.round, thousands(int64(r.readingsPerSec()+0.5)), per1000(r.cpu, r.readings), float64(r.peakRSS)/(1<<20),
 			thousands(int64(r.readings)), thousands(int64(r.wantReadings)), batches, r.wall.Round(time.Millisecond),
-			per1000(r.brokerCPU, r.readings), per1000(r.dbCPU, r.readings), r.load1, notes)
+			per1000(r.brokerCPU, r.readings), per1000(r.dbCPU, r.readings), per1000(r.benchCPU, r.readings), r.load1, notes)
 	}
 	fmt.Fprintln(w)
+	rep.writeMedians(w)
 	rep.writeTargets(w)
+}
+
+// writeMedians lists each contender's medians, as a share of the bare writer's rate (what
+// InfluxDB takes with no MQTT) and of the sink's (what the broker delivers with no write).
+func (rep *benchReport) writeMedians(w io.Writer) {
+	if rep.opts.rounds < 2 && !slices.ContainsFunc(rep.opts.contenders, isKind(contenderSink)) {
+		return
+	}
+	br, _, _ := rep.median(contenderBare)
+	sr, _, _ := rep.median(contenderSink)
+	share := func(rate, of float64) string {
+		if of <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f%%", 100*rate/of)
+	}
+	fmt.Fprintln(w, "| contender | complete rounds | median readings/s | median CPU s / 1,000 readings | of the bare writer | of the sink |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, c := range rep.opts.contenders {
+		rate, cpu, n := rep.median(c)
+		fmt.Fprintf(w, "| %s | %d | %s | %.4f | %s | %s |\n", c, n, thousands(int64(rate+0.5)), cpu, share(rate, br), share(rate, sr))
+	}
+	fmt.Fprintln(w)
 }
 
 // median of a contender's complete rounds: readings/s and CPU s per 1,000 readings.

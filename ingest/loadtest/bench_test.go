@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,10 @@ import (
 	"github.com/trenzinho/trenzinho/internal/testenv"
 )
 
-// TestMain lets the test binary be the bare writer's child process, as the loadtest binary is.
+// TestMain lets the test binary be the bare writer's or the sink's child process, as the
+// loadtest binary is.
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) == bareWriterCommand {
+	if os.Getenv(childEnv) != "" { // the bare writer or the sink
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -39,6 +41,7 @@ func smokeOptions(t *testing.T, contenders ...string) benchOptions {
 		settle:     100 * time.Millisecond,
 		dir:        t.TempDir(),
 		env:        map[string][]string{},
+		bins:       map[string]string{},
 		telegraf:   telegrafTuning{batchSize: 5000, bufferLimit: 100000, maxUndelivered: 1000, flushInterval: time.Second},
 	}
 }
@@ -86,6 +89,21 @@ func runSmoke(t *testing.T, o benchOptions) {
 // repository) and the bare writer.
 func TestBenchSmoke(t *testing.T) {
 	runSmoke(t, smokeOptions(t, contenderIngest, contenderBare))
+}
+
+// TestBenchSmokeSink runs the sink (which writes nothing and counts what the broker delivers)
+// and an ingest contender run from a binary given by --bin, beside the default build.
+func TestBenchSmokeSink(t *testing.T) {
+	o := smokeOptions(t, contenderIngest, "ingest-other", contenderSink)
+	bin := filepath.Join(t.TempDir(), "ingest-other")
+	if err := harness.Build(context.Background(), testenv.RepoRoot(t), filepath.Dir(bin), "./ingest"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(filepath.Dir(bin), "ingest"), bin); err != nil {
+		t.Fatal(err)
+	}
+	o.bins["ingest-other"] = bin
+	runSmoke(t, o)
 }
 
 // TestBenchSmokeTelegraf runs the Telegraf contender when Telegraf is installed. It is not

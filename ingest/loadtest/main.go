@@ -74,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runBench(ctx, args[1:], stdout, stderr)
 		case bareWriterCommand:
 			return runBareWriter(ctx, args[1:], os.Stdin, stdout, stderr)
+		case sinkCommand:
+			return runSink(ctx, args[1:], os.Stdin, stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
