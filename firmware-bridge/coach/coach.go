@@ -81,7 +81,11 @@ var DefaultServiceEndMin = []int{20, 5}
 const (
 	// Repeat: a condition that persists is warned again this often.
 	Repeat = time.Minute
-	// rearm: a condition absent for this long is new when it returns.
+	// rearm: a condition judged absent for this long is new when it returns. Absent means
+	// that readings able to judge it found it false, from the first such reading to the last
+	// one before it returns: a time without readings, or without what the condition needs (no
+	// fresh GPS fix, the sound's emission window not full), counts neither way, so that sparse
+	// readings (a GPS losing its fix) do not make a lasting condition new at every reading.
 	rearm = 10 * time.Second
 	// activeFor: a warning is shown on the local page for this long after its condition was
 	// last seen.
@@ -142,6 +146,9 @@ type key struct {
 
 type seenState struct {
 	first, last, emitted time.Time
+	// absentFrom and absentTo are the first and the last reading since last that judged the
+	// condition absent (zero: none).
+	absentFrom, absentTo time.Time
 	w                    Warning
 }
 
@@ -306,6 +313,9 @@ func (c *Coach) evaluate(cf *conf, t time.Time) {
 
 	// Speed (rule speed, Art. 23): the limit itself, not limit + tolerance where an episode
 	// starts; out of service the law's speed rule does not apply.
+	if haveSpeed {
+		defer c.judged(t, KindSpeedOver, KindSpeedNear)
+	}
 	if haveSpeed && !outOfService {
 		switch {
 		case kmh > cf.limitKmh:
@@ -330,6 +340,9 @@ func (c *Coach) evaluate(cf *conf, t time.Time) {
 			c.nearSite = t
 		}
 		level, emits, soundKnown := e.Emitting(v, t)
+		if soundKnown {
+			defer c.judged(t, KindSiteSound)
+		}
 		if soundKnown && emits {
 			for _, s := range c.sites {
 				c.raise(t, key{kind: KindSiteSound, site: s.ID}, Warning{Rule: rules.RuleSensitiveZoneSound,
@@ -341,6 +354,7 @@ func (c *Coach) evaluate(cf *conf, t time.Time) {
 	// Itinerary (rule route_deviation, Art. 36 and 38): the rule's own condition on the last
 	// position, before its confirmation opens an episode.
 	if havePos {
+		defer c.judged(t, KindItinerary)
 		if _, peak, ok := v.Holding(rules.RuleRouteDeviation); ok {
 			c.raise(t, key{kind: KindItinerary}, Warning{Rule: rules.RuleRouteDeviation,
 				Value: math.Round(peak), Limit: cf.profile.Route.CorridorM})
@@ -387,9 +401,23 @@ func (c *Coach) documents(cf *conf, t time.Time) {
 	}
 }
 
-// raise notes that the condition of k holds at t and emits its warning when it is new (absent
-// for rearm) or has lasted Repeat since it was last emitted. An hours_end warning is emitted
-// once for its minutes, a document warning once for its days left.
+// judged notes that the readings at t could judge the conditions of kinds: those of them seen
+// before and not raised at t are absent at t.
+func (c *Coach) judged(t time.Time, kinds ...Kind) {
+	for k, s := range c.seen {
+		if s.last.Equal(t) || !slices.Contains(kinds, k.kind) {
+			continue
+		}
+		if s.absentFrom.IsZero() {
+			s.absentFrom = t
+		}
+		s.absentTo = t
+	}
+}
+
+// raise notes that the condition of k holds at t and emits its warning when it is new (judged
+// absent for rearm, see judged) or has lasted Repeat since it was last emitted. An hours_end
+// warning is emitted once for its minutes, a document warning once for its days left.
 func (c *Coach) raise(t time.Time, k key, w Warning) {
 	w.T, w.Kind = t, k.kind
 	s := c.seen[k]
@@ -397,12 +425,16 @@ func (c *Coach) raise(t time.Time, k key, w Warning) {
 		s = &seenState{}
 		c.seen[k] = s
 	}
-	fresh := s.last.IsZero() || t.Sub(s.last) > rearm
+	once := k.kind == KindHoursEnd || k.kind == KindDocument
+	fresh := s.last.IsZero() || s.absentTo.Sub(s.absentFrom) >= rearm
+	if once { // judged once a day by their own key (minutes, days left): a gap is enough
+		fresh = s.last.IsZero() || t.Sub(s.last) > rearm
+	}
 	if fresh {
 		s.first = t
 	}
 	s.last, s.w = t, w
-	once := k.kind == KindHoursEnd || k.kind == KindDocument
+	s.absentFrom, s.absentTo = time.Time{}, time.Time{}
 	due := fresh || (!once && t.Sub(s.emitted) >= Repeat)
 	if once && !s.emitted.IsZero() && t.Sub(s.emitted) < 24*time.Hour {
 		due = false

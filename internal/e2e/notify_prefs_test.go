@@ -255,7 +255,10 @@ telegram: {base_url: "%s"}
 	if len(box) == 0 {
 		t.Fatal("no e-mail within 3 minutes")
 	}
-	time.Sleep(2 * time.Second) // whatever else this episode sends went in the same round
+	// The episode's Telegram message and location go in the same round as the e-mail, each
+	// its own request: waited for (a fixed pause missed the second one on a loaded machine),
+	// then everything sent is counted.
+	testenv.WaitFor(t, "the Telegram message and location", time.Minute, func() bool { return len(bot.Requests()) >= 2 })
 	box = smtpd.Mailbox()
 	if len(box) != 1 || box[0].To[0] != "bruno@piuma.example" {
 		t.Fatalf("mailbox: %+v", box)

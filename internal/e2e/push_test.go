@@ -16,7 +16,9 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/serviceworker"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
@@ -164,13 +166,58 @@ func TestWebPushOnThisDevice(t *testing.T) {
 		reg = regs[mon.base+"/"]
 		return reg != ""
 	})
+	// The notifications are read with registration.getNotifications(), once each push was
+	// handled, never while the worker shows one: Chromium answers getNotifications by
+	// dropping from its database the notifications it does not see displayed, and one the
+	// worker is still showing (written, not displayed yet) is lost to every later read — a
+	// test polling getNotifications after a push missed it now and then on a loaded machine
+	// (measured with the polling page: 12 and 19 of 20 pushes; without it 20 of 20). The
+	// worker is attached through DevTools (which also keeps it running): its
+	// showNotification is wrapped to count the notifications shown, and the test waits for
+	// that count.
+	sw := serviceWorkerContext(t, b, mon.base+"/sw.js")
+	evalSW := func(expr string) string {
+		t.Helper()
+		var out string
+		if err := chromedp.Do(sw, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			r, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "String(" + expr + ")", ReturnByValue: new(true)})
+			if err != nil {
+				return err
+			}
+			if r.ExceptionDetails != nil {
+				return fmt.Errorf("%s: %s", expr, r.ExceptionDetails.Text)
+			}
+			return json.Unmarshal(r.Result.Value, &out)
+		})); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	evalSW(`(() => {
+  if (self.__shown !== undefined) return 0;
+  self.__shown = 0;
+  const reg = self.registration, show = reg.showNotification.bind(reg);
+  reg.showNotification = (title, opts) => show(title, opts).then((v) => { self.__shown++; return v; });
+  return 0;
+})()`)
+	nShown := 0
+	// handled waits until the worker has shown n more notifications.
+	handled := func(n int, what string) {
+		t.Helper()
+		nShown += n
+		testenv.WaitFor(t, what, 30*time.Second, func() bool { return evalSW(`self.__shown`) == fmt.Sprint(nShown) })
+	}
+	deliver := func(data string) {
+		t.Helper()
+		b.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{Origin: mon.base, RegistrationID: reg, Data: data})
+			return err
+		}))
+	}
 	push := func(title, body, tag string, count int) {
 		t.Helper()
 		data, _ := json.Marshal(map[string]any{"title": title, "body": body, "url": "https://monitor.piuma.example/#/episodio/" + tag, "tag": tag, "count": count})
-		b.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := cdp.Call(ctx, tg, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{Origin: mon.base, RegistrationID: reg, Data: string(data)})
-			return err
-		}))
+		deliver(string(data))
 	}
 	notifications := `navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((ns) => JSON.stringify(ns.map((n) => ({title: n.title, body: n.body, tag: n.tag, lang: n.lang, url: n.data && n.data.url}))))`
 	type shown struct{ Title, Body, Tag, Lang, URL string }
@@ -187,8 +234,11 @@ func TestWebPushOnThisDevice(t *testing.T) {
 		return out
 	}
 	push("Excesso de velocidade: B001", "B001 a 41 km/h (limite 20 km/h) às 20:31\nAv. Beira-Mar", "B001-speed-1", 1)
-	var got []shown
-	testenv.WaitFor(t, "the notification", 15*time.Second, func() bool { got = read(); return len(got) == 1 })
+	handled(1, "the notification shown")
+	got := read()
+	if len(got) != 1 {
+		t.Fatalf("notifications %+v, want one", got)
+	}
 	want := shown{Title: "Excesso de velocidade: B001", Body: "B001 a 41 km/h (limite 20 km/h) às 20:31\nAv. Beira-Mar", Tag: "B001-speed-1",
 		Lang: "pt-BR", URL: mon.base + "/#/episodio/B001-speed-1"}
 	if got[0] != want {
@@ -196,22 +246,16 @@ func TestWebPushOnThisDevice(t *testing.T) {
 	}
 	// The same episode again (a burst grouped by the monitor): it replaces the first.
 	push("Excesso de velocidade: B001", "B001 a 44 km/h e mais 4 alertas", "B001-speed-1", 5)
-	testenv.WaitFor(t, "the replaced notification", 15*time.Second, func() bool {
-		got = read()
-		return len(got) == 1 && strings.Contains(got[0].Body, "e mais 4 alertas")
-	})
+	handled(1, "the second notification shown")
+	if got = read(); len(got) != 1 || !strings.Contains(got[0].Body, "e mais 4 alertas") {
+		t.Errorf("after the same episode again the notifications are %+v, want the first replaced", got)
+	}
 	// Another episode: a notification of its own. A message without the monitor's JSON still
 	// shows one (userVisibleOnly), in Portuguese.
 	push("Som acima do limite: B002", "B002 a 78 dB(A)", "B002-noise-1", 1)
-	b.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, serviceworker.DeliverPushMessage, serviceworker.DeliverPushMessageParams{Origin: mon.base, RegistrationID: reg, Data: "não é JSON"})
-		return err
-	}))
-	deadline := time.Now().Add(45 * time.Second)
-	for got = read(); len(got) != 3 && time.Now().Before(deadline); got = read() {
-		time.Sleep(300 * time.Millisecond)
-	}
-	if len(got) != 3 {
+	deliver("não é JSON")
+	handled(2, "the two more notifications shown")
+	if got = read(); len(got) != 3 {
 		t.Fatalf("after two more messages the notifications are %+v, want three", got)
 	}
 	var generic bool
@@ -234,4 +278,26 @@ func TestWebPushOnThisDevice(t *testing.T) {
 	}
 	b.shot("push")
 	b.checkConsole()
+}
+
+// serviceWorkerContext attaches to the service worker whose script is url, through DevTools.
+func serviceWorkerContext(t *testing.T, b *dashBrowser, url string) context.Context {
+	t.Helper()
+	var id target.ID
+	testenv.WaitFor(t, "the service worker's DevTools target", 30*time.Second, func() bool {
+		infos, err := chromedp.Targets(b.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range infos {
+			if in.Type == "service_worker" && in.URL == url {
+				id = in.TargetID
+				return true
+			}
+		}
+		return false
+	})
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(id))
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +74,13 @@ func isFile(p string) bool {
 }
 
 // FreePorts returns n distinct TCP ports on 127.0.0.1 that were free a moment ago.
+//
+// They are drawn at random below the kernel's ephemeral range (ip_local_port_range), and
+// checked free by listening on them. A port the kernel picked for "127.0.0.1:0" would be in
+// that range, and once released it is the kernel's again for the next outgoing connection or
+// port-0 listener of any process: on a loaded machine running many tests, a server started a
+// moment later on it found it taken. Below the range, only a process binding that very port
+// can take it. Without the range (not Linux) the kernel picks.
 func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	var ls []net.Listener
@@ -80,7 +89,20 @@ func FreePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for range n {
+	lo, hi := belowEphemeral()
+	for tries := 0; len(ports) < n && hi > lo && tries < 1000; tries++ {
+		p := lo + rand.IntN(hi-lo)
+		if slices.Contains(ports, p) {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			continue
+		}
+		ls = append(ls, l)
+		ports = append(ports, p)
+	}
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
@@ -89,6 +111,24 @@ func FreePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// belowEphemeral is the range FreePorts draws from: the 12,000 ports below the kernel's
+// ephemeral range, not below 10,000 (empty when the range is unknown or starts too low).
+func belowEphemeral() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0, 0
+	}
+	return max(10000, start-12000), start
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.

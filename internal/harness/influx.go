@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,20 @@ func StartInflux(ctx context.Context, root, dir, bin string) (*Influx, error) {
 	if bin == "" {
 		return nil, fmt.Errorf("influxd %w (go install github.com/influxdata/influxdb/cmd/influxd@%s into .tools/bin)", ErrMissing, InfluxVersion)
 	}
+	// A port that was free a moment ago may be taken by then on a busy machine: influxd then
+	// exits at once, and starts again on other ports.
+	for attempt := 1; ; attempt++ {
+		i, err := startInflux(ctx, dir, bin)
+		if err == nil || attempt == 3 || !errors.Is(err, errExited) {
+			return i, err
+		}
+	}
+}
+
+// errExited: the server exited before it answered.
+var errExited = errors.New("exited before it answered")
+
+func startInflux(ctx context.Context, dir, bin string) (*Influx, error) {
 	ports, err := FreePorts(2)
 	if err != nil {
 		return nil, err
@@ -75,7 +90,9 @@ bind-address = %q
 }
 
 func (i *Influx) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(time.Minute)
+	// influxd initialises Flux before it listens: tens of seconds of CPU on a loaded machine.
+	// It is waited for while it lives, and a failure to start shows at once as its exit.
+	deadline := time.Now().Add(5 * time.Minute)
 	c := http.Client{Timeout: 10 * time.Second}
 	for {
 		resp, err := c.Get(i.URL() + "/ping")
@@ -85,10 +102,17 @@ func (i *Influx) waitReady(ctx context.Context) error {
 				return nil
 			}
 		}
+		if !i.Running() {
+			return fmt.Errorf("influxd %w\n%s", errExited, i.Tail(4096))
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("influxd not ready: %v\n%s", err, i.Tail(4096))
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-i.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 

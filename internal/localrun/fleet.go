@@ -10,10 +10,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"time"
 )
 
@@ -78,10 +77,14 @@ func (r *runner) startFleet(ctx context.Context, env []string) error {
 		args := []string{filepath.Join(r.o.bin, "firmware-bridge"), "run",
 			"--vehicle", id, "--state-dir", filepath.Join(r.o.data, "bridges", id),
 			"--gps-port", d["gps"], "--tacho-port", d["tacho"], "--slm-port", d["slm"]}
+		// The coach page's port is the bridge's to listen on: like the other children's, it is
+		// checked to be the bridge's once started, and the bridge started again on another
+		// free port when another process took it meanwhile (startOwned).
+		var owned []*port
+		page := &port{name: id + "'s coach page", def: coachPageBase + i, port: coachPageBase + i}
 		if configKey != "" {
-			page := coachPageAddr(i)
-			args = append(args, "--config-key", configKey, "--coach-listen", page)
-			r.coachPages = append(r.coachPages, id+" http://"+page+"/")
+			args = append(args, "--config-key", configKey)
+			owned = append(owned, page)
 		}
 		// The service switch and the passenger door, as value files the simulator sets (a
 		// Pi's GPIOs).
@@ -91,11 +94,20 @@ func (r *runner) startFleet(ctx context.Context, env []string) error {
 		if d["door"] != "" {
 			args = append(args, "--door-input", d["door"])
 		}
-		b, err := r.sup.start("bridge-"+id, env, args...)
+		b, err := r.sup.startOwned(ctx, 3, owned, func() (*proc, error) {
+			argv := args
+			if len(owned) > 0 {
+				argv = append(slices.Clip(args), "--coach-listen", page.addr())
+			}
+			return r.sup.startWith("bridge-"+id, env, nil, argv...)
+		})
 		if err != nil {
 			return err
 		}
 		r.fleet = append(r.fleet, b)
+		if len(owned) > 0 {
+			r.coachPages = append(r.coachPages, id+" http://"+page.addr()+"/")
+		}
 	}
 	r.log.Info("simulated fleet playing", "vehicles", r.o.vehicles)
 	return nil
@@ -103,21 +115,6 @@ func (r *runner) startFleet(ctx context.Context, env []string) error {
 
 // coachPageBase is the port of the first train's coach status page; the others follow it.
 const coachPageBase = 8091
-
-// coachPageAddr is the address of the i-th train's coach status page: coachPageBase+i on
-// loopback, or a free port when another process holds it (the banner prints the address).
-func coachPageAddr(i int) string {
-	for _, a := range []string{net.JoinHostPort(host, strconv.Itoa(coachPageBase+i)), net.JoinHostPort(host, "0")} {
-		ln, err := net.Listen("tcp", a)
-		if err != nil {
-			continue
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		return addr
-	}
-	return net.JoinHostPort(host, strconv.Itoa(coachPageBase+i))
-}
 
 // monitorConfigKey is the base64 public key of the monitor's signing key (PKCS #8 PEM, as the
 // monitor writes it at its first start), as a bridge's TRENZINHO_CONFIG_KEY takes it.

@@ -11,8 +11,12 @@ import (
 
 var client = &http.Client{Timeout: 5 * time.Second}
 
-// waitHTTP waits until GET u answers 2xx.
-func waitHTTP(ctx context.Context, u string, timeout time.Duration) error {
+// waitHTTP waits until GET u answers 2xx, the process serving it has exited (exited is closed;
+// nil: no process to watch), or timeout has passed. The timeout is the bound of a process that
+// lives but never answers: a server starting on a loaded machine may take long (influxd
+// initialises Flux for tens of seconds of CPU before it listens), and one that failed says so
+// at once by exiting.
+func waitHTTP(ctx context.Context, u string, exited <-chan struct{}, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		resp, err := client.Get(u)
@@ -29,10 +33,15 @@ func waitHTTP(ctx context.Context, u string, timeout time.Duration) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-exited:
+			return fmt.Errorf("%s: the process exited before it answered (%v)", u, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
+
+// startupTimeout bounds the wait for a child that lives but does not answer yet.
+const startupTimeout = 5 * time.Minute
 
 // waitVehiclesLive logs in to the dashboard's API as an inspector would and waits until it shows
 // n vehicles online (readings received and judged), at most timeout. It reports whether they were.

@@ -112,7 +112,7 @@ func (in *influxRun) bringUp(ctx context.Context) error {
 	// The server that answers must be this process, with this run's data directory: the ports
 	// were free a moment ago, but another process may have taken one since; then influxd
 	// starts again on other ports (its HTTP port is private, behind the front).
-	_, err := in.sup.startOwned(ctx, 3, []*port{&in.ports.influxd, &in.ports.influxRPC}, func() (*proc, error) {
+	p, err := in.sup.startOwned(ctx, 3, []*port{&in.ports.influxd, &in.ports.influxRPC}, func() (*proc, error) {
 		if err := os.WriteFile(conf, []byte(harness.InfluxConfig(dir, in.ports.influxRPC.addr(), in.ports.influxd.addr())), 0o644); err != nil {
 			return nil, err
 		}
@@ -128,7 +128,7 @@ func (in *influxRun) bringUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := waitHTTP(ctx, "http://"+in.ports.influxd.addr()+"/ping", 90*time.Second); err != nil {
+	if err := waitHTTP(ctx, "http://"+in.ports.influxd.addr()+"/ping", p.done, startupTimeout); err != nil {
 		return err
 	}
 	in.front.connect(in.ports.influxd.addr())
@@ -167,7 +167,9 @@ func (in *influxRun) install(ctx context.Context) error {
 		in.mu.Unlock()
 		return context.Canceled
 	}
+	in.sup.forkMu.Lock() // see supervisor.forkMu
 	err = cmd.Start()
+	in.sup.forkMu.Unlock()
 	buildDone := make(chan struct{})
 	if err == nil {
 		in.build, in.buildDone = cmd, buildDone

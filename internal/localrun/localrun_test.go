@@ -194,7 +194,10 @@ cp %[2]q "$GOBIN/influxd"
 	}
 	defer tty.Close()
 	out := newOutput()
-	go io.Copy(out, tty)
+	// What make printed last may still be in the terminal when it exits: the output is
+	// complete once the copy has read it all (EIO when the terminal's last writer closed it).
+	copied := make(chan struct{})
+	go func() { io.Copy(out, tty); close(copied) }()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
@@ -266,7 +269,7 @@ cp %[2]q "$GOBIN/influxd"
 
 	// Now InfluxDB is "built": ingest writes what it held since the start.
 	writeFile(t, release, "", 0o644)
-	out.waitFor(t, reInfluxRdy, 2*time.Minute)
+	influxUp(t, out, reInfluxRdy)
 	ports := out.waitFor(t, rePorts, time.Second)
 	influxURL := "http://127.0.0.1:" + ports[2]
 	deadline := time.Now().Add(60 * time.Second)
@@ -296,6 +299,11 @@ cp %[2]q "$GOBIN/influxd"
 		t.Fatalf("make run still running 30 s after Ctrl-C:\n%s", out.String())
 	}
 	took := time.Since(interrupted)
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
+		t.Errorf("the terminal still open 10 s after make exited")
+	}
 	if exitErr != nil {
 		t.Errorf("make run after Ctrl-C: %v (want exit 0)\n%s", exitErr, out.String())
 	}
@@ -367,12 +375,12 @@ func TestTwoRunsSideBySide(t *testing.T) {
 			}
 			seen[p] = i
 		}
-		r.out.waitFor(t, regexp.MustCompile(`msg="InfluxDB ready"`), 2*time.Minute)
+		influxUp(t, r.out, regexp.MustCompile(`msg="InfluxDB ready"`))
 		// Each run's InfluxDB is its own: its data directory is this run's.
 		if !strings.Contains(r.out.String(), "data="+filepath.Join(datas[i], "influxdb")) {
 			t.Errorf("run %d: InfluxDB ready with another data directory:\n%s", i, r.out.String())
 		}
-		if err := waitHTTP(context.Background(), "http://127.0.0.1:"+ports[3]+"/healthz", 10*time.Second); err != nil {
+		if err := waitHTTP(context.Background(), "http://127.0.0.1:"+ports[3]+"/healthz", nil, 10*time.Second); err != nil {
 			t.Errorf("run %d: %v", i, err)
 		}
 	}
@@ -408,6 +416,18 @@ func countBatches(t *testing.T, influxURL string) int {
 	return i
 }
 
+// influxUp waits until the run's output says that its InfluxDB is ready (re), or that it did
+// not start: localrun waits for influxd as long as it lives and answers (startupTimeout), so
+// the test waits as long, and fails at once on localrun's own verdict.
+func influxUp(t *testing.T, out *output, re *regexp.Regexp) {
+	t.Helper()
+	failed := `InfluxDB did not start`
+	m := out.waitFor(t, regexp.MustCompile(re.String()+"|"+failed), startupTimeout+time.Minute)
+	if m[0] == failed {
+		t.Fatalf("InfluxDB did not start:\n%s", out.String())
+	}
+}
+
 // withInflux starts influxd with conf, calls f once it answers at influxURL, and stops it.
 func withInflux(t *testing.T, influxd, conf, influxURL string, f func() int) int {
 	t.Helper()
@@ -417,11 +437,15 @@ func withInflux(t *testing.T, influxd, conf, influxURL string, f func() int) int
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	defer func() {
 		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
+		<-exited
 	}()
-	if err := waitHTTP(context.Background(), influxURL+"/ping", 60*time.Second); err != nil {
+	// influxd spends tens of seconds of CPU initialising Flux before it listens on a loaded
+	// machine: it is waited for while it lives (and fails the test at once when it exits).
+	if err := waitHTTP(context.Background(), influxURL+"/ping", exited, startupTimeout); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	return f()
@@ -490,7 +514,7 @@ func TestCtrlCBeforeInfluxDB(t *testing.T) {
 	second := startLocalrun(t, bin, data, "-influxd", src)
 	second.out.waitFor(t, regexp.MustCompile(fmt.Sprintf(`published again" messages=%d\b`, n)), 3*time.Minute)
 	second.out.waitFor(t, reBanner, 3*time.Minute)
-	second.out.waitFor(t, regexp.MustCompile(`msg="InfluxDB ready"`), 2*time.Minute)
+	influxUp(t, second.out, regexp.MustCompile(`msg="InfluxDB ready"`))
 	ports := second.out.waitFor(t, rePorts, time.Second)
 	front := "http://127.0.0.1:" + ports[2]
 	deadline := time.Now().Add(60 * time.Second)

@@ -185,7 +185,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	dashboard := "http://" + r.o.ports.dashboard.addr()
-	if err := waitHTTP(ctx, dashboard+"/healthz", 90*time.Second); err != nil {
+	if err := waitHTTP(ctx, dashboard+"/healthz", r.monitor.done, startupTimeout); err != nil {
 		return err
 	}
 	if err := r.waitSubscribed(ctx, monitorClientID, "monitor"); err != nil {

@@ -28,6 +28,11 @@ type supervisor struct {
 
 	mu    sync.Mutex
 	procs []*proc
+
+	// forkMu keeps a reservation's listeners (startOwned) and the start of a process apart: a
+	// process forked while localrun holds a listener holds it too until it executes its
+	// program, and the child the port was reserved for would find it taken.
+	forkMu sync.Mutex
 }
 
 // proc is one child process.
@@ -46,15 +51,6 @@ func newSupervisor(data string, log *slog.Logger) *supervisor {
 	return &supervisor{data: data, log: log, failed: make(chan error, 16)}
 }
 
-// start starts argv with env added to localrun's environment.
-func (s *supervisor) start(name string, env []string, argv ...string) (*proc, error) {
-	p, err := s.startWith(name, env, nil, argv...)
-	if err == nil {
-		p.confirmed.Store(true)
-	}
-	return p, err
-}
-
 // startOwned starts a process that listens on ports: it reserves them (replacing taken
 // defaults), starts it with start, and waits until it listens on each. When another process
 // took one of the ports meanwhile (a second `make run` starting at the same moment), the
@@ -62,11 +58,15 @@ func (s *supervisor) start(name string, env []string, argv ...string) (*proc, er
 // other ports, up to attempts times.
 func (s *supervisor) startOwned(ctx context.Context, attempts int, ps []*port, start func() (*proc, error)) (*proc, error) {
 	for attempt := 1; ; attempt++ {
+		s.forkMu.Lock()
 		release, err := reserveAll(ps)
+		if err == nil {
+			release()
+		}
+		s.forkMu.Unlock()
 		if err != nil {
 			return nil, err
 		}
-		release()
 		p, err := start()
 		if err != nil {
 			return nil, err
@@ -108,7 +108,10 @@ func (s *supervisor) startWith(name string, env []string, stdout io.Writer, argv
 		cmd.Stdout = stdout
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	s.forkMu.Lock()
+	err = cmd.Start() // returns once the child executes its program (or failed to)
+	s.forkMu.Unlock()
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
