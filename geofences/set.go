@@ -330,6 +330,12 @@ func (s *Set) ItinerariesNear(p orb.Point, radiusM float64) []Hit {
 	return s.itineraries.hitsWithin(p, radiusM)
 }
 
+// AppendItinerariesNear is ItinerariesNear appending to dst, for a caller
+// that looks up on every reading and reuses its slice.
+func (s *Set) AppendItinerariesNear(dst []Hit, p orb.Point, radiusM float64) []Hit {
+	return s.itineraries.appendHitsWithin(dst, p, radiusM)
+}
+
 // InCorridor reports whether p lies within the corridor (corridor_m of the
 // route) of at least one of the itineraries, and returns the distance in
 // metres from p to the nearest of their routes. It returns false and +Inf

@@ -42,6 +42,17 @@ func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 		return
 	}
 	p := e.profile.Noise
+	area := p.DefaultArea
+	if e.places != nil {
+		if z, ok := e.zoneAt(v, orb.Point{lon, lat}); ok {
+			if _, known := p.Areas[z.Area]; known {
+				area = z.Area
+			}
+		}
+	}
+	if area == "" {
+		return // no zone, no default: the limit of the place is unknown
+	}
 	l1, ok := v.leq(r.T, p.WindowS)
 	if !ok {
 		return
@@ -51,17 +62,6 @@ func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 		r1 = v.R1M
 	}
 	l2 := ReceptorLevel(l1, r1, p.R2M)
-	area := p.DefaultArea
-	if e.places != nil {
-		if z, ok := e.places.ZoneAt(orb.Point{lon, lat}); ok {
-			if _, known := p.Areas[z.Area]; known {
-				area = z.Area
-			}
-		}
-	}
-	if area == "" {
-		return // no zone, no default: the limit of the place is unknown
-	}
 	limit := AreaLimit(e.profile, area, r.T)
 	d := v.detector(RuleNoiseLimit)
 	d.step(v, RuleNoiseLimit, params{

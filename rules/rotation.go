@@ -37,7 +37,8 @@ func (rotationRule) observe(e *Engine, v *Vehicle, r *reading) {
 	other := ""
 	if in {
 		own := false
-		for _, h := range e.places.ItinerariesNear(pt, max(e.profile.Route.CorridorM*4, 500)) {
+		e.hits = e.places.AppendItinerariesNear(e.hits[:0], pt, max(e.profile.Route.CorridorM*4, 500))
+		for _, h := range e.hits {
 			it := h.Feature
 			corridor := it.CorridorM
 			if corridor <= 0 {
