@@ -95,7 +95,8 @@ func AreaLimit(p *profile.Profile, area string, t time.Time) float64 {
 // Night reports whether t falls in the profile's night period.
 func Night(p *profile.Profile, t time.Time) bool {
 	lt := t.In(p.Location())
-	m := profile.Clock(lt.Hour()*60 + lt.Minute())
+	h, mi, _ := lt.Clock()
+	m := profile.Clock(h*60 + mi)
 	dayStart := profile.MustClock(p.Noise.DayStart)
 	nightStart := profile.MustClock(p.Noise.NightStart)
 	if p.Noise.RestDayNightEnd != "" && p.RestDay(lt) {
