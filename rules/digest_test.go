@@ -164,7 +164,7 @@ func checkDigests(t *testing.T, e *Engine, rounds int, next func() []*wire.Batch
 	for k, h := range parts {
 		got[names[k]] = hex.EncodeToString(h.Sum(nil))
 	}
-	t.Logf("%d events, episodes opened %v", events, opened)
+	t.Logf("%d events, episodes opened %v; noise_limit levels %d judged from bounds, %d computed", events, opened, e.leqBounded, e.leqComputed)
 	for _, name := range append([]string{"results"}, names...) {
 		t.Logf("%s %s", name, got[name])
 	}

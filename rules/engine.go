@@ -45,6 +45,11 @@ type Engine struct {
 	siteHours map[*geofences.Feature]siteHoursAt
 	// document_expired's detector keys of the reading being judged (see document_expired.go)
 	docKeys, docStale []string
+	// exactLeq: noise_limit computes every level, never judging from leqBounds (the tests
+	// compare both ways).
+	exactLeq bool
+	// leqBounded and leqComputed count noise_limit's levels judged from leqBounds and computed.
+	leqBounded, leqComputed int
 }
 
 // licenseePlaces are the geofences of one licensee.

@@ -23,12 +23,14 @@ func (e *Engine) keepSound(v *Vehicle, s *wire.Sound) {
 	}
 	v.Sounds = append(v.Sounds, SoundSample{T: s.T.Time, DB: *s.LAeqDB, DurS: dur})
 	v.leqs = [2]leqMemo{}
+	v.sums.add(&v.Sounds[len(v.Sounds)-1])
 	keep := time.Duration(max(e.profile.Noise.WindowS, e.profile.Sensitive.EmissionWindow) * float64(time.Second))
 	cut := 0
 	for cut < len(v.Sounds) && s.T.Time.Sub(v.Sounds[cut].T) >= keep {
 		cut++
 	}
 	if cut > 0 {
+		v.sums.remove(v.Sounds[:cut])
 		v.Sounds = append(v.Sounds[:0], v.Sounds[cut:]...)
 	}
 }

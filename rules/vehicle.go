@@ -86,6 +86,8 @@ type Vehicle struct {
 	// replace next.
 	leqs    [2]leqMemo
 	leqNext int
+	// sums are the running energy sums over Sounds (leqbounds.go).
+	sums soundSums
 }
 
 // Cursor records which sequence numbers of one epoch were judged: every seq below Next, and
@@ -150,6 +152,9 @@ type SoundSample struct {
 	energy, energyTop [2]float64
 	energyKnown       uint8 // slots filled
 	energyNext        uint8 // slot to fill next
+	// For leqBounds (leqbounds.go): DurS·10^(DB/10) once absKnown.
+	abs      float64
+	absKnown bool
 }
 
 // freshness of an instrument's last value.
