@@ -102,6 +102,32 @@ func (f *frame) lineDist(ls []orb.Point) float64 {
 	return math.Sqrt(d2)
 }
 
+// lineDistWithin is lineDist for a caller that needs the distance only
+// when it is at most r (at most 10⁷ m, with a finite centre): it returns
+// lineDist(ls) when that is at most r, and otherwise some value above r.
+// It skips the squared distance of every segment whose ends both lie
+// beyond r + 1 µm (and a relative 10⁻⁹) on one side of an axis: the point
+// segDist2 takes on such a segment lies beyond r there too, its rounding
+// (relative 2⁻⁵³ of coordinates below 10⁸ m) far below the micrometre, so
+// the segment's squared distance exceeds r² and cannot be the minimum when
+// the minimum is at most r².
+func (f *frame) lineDistWithin(ls []orb.Point, r float64) float64 {
+	if len(ls) == 0 {
+		return math.Inf(1)
+	}
+	far := r*(1+1e-9) + 1e-6
+	ax, ay := f.xy(ls[0])
+	d2 := ax*ax + ay*ay
+	for _, q := range ls[1:] {
+		bx, by := f.xy(q)
+		if !(ax > far && bx > far || ax < -far && bx < -far || ay > far && by > far || ay < -far && by < -far) {
+			d2 = min(d2, segDist2(ax, ay, bx, by))
+		}
+		ax, ay = bx, by
+	}
+	return math.Sqrt(d2)
+}
+
 // ringDist returns the distance from the centre to the ring's edges and
 // whether the centre is inside the ring, by the parity of the crossings of
 // a ray to +x. An open ring is closed implicitly.

@@ -326,3 +326,47 @@ func TestContainsMatchesDist(t *testing.T) {
 		t.Errorf("the points do not exercise the edges (%d on an edge, %d of %d inside)", onEdge, inside, checked)
 	}
 }
+
+// TestLineDistWithinMatchesLineDist checks lineDistWithin against its definition on random
+// polylines (long loops and short streets, with repeated vertices) and radii: the same bits as
+// lineDist when that is within the radius, a value beyond the radius otherwise.
+func TestLineDistWithinMatchesLineDist(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(13, 17))
+	within, beyond := 0, 0
+	for range 20000 {
+		scale := []float64{1e-6, 1e-4, 1e-2, 0.05}[rnd.IntN(4)] // degrees
+		cx, cy := -40.73+0.05*rnd.NormFloat64(), -20.84+0.05*rnd.NormFloat64()
+		ls := make([]orb.Point, 2+rnd.IntN(30))
+		for i := range ls {
+			ls[i] = orb.Point{cx + scale*rnd.NormFloat64(), cy + scale*rnd.NormFloat64()}
+			if i > 0 && rnd.IntN(10) == 0 {
+				ls[i] = ls[i-1]
+			}
+		}
+		p := orb.Point{cx + scale*rnd.NormFloat64(), cy + scale*rnd.NormFloat64()}
+		if rnd.IntN(5) == 0 {
+			a := ls[rnd.IntN(len(ls)-1)]
+			p = a // on a vertex
+		}
+		fr := newFrame(p)
+		want := fr.lineDist(ls)
+		r := want * []float64{0, 0.5, 0.999999, 1, 1, 1.000001, 2}[rnd.IntN(7)]
+		if rnd.IntN(10) == 0 {
+			r = 500
+		}
+		got := fr.lineDistWithin(ls, r)
+		switch {
+		case want <= r:
+			within++
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("%v to %v within %v: %v, lineDist %v", p, ls, r, got, want)
+			}
+		default:
+			beyond++
+			if !(got > r) {
+				t.Fatalf("%v to %v beyond %v: %v, lineDist %v", p, ls, r, got, want)
+			}
+		}
+	}
+	t.Logf("%d within the radius, %d beyond", within, beyond)
+}

@@ -48,6 +48,9 @@ type Engine struct {
 	// exactLeq: noise_limit computes every level, never judging from leqBounds (the tests
 	// compare both ways).
 	exactLeq bool
+	// widestCorridor is the widest corridor of the itineraries, once corridorKnown (rotation.go).
+	widestCorridor float64
+	corridorKnown  bool
 	// leqBounded and leqComputed count noise_limit's levels judged from leqBounds and computed.
 	leqBounded, leqComputed int
 }
