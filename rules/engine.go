@@ -48,6 +48,8 @@ type Engine struct {
 	// exactLeq: noise_limit computes every level, never judging from leqBounds (the tests
 	// compare both ways).
 	exactLeq bool
+	// svc is InService's answer for the reading being judged.
+	svc serviceMemo
 	// widestCorridor is the widest corridor of the itineraries, once corridorKnown (rotation.go).
 	widestCorridor float64
 	corridorKnown  bool
@@ -225,9 +227,11 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 			continue
 		}
 		res.Judged++
+		e.svc = serviceMemo{judging: true}
 		for _, rl := range e.rules {
 			rl.observe(e, v, r)
 		}
+		e.svc = serviceMemo{}
 		if r.T.After(v.LastT) {
 			v.LastT = r.T
 		}
@@ -562,6 +566,31 @@ func (v *Vehicle) OpenEpisodeIDs() []string {
 // licensee's garage and moving, or stopped at a boarding point. With no garage on file for the
 // licensee, moving is in service (a vehicle cannot move far inside a garage).
 func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
+	m := &e.svc
+	if !m.judging {
+		return e.inService(v, t)
+	}
+	// Judging one reading, the rules ask it again and again (speed, hours, route, rotation…),
+	// and nothing it depends on changes between them: the vehicle's state is updated before the
+	// rules observe the reading (accept), and what behavesInService records (BoardingStopAt) it
+	// records alike on every call.
+	if m.known && m.v == v && m.t.Equal(t) {
+		return m.in, m.ok
+	}
+	in, known = e.inService(v, t)
+	*m = serviceMemo{judging: true, known: true, v: v, t: t, in: in, ok: known}
+	return in, known
+}
+
+// serviceMemo is InService's answer while the rules judge one reading.
+type serviceMemo struct {
+	judging, known bool
+	v              *Vehicle
+	t              time.Time
+	in, ok         bool
+}
+
+func (e *Engine) inService(v *Vehicle, t time.Time) (in, known bool) {
 	p := e.profile.InService
 	if v.ServiceOn != nil && p.ServiceInputOverrides {
 		if !*v.ServiceOn && p.SwitchSuspect.IsService {
