@@ -102,6 +102,32 @@ func (f *frame) lineDist(ls []orb.Point) float64 {
 	return math.Sqrt(d2)
 }
 
+// lineDistWithin is lineDist for a caller that needs the distance only
+// when it is at most r (at most 10⁷ m, with a finite centre): it returns
+// lineDist(ls) when that is at most r, and otherwise some value above r.
+// It skips the squared distance of every segment whose ends both lie
+// beyond r + 1 µm (and a relative 10⁻⁹) on one side of an axis: the point
+// segDist2 takes on such a segment lies beyond r there too, its rounding
+// (relative 2⁻⁵³ of coordinates below 10⁸ m) far below the micrometre, so
+// the segment's squared distance exceeds r² and cannot be the minimum when
+// the minimum is at most r².
+func (f *frame) lineDistWithin(ls []orb.Point, r float64) float64 {
+	if len(ls) == 0 {
+		return math.Inf(1)
+	}
+	far := r*(1+1e-9) + 1e-6
+	ax, ay := f.xy(ls[0])
+	d2 := ax*ax + ay*ay
+	for _, q := range ls[1:] {
+		bx, by := f.xy(q)
+		if !(ax > far && bx > far || ax < -far && bx < -far || ay > far && by > far || ay < -far && by < -far) {
+			d2 = min(d2, segDist2(ax, ay, bx, by))
+		}
+		ax, ay = bx, by
+	}
+	return math.Sqrt(d2)
+}
+
 // ringDist returns the distance from the centre to the ring's edges and
 // whether the centre is inside the ring, by the parity of the crossings of
 // a ray to +x. An open ring is closed implicitly.
@@ -192,13 +218,91 @@ func (f *frame) dist(g orb.Geometry) float64 {
 }
 
 // contains reports whether the polygon or multipolygon g contains the
-// frame's centre, edges included.
+// frame's centre, edges included: whether f.dist(g) == 0.
 func (f *frame) contains(g orb.Geometry) bool {
-	switch g.(type) {
-	case orb.Ring, orb.Polygon, orb.MultiPolygon, orb.Bound:
+	switch g := g.(type) {
+	case orb.Polygon:
+		if f.finite() {
+			return f.polygonContains(g)
+		}
+		return f.dist(g) == 0
+	case orb.MultiPolygon:
+		if f.finite() {
+			for _, p := range g {
+				if f.polygonContains(p) {
+					return true
+				}
+			}
+			return false
+		}
+		return f.dist(g) == 0
+	case orb.Ring, orb.Bound:
 		return f.dist(g) == 0
 	}
 	return false
+}
+
+// finite reports whether the frame's centre has finite coordinates. The
+// vertices of a Set's geometries are finite (checkGeometry), so then every
+// projected coordinate is finite too and no distance is NaN.
+func (f *frame) finite() bool {
+	return !math.IsNaN(f.lon0) && !math.IsInf(f.lon0, 0) && !math.IsNaN(f.lat0) && !math.IsInf(f.lat0, 0)
+}
+
+// polygonContains is f.polygonDist(p) == 0 computed with fewer squared
+// distances, for a finite centre and finite vertices: the centre is on an
+// edge when some edge's squared distance is 0, which no edge can give whose
+// ends both lie well on one side of an axis through the centre
+// (mayTouch), and otherwise inside when the crossings of ringDist say so.
+// polygonDist returns 0 exactly then (its NaN cases need a coordinate that
+// is not finite).
+func (f *frame) polygonContains(p orb.Polygon) bool {
+	inside := false
+	for i, r := range p {
+		if len(r) == 0 {
+			if i == 0 {
+				inside = false
+			}
+			continue
+		}
+		ax, ay := f.xy(r[len(r)-1])
+		in := false
+		for _, q := range r {
+			bx, by := f.xy(q)
+			if mayTouch(ax, bx) && mayTouch(ay, by) && segDist2(ax, ay, bx, by) == 0 {
+				return true // on an edge
+			}
+			if (ay > 0) != (by > 0) && ax+(bx-ax)*(-ay)/(by-ay) > 0 {
+				in = !in
+			}
+			ax, ay = bx, by
+		}
+		switch {
+		case i == 0:
+			inside = in
+		case in:
+			inside = false // in a hole
+		}
+	}
+	return inside
+}
+
+// mayTouch reports whether a segment whose ends have the coordinates a and
+// b along one axis may pass through 0 there as segDist2 computes it. When
+// both lie beyond a micrometre on one side (and within 10⁹ m), the
+// coordinate segDist2 takes — an end, or a + t·(b − a) with 0 < t < 1 — is,
+// with its rounding errors (relative 2⁻⁵³ of at most 10⁹ m), still beyond
+// half a micrometre, and its square does not underflow: the squared
+// distance is positive.
+func mayTouch(a, b float64) bool {
+	const near, far = 1e-6, 1e9
+	if a >= near && b >= near && a <= far && b <= far {
+		return false
+	}
+	if a <= -near && b <= -near && a >= -far && b >= -far {
+		return false
+	}
+	return true
 }
 
 // Distance returns the distance in metres from p to g, measured on the

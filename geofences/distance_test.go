@@ -256,3 +256,117 @@ func TestDistanceInsideAndHoles(t *testing.T) {
 		t.Errorf("same point: %v", d)
 	}
 }
+
+// TestContainsMatchesDist checks the containment test against its definition, f.dist(g) == 0,
+// on random polygons with holes and multipolygons, at random points near them and at points on
+// their vertices and edges (where rounding decides), including tiny and degenerate rings.
+func TestContainsMatchesDist(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 11))
+	centre := orb.Point{-40.73, -20.84}
+	ring := func(cx, cy, r float64, k int) orb.Ring {
+		rg := make(orb.Ring, 0, k+1)
+		for i := range k {
+			a := 2 * math.Pi * (float64(i) + 0.3*rnd.Float64()) / float64(k)
+			rr := r * (0.3 + 0.7*rnd.Float64())
+			rg = append(rg, orb.Point{cx + rr*math.Cos(a), cy + rr*math.Sin(a)})
+		}
+		if rnd.IntN(10) == 0 {
+			rg = append(rg, rg[len(rg)-1]) // a repeated vertex: a degenerate edge
+		}
+		return append(rg, rg[0])
+	}
+	checked, inside, onEdge := 0, 0, 0
+	for range 3000 {
+		r := []float64{1e-7, 1e-4, 1e-3, 1e-2}[rnd.IntN(4)] // degrees: from a centimetre to a kilometre
+		cx, cy := centre[0]+0.05*rnd.NormFloat64(), centre[1]+0.05*rnd.NormFloat64()
+		poly := orb.Polygon{ring(cx, cy, r, 3+rnd.IntN(12))}
+		if rnd.IntN(3) == 0 {
+			poly = append(poly, ring(cx, cy, r/3, 3+rnd.IntN(5))) // a hole
+		}
+		var g orb.Geometry = poly
+		if rnd.IntN(4) == 0 {
+			g = orb.MultiPolygon{poly, {ring(cx+2*r, cy, r, 4)}}
+		}
+		var pts []orb.Point
+		for range 10 {
+			pts = append(pts, orb.Point{cx + 1.5*r*(2*rnd.Float64()-1), cy + 1.5*r*(2*rnd.Float64()-1)})
+		}
+		for _, rg := range poly {
+			for i := 0; i+1 < len(rg); i++ {
+				a, b := rg[i], rg[i+1]
+				u := rnd.Float64()
+				pts = append(pts, a, orb.Point{a[0] + u*(b[0]-a[0]), a[1] + u*(b[1]-a[1])},
+					orb.Point{(a[0] + b[0]) / 2, (a[1] + b[1]) / 2}, orb.Point{a[0], b[1]})
+			}
+		}
+		for _, p := range pts {
+			fr := newFrame(p)
+			want := fr.dist(g) == 0
+			if got := fr.contains(g); got != want {
+				t.Fatalf("%v in %v: contains %v, dist %v", p, g, got, fr.dist(g))
+			}
+			checked++
+			if want {
+				inside++
+				if fr.polygonDist(poly) == 0 && func() bool {
+					for _, rg := range poly {
+						if d, _ := fr.ringDist(rg); d == 0 {
+							return true
+						}
+					}
+					return false
+				}() {
+					onEdge++
+				}
+			}
+		}
+	}
+	t.Logf("%d points, %d contained, %d of them on an edge", checked, inside, onEdge)
+	if onEdge == 0 || inside == checked {
+		t.Errorf("the points do not exercise the edges (%d on an edge, %d of %d inside)", onEdge, inside, checked)
+	}
+}
+
+// TestLineDistWithinMatchesLineDist checks lineDistWithin against its definition on random
+// polylines (long loops and short streets, with repeated vertices) and radii: the same bits as
+// lineDist when that is within the radius, a value beyond the radius otherwise.
+func TestLineDistWithinMatchesLineDist(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(13, 17))
+	within, beyond := 0, 0
+	for range 20000 {
+		scale := []float64{1e-6, 1e-4, 1e-2, 0.05}[rnd.IntN(4)] // degrees
+		cx, cy := -40.73+0.05*rnd.NormFloat64(), -20.84+0.05*rnd.NormFloat64()
+		ls := make([]orb.Point, 2+rnd.IntN(30))
+		for i := range ls {
+			ls[i] = orb.Point{cx + scale*rnd.NormFloat64(), cy + scale*rnd.NormFloat64()}
+			if i > 0 && rnd.IntN(10) == 0 {
+				ls[i] = ls[i-1]
+			}
+		}
+		p := orb.Point{cx + scale*rnd.NormFloat64(), cy + scale*rnd.NormFloat64()}
+		if rnd.IntN(5) == 0 {
+			a := ls[rnd.IntN(len(ls)-1)]
+			p = a // on a vertex
+		}
+		fr := newFrame(p)
+		want := fr.lineDist(ls)
+		r := want * []float64{0, 0.5, 0.999999, 1, 1, 1.000001, 2}[rnd.IntN(7)]
+		if rnd.IntN(10) == 0 {
+			r = 500
+		}
+		got := fr.lineDistWithin(ls, r)
+		switch {
+		case want <= r:
+			within++
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("%v to %v within %v: %v, lineDist %v", p, ls, r, got, want)
+			}
+		default:
+			beyond++
+			if !(got > r) {
+				t.Fatalf("%v to %v beyond %v: %v, lineDist %v", p, ls, r, got, want)
+			}
+		}
+	}
+	t.Logf("%d within the radius, %d beyond", within, beyond)
+}

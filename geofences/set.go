@@ -167,13 +167,20 @@ func (l *layer) eachWithin(p orb.Point, r float64, fn func(Hit)) {
 	// within r: skip its exact distance. The box of the search lets through
 	// the corners beyond the circle.
 	far := r*(1+1e-9) + 1e-6
+	finite := fr.finite() && far <= 1e7 // lineDistWithin's bound holds
 	far *= far
 	l.index.search(fr.box(r), func(i int) bool {
 		f := l.features[i]
 		if fr.boundDist2(f.bound) > far {
 			return true
 		}
-		if d := fr.dist(f.Geometry); d <= r {
+		var d float64
+		if ls, ok := f.Geometry.(orb.LineString); ok && finite {
+			d = fr.lineDistWithin(ls, r) // an itinerary: most of its segments are far
+		} else {
+			d = fr.dist(f.Geometry)
+		}
+		if d <= r {
 			fn(Hit{Feature: f, DistanceM: d})
 		}
 		return true
@@ -328,6 +335,12 @@ func (s *Set) Itineraries(licensee string) []*Feature {
 // metres of p, nearest first.
 func (s *Set) ItinerariesNear(p orb.Point, radiusM float64) []Hit {
 	return s.itineraries.hitsWithin(p, radiusM)
+}
+
+// AppendItinerariesNear is ItinerariesNear appending to dst, for a caller
+// that looks up on every reading and reuses its slice.
+func (s *Set) AppendItinerariesNear(dst []Hit, p orb.Point, radiusM float64) []Hit {
+	return s.itineraries.appendHitsWithin(dst, p, radiusM)
 }
 
 // InCorridor reports whether p lies within the corridor (corridor_m of the

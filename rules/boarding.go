@@ -46,7 +46,7 @@ func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
 	stopped := !v.StoppedSince.IsZero()
 	var point *Site
 	if stopped && havePos {
-		if h, at := e.places.BoardingPointAt(orb.Point{lon, lat}); at {
+		if h, at := e.boardingPointAt(v, orb.Point{lon, lat}); at {
 			point = siteOf(h.Feature, h.DistanceM)
 		}
 	}

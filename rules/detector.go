@@ -134,6 +134,16 @@ func (d *detector) step(v *Vehicle, rule string, p params, s sample, newEpisode 
 	v.changed(ep, &s.Evidence, EventUpdate)
 }
 
+// peakMayChange reports whether a true sample at t whose value is at most upper could set the
+// detector's peak (step): when it starts a run (none running, or the samples stopped for
+// longer than MaxGap) or reaches the peak. When it cannot, its exact value changes nothing.
+func (d *detector) peakMayChange(t time.Time, p params, upper float64) bool {
+	if !d.LastSample.IsZero() && t.Sub(d.LastSample) > p.MaxGap {
+		return true
+	}
+	return d.RunStart.IsZero() || !(upper < d.Peak)
+}
+
 func (d *detector) fill(ep *Episode, now time.Time) {
 	ep.DurationS = now.Sub(ep.Start.Time).Seconds()
 	ep.Peak = d.Peak

@@ -183,13 +183,19 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 	e.docStale = stale[:0]
 }
 
-// hasDocDetectors reports whether a document_expired detector of the vehicle exists.
+// hasDocDetectors reports whether a document_expired detector of the vehicle exists. Asked on
+// every reading of a vehicle the registry does not know, so a "none" is remembered until
+// Vehicle.detector makes one (the only place that adds a detector to a vehicle).
 func (v *Vehicle) hasDocDetectors() bool {
+	if v.noDocDetectors {
+		return false
+	}
 	for key := range v.Detectors {
 		if strings.HasPrefix(key, docDetectorPrefix) {
 			return true
 		}
 	}
+	v.noDocDetectors = true
 	return false
 }
 

@@ -39,12 +39,22 @@ type Engine struct {
 	// Scratch space of Apply, reused from batch to batch so that judging a reading allocates
 	// as little as possible.
 	scratch []reading            // the readings of the batch being judged
-	hits    []geofences.Hit      // sensitive sites near a position
+	hits    []geofences.Hit      // sensitive sites or itineraries near a position (one lookup at a time)
 	active  []*geofences.Feature // itineraries active at a time
 	// siteHours is siteOpen's last answer per sensitive site (places is immutable: bounded).
 	siteHours map[*geofences.Feature]siteHoursAt
 	// document_expired's detector keys of the reading being judged (see document_expired.go)
 	docKeys, docStale []string
+	// exactLeq: noise_limit computes every level, never judging from leqBounds (the tests
+	// compare both ways).
+	exactLeq bool
+	// svc is InService's answer for the reading being judged.
+	svc serviceMemo
+	// widestCorridor is the widest corridor of the itineraries, once corridorKnown (rotation.go).
+	widestCorridor float64
+	corridorKnown  bool
+	// leqBounded and leqComputed count noise_limit's levels judged from leqBounds and computed.
+	leqBounded, leqComputed int
 }
 
 // licenseePlaces are the geofences of one licensee.
@@ -217,9 +227,11 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 			continue
 		}
 		res.Judged++
+		e.svc = serviceMemo{judging: true}
 		for _, rl := range e.rules {
 			rl.observe(e, v, r)
 		}
+		e.svc = serviceMemo{}
 		if r.T.After(v.LastT) {
 			v.LastT = r.T
 		}
@@ -554,6 +566,31 @@ func (v *Vehicle) OpenEpisodeIDs() []string {
 // licensee's garage and moving, or stopped at a boarding point. With no garage on file for the
 // licensee, moving is in service (a vehicle cannot move far inside a garage).
 func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
+	m := &e.svc
+	if !m.judging {
+		return e.inService(v, t)
+	}
+	// Judging one reading, the rules ask it again and again (speed, hours, route, rotation…),
+	// and nothing it depends on changes between them: the vehicle's state is updated before the
+	// rules observe the reading (accept), and what behavesInService records (BoardingStopAt) it
+	// records alike on every call.
+	if m.known && m.v == v && m.t.Equal(t) {
+		return m.in, m.ok
+	}
+	in, known = e.inService(v, t)
+	*m = serviceMemo{judging: true, known: true, v: v, t: t, in: in, ok: known}
+	return in, known
+}
+
+// serviceMemo is InService's answer while the rules judge one reading.
+type serviceMemo struct {
+	judging, known bool
+	v              *Vehicle
+	t              time.Time
+	in, ok         bool
+}
+
+func (e *Engine) inService(v *Vehicle, t time.Time) (in, known bool) {
 	p := e.profile.InService
 	if v.ServiceOn != nil && p.ServiceInputOverrides {
 		if !*v.ServiceOn && p.SwitchSuspect.IsService {
@@ -584,7 +621,7 @@ func (e *Engine) inGarage(v *Vehicle, t time.Time) bool {
 	if !ok || e.places == nil || v.Licensee == "" {
 		return false
 	}
-	return e.places.InGarage(orb.Point{lon, lat}, v.Licensee)
+	return e.garageAt(v, orb.Point{lon, lat})
 }
 
 // atBoardingPoint reports whether the vehicle's position at t is within a boarding point.
@@ -593,8 +630,67 @@ func (e *Engine) atBoardingPoint(v *Vehicle, t time.Time) bool {
 	if !ok || e.places == nil {
 		return false
 	}
-	_, at := e.places.BoardingPointAt(orb.Point{lon, lat})
+	_, at := e.boardingPointAt(v, orb.Point{lon, lat})
 	return at
+}
+
+// placeMemo keeps what the geofences answered at the vehicle's last position looked up. A
+// vehicle stays at one position for several readings (a fix stands for the tachograph's and
+// the meter's readings of the same second, and a stopped vehicle's fixes repeat it), and
+// several rules ask the same questions there: in service asks for the garage or the boarding
+// point once per rule. The geofences are immutable, so an answer holds for as long as the
+// position does (and, for the garage, the licensee): the memo changes no answer.
+type placeMemo struct {
+	pt orb.Point
+
+	garage      bool // garageOf's garage contains pt
+	garageOf    string
+	garageKnown bool
+	board       geofences.Hit // BoardingPointAt(pt)
+	atBoard     bool
+	boardKnown  bool
+	zone        *geofences.Feature // ZoneAt(pt)
+	inZone      bool
+	zoneKnown   bool
+	hasPt       bool
+}
+
+// memoAt returns the vehicle's memo for position pt, emptied when pt is another position.
+func (v *Vehicle) memoAt(pt orb.Point) *placeMemo {
+	m := &v.places
+	if !m.hasPt || m.pt != pt {
+		*m = placeMemo{pt: pt, hasPt: true}
+	}
+	return m
+}
+
+// garageAt is e.places.InGarage(pt, v.Licensee), through the vehicle's memo.
+func (e *Engine) garageAt(v *Vehicle, pt orb.Point) bool {
+	m := v.memoAt(pt)
+	if !m.garageKnown || m.garageOf != v.Licensee {
+		m.garage, m.garageOf, m.garageKnown = e.places.InGarage(pt, v.Licensee), v.Licensee, true
+	}
+	return m.garage
+}
+
+// boardingPointAt is e.places.BoardingPointAt(pt), through the vehicle's memo.
+func (e *Engine) boardingPointAt(v *Vehicle, pt orb.Point) (geofences.Hit, bool) {
+	m := v.memoAt(pt)
+	if !m.boardKnown {
+		m.board, m.atBoard = e.places.BoardingPointAt(pt)
+		m.boardKnown = true
+	}
+	return m.board, m.atBoard
+}
+
+// zoneAt is e.places.ZoneAt(pt), through the vehicle's memo.
+func (e *Engine) zoneAt(v *Vehicle, pt orb.Point) (*geofences.Feature, bool) {
+	m := v.memoAt(pt)
+	if !m.zoneKnown {
+		m.zone, m.inZone = e.places.ZoneAt(pt)
+		m.zoneKnown = true
+	}
+	return m.zone, m.inZone
 }
 
 // batchStart is the time of a batch's first reading (its send time when it has none).

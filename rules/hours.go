@@ -61,7 +61,8 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 // service hours (0 inside).
 func MinutesOutside(p *profile.Profile, t time.Time) float64 {
 	lt := t.In(p.Location())
-	midnight := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, p.Location())
+	y, mo, d := lt.Date()
+	midnight := time.Date(y, mo, d, 0, 0, 0, 0, p.Location())
 	m := lt.Sub(midnight).Minutes()
 	start := float64(profile.MustClock(p.ServiceHours.Start))
 	end := float64(profile.MustClock(p.ServiceHours.End))

@@ -42,18 +42,9 @@ func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 		return
 	}
 	p := e.profile.Noise
-	l1, ok := v.leq(r.T, p.WindowS)
-	if !ok {
-		return
-	}
-	r1 := p.R1M
-	if v.R1M > 0 {
-		r1 = v.R1M
-	}
-	l2 := ReceptorLevel(l1, r1, p.R2M)
 	area := p.DefaultArea
 	if e.places != nil {
-		if z, ok := e.places.ZoneAt(orb.Point{lon, lat}); ok {
+		if z, ok := e.zoneAt(v, orb.Point{lon, lat}); ok {
 			if _, known := p.Areas[z.Area]; known {
 				area = z.Area
 			}
@@ -62,11 +53,53 @@ func (noiseRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if area == "" {
 		return // no zone, no default: the limit of the place is unknown
 	}
+	r1 := p.R1M
+	if v.R1M > 0 {
+		r1 = v.R1M
+	}
+	// The level over the window: bounded by the running sums when that decides (leqbounds.go),
+	// else computed.
+	lo, hi, full, bounded := v.leqBounds(r.T, p.WindowS)
+	if e.exactLeq {
+		bounded = false
+	}
+	if bounded && !full {
+		return
+	}
+	var l2 float64
+	if !bounded {
+		l1, ok := v.leq(r.T, p.WindowS)
+		if !ok {
+			return
+		}
+		l2 = ReceptorLevel(l1, r1, p.R2M)
+	}
 	limit := AreaLimit(e.profile, area, r.T)
 	d := v.detector(RuleNoiseLimit)
-	d.step(v, RuleNoiseLimit, params{
-		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: soundMaxGap, MaxPending: 600,
-	}, sample{T: r.T, Cond: l2 > limit+p.ToleranceDB, Value: l2, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, true)},
+	prm := params{Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: soundMaxGap, MaxPending: 600}
+	if bounded {
+		// ReceptorLevel is monotonic, so the receptor level lies in [l2lo, l2hi]. The interval
+		// stands for it where every value in it judges alike: all at or below the limit (the
+		// value of a false sample is not used), or all above it without reaching the run's
+		// peak (the value is only compared with the peak). Otherwise the level is computed.
+		l2lo, l2hi := ReceptorLevel(lo, r1, p.R2M), ReceptorLevel(hi, r1, p.R2M)
+		switch {
+		case l2hi <= limit+p.ToleranceDB:
+			l2 = l2hi
+			e.leqBounded++
+		case l2lo > limit+p.ToleranceDB && !d.peakMayChange(r.T, prm, l2hi):
+			l2 = l2hi
+			e.leqBounded++
+		default:
+			l1, _ := v.leq(r.T, p.WindowS) // full, as leqBounds said
+			l2 = ReceptorLevel(l1, r1, p.R2M)
+			e.leqComputed++
+		}
+	} else {
+		e.leqComputed++
+	}
+	d.step(v, RuleNoiseLimit, prm,
+		sample{T: r.T, Cond: l2 > limit+p.ToleranceDB, Value: l2, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, true)},
 		func(start time.Time) *Episode {
 			ep := e.newEpisode(v, RuleNoiseLimit, start, "dB(A)", limit, p.ToleranceDB, soundSource)
 			ep.Area = ptr(area)
@@ -95,7 +128,8 @@ func AreaLimit(p *profile.Profile, area string, t time.Time) float64 {
 // Night reports whether t falls in the profile's night period.
 func Night(p *profile.Profile, t time.Time) bool {
 	lt := t.In(p.Location())
-	m := profile.Clock(lt.Hour()*60 + lt.Minute())
+	h, mi, _ := lt.Clock()
+	m := profile.Clock(h*60 + mi)
 	dayStart := profile.MustClock(p.Noise.DayStart)
 	nightStart := profile.MustClock(p.Noise.NightStart)
 	if p.Noise.RestDayNightEnd != "" && p.RestDay(lt) {

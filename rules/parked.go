@@ -52,7 +52,7 @@ func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
 	if stopped {
 		minutes = t.Sub(v.StoppedSince).Minutes()
 	}
-	cond := stopped && minutes >= p.MinMinutes && !e.places.InGarage(pt, v.Licensee) && !e.authorised(v, t)
+	cond := stopped && minutes >= p.MinMinutes && !e.garageAt(v, pt) && !e.authorised(v, t)
 	var ev evidence
 	if r != nil && r.GPS != nil {
 		ev = readingEvidence(r, "gps", minutes, "min").at(r.GPS.Lat, r.GPS.Lon)

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/paulmach/orb"
+
+	"github.com/trenzinho/trenzinho/geofences"
 )
 
 // rotationRule flags a vehicle in service on an itinerary whose day and hour belong, by the
@@ -37,7 +39,10 @@ func (rotationRule) observe(e *Engine, v *Vehicle, r *reading) {
 	other := ""
 	if in {
 		own := false
-		for _, h := range e.places.ItinerariesNear(pt, max(e.profile.Route.CorridorM*4, 500)) {
+		// Only itineraries within their corridor count: no farther than the widest corridor.
+		radius := min(max(e.profile.Route.CorridorM*4, 500), e.widestCorridorM())
+		e.hits = e.places.AppendItinerariesNear(e.hits[:0], pt, radius)
+		for _, h := range e.hits {
 			it := h.Feature
 			corridor := it.CorridorM
 			if corridor <= 0 {
@@ -69,4 +74,20 @@ func (rotationRule) observe(e *Engine, v *Vehicle, r *reading) {
 			ep.Detail = other
 			return ep
 		})
+}
+
+// widestCorridorM returns the widest corridor of the itineraries (their corridor_m, else the
+// profile's); e.places must not be nil.
+func (e *Engine) widestCorridorM() float64 {
+	if e.corridorKnown {
+		return e.widestCorridor
+	}
+	w := e.profile.Route.CorridorM
+	for _, it := range e.places.OfKind(geofences.KindItinerary) {
+		if it.CorridorM > 0 {
+			w = max(w, it.CorridorM)
+		}
+	}
+	e.widestCorridor, e.corridorKnown = w, true
+	return w
 }

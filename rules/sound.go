@@ -2,6 +2,7 @@ package rules
 
 import (
 	"math"
+	"sort"
 	"time"
 
 	"github.com/trenzinho/trenzinho/wire"
@@ -21,12 +22,15 @@ func (e *Engine) keepSound(v *Vehicle, s *wire.Sound) {
 		dur = *s.DurS
 	}
 	v.Sounds = append(v.Sounds, SoundSample{T: s.T.Time, DB: *s.LAeqDB, DurS: dur})
+	v.leqs = [2]leqMemo{}
+	v.sums.add(&v.Sounds[len(v.Sounds)-1])
 	keep := time.Duration(max(e.profile.Noise.WindowS, e.profile.Sensitive.EmissionWindow) * float64(time.Second))
 	cut := 0
 	for cut < len(v.Sounds) && s.T.Time.Sub(v.Sounds[cut].T) >= keep {
 		cut++
 	}
 	if cut > 0 {
+		v.sums.remove(v.Sounds[:cut])
 		v.Sounds = append(v.Sounds[:0], v.Sounds[cut:]...)
 	}
 }
@@ -38,18 +42,40 @@ const soundSource = "slm"
 // at t, and whether the readings cover at least 90% of the window (a level over a shorter time
 // is not the level the profile speaks of).
 func (v *Vehicle) leq(t time.Time, windowS float64) (float64, bool) {
+	// Several rules ask for the same window of the same reading (the emission window:
+	// sensitive_zone_sound, boarding_sound, service_switch_suspect); the answer is kept until
+	// keepSound changes the samples.
+	for i := range v.leqs {
+		if m := &v.leqs[i]; m.known && m.windowS == windowS && m.t.Equal(t) {
+			return m.level, m.full
+		}
+	}
+	level, full := v.leqOf(t, windowS)
+	m := &v.leqs[v.leqNext]
+	*m = leqMemo{t: t, windowS: windowS, level: level, full: full, known: true}
+	v.leqNext = 1 - v.leqNext
+	return level, full
+}
+
+// leqMemo is one answer of leq for the vehicle's current samples.
+type leqMemo struct {
+	t           time.Time
+	windowS     float64
+	level       float64
+	full, known bool
+}
+
+// leqOf computes leq.
+func (v *Vehicle) leqOf(t time.Time, windowS float64) (float64, bool) {
 	var energy, covered float64
 	from := t.Add(-time.Duration(windowS * float64(time.Second)))
-	// v.Sounds is in time order (keepSound appends only readings newer than the last), so the
-	// readings in (from, t] are a run of it, found from its end.
+	// v.Sounds is in strictly increasing time order (keepSound appends only readings newer
+	// than the last), so the readings in (from, t] are a run of it: [lo, hi).
 	hi := len(v.Sounds)
 	for hi > 0 && v.Sounds[hi-1].T.After(t) {
 		hi--
 	}
-	lo := hi
-	for lo > 0 && v.Sounds[lo-1].T.After(from) {
-		lo--
-	}
+	lo := sort.Search(hi, func(i int) bool { return v.Sounds[i].T.After(from) })
 	window := v.Sounds[lo:hi]
 	top := math.Inf(-1)
 	for _, s := range window {

@@ -3,6 +3,7 @@ package rules
 import (
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/trenzinho/trenzinho/registry"
@@ -77,6 +78,16 @@ type Vehicle struct {
 
 	eng     *Engine
 	pending *pendingChanges
+	// places is what the geofences answered at the vehicle's last position (engine.go).
+	places placeMemo
+	// noDocDetectors: the vehicle has no document_expired detector (hasDocDetectors).
+	noDocDetectors bool
+	// leqs are leq's last answers for the current Sounds (sound.go), leqNext the one to
+	// replace next.
+	leqs    [2]leqMemo
+	leqNext int
+	// sums are the running energy sums over Sounds (leqbounds.go).
+	sums soundSums
 }
 
 // Cursor records which sequence numbers of one epoch were judged: every seq below Next, and
@@ -141,6 +152,9 @@ type SoundSample struct {
 	energy, energyTop [2]float64
 	energyKnown       uint8 // slots filled
 	energyNext        uint8 // slot to fill next
+	// For leqBounds (leqbounds.go): DurS·10^(DB/10) once absKnown.
+	abs      float64
+	absKnown bool
 }
 
 // freshness of an instrument's last value.
@@ -194,6 +208,9 @@ func (v *Vehicle) detector(rule string) *detector {
 	if d == nil {
 		d = &detector{}
 		v.Detectors[rule] = d
+		if strings.HasPrefix(rule, docDetectorPrefix) {
+			v.noDocDetectors = false
+		}
 	}
 	return d
 }

@@ -1,0 +1,182 @@
+package rules
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/registry"
+	"github.com/trenzinho/trenzinho/wire"
+)
+
+// The engine's output for the benchmark fleet (400 rounds of 50 vehicles, 300,000 readings, in
+// the benchmark town with 10,000 sensitive sites), as SHA-256 digests of the JSON of every Apply
+// result and, every 10 rounds, of the drained episodes (sorted by id), evidence, events and
+// snapshots. Recorded at e15e36f, before the optimisations of issue 20's session 6; session 5's
+// levers had left the same digests (docs/benchmarks.md, "Issue 20, session 5").
+//
+// An optimisation must leave every digest unchanged: judgements, values and evidence alike, to
+// the last bit. A change of a rule that alters the output on purpose re-records them (run the
+// test, take the digests it prints) and says why in its commit.
+var engineDigests = map[string]string{
+	"results":   "0851d155c3eee808b04af3c00ef28da8ecb115487493c996dc263f8c97d4377f",
+	"episodes":  "54f7b8d0e9f07d396bcb6fb7bf9627fe7c365b43fe41dedc21824be806de0d3e",
+	"evidence":  "0ebc6ee630ee7e593b1eec62032c9d29933f8ea027554f32c9695e0048335940",
+	"events":    "70f7a3bf593145501c08db8bcde8214b3188ec327e632bb01a7f6c68bc5ad7a2",
+	"snapshots": "c5d890353d899ff24a8543c46125d62d6bf80118e3d0dbfd12be97c4bfef7461",
+}
+
+// engineDigestEvents is how many events the stream drains.
+const engineDigestEvents = 640
+
+// The digests of the registered stream (TestEngineDigestRegistered), recorded at e15e36f too.
+var registeredDigests = map[string]string{
+	"results":   "5ac7eebb0d9dd9e5a5299176528a3c97ab23145593dd1de75d09a71cd1249545",
+	"episodes":  "6b953fee044bb47bfb3d45278fe3f34c54b8b5f0031775c6011c4bf6d476fd3d",
+	"evidence":  "8feb459e6317e7d2f66d63541b95e8c8acd2ea48844789d819e5a9686b49ccd0",
+	"events":    "7584cab0d0d8a01c50c382df648a2e3845149d8d1ab76dda112b7873027ad433",
+	"snapshots": "69e8110a7c309f55bfc6458486d989ccdccd53b294506f2f01f6fbffe74af70c",
+}
+
+const registeredDigestEvents = 710
+
+// TestEngineDigest compares the engine's output for the benchmark fleet with the recorded
+// digests. The digests are of amd64's floating-point results (the math package's assembly and
+// the compiler's fused multiply-adds differ elsewhere, in the last bits of the sound levels):
+// on another architecture the test runs but only logs them.
+func TestEngineDigest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300,000 readings at 10,000 sites")
+	}
+	set, loops := benchTown(t, 10000)
+	fleet := newBenchFleet(loops)
+	e := newBenchEngine(set, fleet)
+	checkDigests(t, e, 400, func() []*wire.Batch { return fleet.round() }, engineDigests, engineDigestEvents)
+}
+
+// TestEngineDigestRegistered is TestEngineDigest for what the benchmark fleet leaves out: a
+// registry (licensees from it, one vehicle in five with its inspection expired), a service
+// switch on one vehicle in three (off for 160 s of each cycle, on its route, music on:
+// service_switch_suspect and speed_out_of_service), a switch always on and a door input on
+// another one in three (open during the stops, which are seldom at a boarding point:
+// boarding_outside_points);
+// 240 rounds (20 minutes) in the town with 1,000 sites.
+func TestEngineDigestRegistered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("144,000 readings")
+	}
+	set, loops := benchTown(t, 1000)
+	fleet := newBenchFleet(loops)
+	e := New(profile.Piuma(), set)
+	index := map[string]int{}
+	for i, v := range fleet.vs {
+		index[v.id] = i
+	}
+	inspection := []registry.Expiry{{Subject: registry.Subject{Kind: registry.SubjectVehicle}, Document: registry.DocInspecao,
+		Number: "INSP-1", ValidUntil: registry.MustDate("2026-11-17"), Expired: true, DaysLeft: -10, Problem: registry.ProblemExpired}}
+	e.SetRegistry(func(id string) (Registration, bool) {
+		i, ok := index[id]
+		if !ok {
+			return Registration{}, false
+		}
+		reg := Registration{Licensee: fmt.Sprintf("L%d", i%benchLicensees), MeterDistanceM: 1.5 + float64(i%3)/2}
+		reg.Expired = func(card string, at time.Time) []registry.Expiry {
+			if i%5 == 1 {
+				return inspection
+			}
+			return nil
+		}
+		return reg, true
+	})
+	round := func() []*wire.Batch {
+		bs := fleet.round()
+		for i, b := range bs {
+			v := &fleet.vs[i]
+			for _, g := range b.GPS {
+				sec := int(g.T.Sub(benchStart) / time.Second)
+				u := (sec + v.phase) % 480
+				switch i % 3 {
+				case 1:
+					b.Service = append(b.Service, wire.Service{T: g.T, On: u < 200 || u >= 360})
+				case 2:
+					b.Service = append(b.Service, wire.Service{T: g.T, On: true})
+					b.Door = append(b.Door, wire.Door{T: g.T, Open: u >= 10 && u < 80})
+				}
+			}
+		}
+		return bs
+	}
+	checkDigests(t, e, 240, round, registeredDigests, registeredDigestEvents)
+}
+
+// checkDigests applies rounds of batches to the engine as the judge does (Tick, Apply, a
+// Drain every 10 rounds) and compares the digests of its output with the recorded ones.
+// The digests are of amd64's floating-point results (the math package's assembly and the
+// compiler's fused multiply-adds differ elsewhere, in the last bits of the sound levels): on
+// another architecture the test only logs them.
+func checkDigests(t *testing.T, e *Engine, rounds int, next func() []*wire.Batch, want map[string]string, wantEvents int) {
+	t.Helper()
+	results := sha256.New()
+	names := []string{"episodes", "evidence", "events", "snapshots"}
+	parts := []hash.Hash{sha256.New(), sha256.New(), sha256.New(), sha256.New()}
+	write := func(h hash.Hash, x any) {
+		b, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+	}
+	events := 0
+	opened := map[string]int{}
+	for i := range rounds {
+		round := next()
+		recv := round[0].SentAt.Add(300 * time.Millisecond)
+		e.Tick(recv)
+		for _, bt := range round {
+			write(results, e.Apply(bt, recv))
+		}
+		if i%10 == 9 {
+			c, err := e.Drain()
+			if err != nil {
+				t.Fatal(err)
+			}
+			events += len(c.Events)
+			for _, ev := range c.Events {
+				if ev.Kind == EventOpen {
+					opened[ev.Episode.Rule]++
+				}
+			}
+			slices.SortFunc(c.Episodes, func(a, b Episode) int { return strings.Compare(a.ID, b.ID) })
+			for k, x := range []any{c.Episodes, c.Evidence, c.Events, c.Snapshots} {
+				write(parts[k], x)
+			}
+		}
+	}
+	got := map[string]string{"results": hex.EncodeToString(results.Sum(nil))}
+	for k, h := range parts {
+		got[names[k]] = hex.EncodeToString(h.Sum(nil))
+	}
+	t.Logf("%d events, episodes opened %v; noise_limit levels %d judged from bounds, %d computed", events, opened, e.leqBounded, e.leqComputed)
+	for _, name := range append([]string{"results"}, names...) {
+		t.Logf("%s %s", name, got[name])
+	}
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("digests recorded on amd64; %s's floating point may differ in the last bits", runtime.GOARCH)
+	}
+	if events != wantEvents {
+		t.Errorf("%d events drained, recorded %d", events, wantEvents)
+	}
+	for _, name := range append([]string{"results"}, names...) {
+		if got[name] != want[name] {
+			t.Errorf("%s digest %s, recorded %s: the engine's output changed", name, got[name], want[name])
+		}
+	}
+}
