@@ -46,13 +46,21 @@ type timedStore struct {
 }
 
 func (s *timedStore) Commit(ctx context.Context, c *rules.Changes, batches []store.Batch) error {
+	return s.timed(ctx, s.DB.Commit, c, batches)
+}
+
+func (s *timedStore) CommitUnsynced(ctx context.Context, c *rules.Changes, batches []store.Batch) error {
+	return s.timed(ctx, s.DB.CommitUnsynced, c, batches)
+}
+
+func (s *timedStore) timed(ctx context.Context, commit func(context.Context, *rules.Changes, []store.Batch) error, c *rules.Changes, batches []store.Batch) error {
 	// The CPU time of the commit's own thread: on a machine shared with other work the wall
 	// time mostly measures the wait for a core. The pure-Go SQLite runs on the calling
 	// goroutine, locked to its thread for the call.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := threadCPU()
-	err := s.DB.Commit(ctx, c, batches)
+	err := commit(ctx, c, batches)
 	d := threadCPU() - start
 	s.mu.Lock()
 	s.times = append(s.times, d)

@@ -40,6 +40,13 @@ func (s *killableStore) Commit(ctx context.Context, c *rules.Changes, bs []store
 	return s.DB.Commit(ctx, c, bs)
 }
 
+func (s *killableStore) CommitUnsynced(ctx context.Context, c *rules.Changes, bs []store.Batch) error {
+	if s.dead.Load() {
+		return errKilled
+	}
+	return s.DB.CommitUnsynced(ctx, c, bs)
+}
+
 func (s *killableStore) Quarantine(ctx context.Context, q store.Quarantined) error {
 	if s.dead.Load() {
 		return errKilled

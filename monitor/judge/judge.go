@@ -42,6 +42,12 @@ type Store interface {
 	LoggedBatch(ctx context.Context, vehicle, epoch string, seq uint64) ([]byte, error)
 }
 
+// unsyncedCommitter is a Store that can commit without waiting for the disk
+// (store.DB.CommitUnsynced): durable with its next Commit.
+type unsyncedCommitter interface {
+	CommitUnsynced(ctx context.Context, c *rules.Changes, batches []store.Batch) error
+}
+
 // Hub receives live events for the dashboard (Server-Sent Events).
 type Hub interface {
 	Publish(event string, data any)
@@ -513,7 +519,7 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	}
 	if !c.Empty() || len(j.raw) > 0 {
 		start := time.Now()
-		if err := j.store(ctx, &c, j.raw); err != nil {
+		if err := j.store(ctx, true, &c, j.raw); err != nil {
 			// Not acknowledged: the broker redelivers after a restart.
 			return fmt.Errorf("judge: commit: %w", err)
 		}
@@ -590,7 +596,9 @@ func (j *Judge) commitEvents(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	if err := j.store(ctx, &now, raw); err != nil {
+	// Not synced: a kill loses nothing, and what a power cut would take back is redelivered,
+	// the group's commit, synced, making it durable before any acknowledgement.
+	if err := j.store(ctx, false, &now, raw); err != nil {
 		return fmt.Errorf("judge: commit: %w", err)
 	}
 	j.commitDur.Observe(time.Since(start).Seconds())
@@ -607,22 +615,26 @@ func (j *Judge) commitEvents(ctx context.Context) error {
 // to look, and the process exits non-zero so that its supervisor reports it.
 const maxCommitAttempts = 6
 
-// store commits c with the judged batches raw. A transient failure (the database busy) is
+// store commits c with the judged batches raw, synced or not (unsyncedCommitter). A transient failure (the database busy) is
 // retried until it passes or ctx ends. When the database refuses the data for good (a
 // constraint, a value it cannot hold), the changes are committed without the batch log and then
 // each batch alone: a batch still refused is quarantined (store.Quarantine, a metric, an error
 // log line for the alert) and the commit goes on without it. Any other failure is retried
 // maxCommitAttempts times and then returned.
-func (j *Judge) store(ctx context.Context, c *rules.Changes, raw []store.Batch) error {
+func (j *Judge) store(ctx context.Context, synced bool, c *rules.Changes, raw []store.Batch) error {
+	commit := j.cfg.Store.Commit
+	if u, ok := j.cfg.Store.(unsyncedCommitter); ok && !synced {
+		commit = u.CommitUnsynced
+	}
 	apart := false // the changes are committed; raw is committed batch by batch
 	for attempt := 1; ; attempt++ {
 		var err error
 		if !apart {
-			err = j.cfg.Store.Commit(ctx, c, raw)
+			err = commit(ctx, c, raw)
 			if err != nil && store.Permanent(err) {
 				j.commitErr.Inc()
 				j.log.Warn("the database refuses part of a commit; committing the batches one by one", "err", err)
-				err = j.cfg.Store.Commit(ctx, c, nil)
+				err = commit(ctx, c, nil)
 				if err == nil {
 					apart = true
 					// The engine's changes are committed (its cursors are past these batches):
@@ -640,7 +652,7 @@ func (j *Judge) store(ctx context.Context, c *rules.Changes, raw []store.Batch) 
 		}
 		if apart {
 			for len(raw) > 0 {
-				err = j.cfg.Store.Commit(ctx, &rules.Changes{}, raw[:1])
+				err = commit(ctx, &rules.Changes{}, raw[:1])
 				if err != nil && store.Permanent(err) {
 					j.quarantine(ctx, raw[0], wire.ReasonUnstorable, err)
 					err = nil
