@@ -1,8 +1,11 @@
 // Package judge is the monitor's live loop: it consumes telemetry from MQTT, applies the rules
 // engine to each batch in arrival order, commits the resulting episodes and the engine's state in
 // one transaction per group of batches, and only then acknowledges those batches to the broker.
-// A crash at any point therefore loses nothing and judges nothing twice: unacknowledged batches
-// are redelivered and the restored cursors recognise the ones already judged.
+// An event (an episode opened or closed) is committed ahead of its group, with the vehicles it
+// concerns, and announced at once; the group's commit follows. Every transaction holds, for each
+// vehicle it writes, its snapshot with the batches that snapshot has judged. A crash at any point
+// therefore loses nothing and judges nothing twice: unacknowledged batches are redelivered and
+// the restored cursors recognise the ones already judged.
 package judge
 
 import (
