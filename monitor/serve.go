@@ -14,6 +14,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"runtime/trace"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,6 +93,9 @@ func cmdServe(ctx context.Context, args []string) error {
 	c.bundles.bind(b)
 	c.complaints.bind(b)
 	b.BindLimits(&c.limits)
+	var cpuProfile, traceFile string
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until the monitor stops")
+	fs.StringVar(&traceFile, "trace", "", "write an execution trace (go tool trace) to this file until the monitor stops")
 	b.Int(&c.maxVehicles, "TRENZINHO_MAX_VEHICLES", judge.DefaultMaxVehicles, "most vehicles tracked without a registry (with one: the registered vehicles); others are rejected as unknown_vehicle")
 	b.String(&c.notifications, "TRENZINHO_NOTIFICATIONS", "", "notifications file: e-mail, Telegram, Web Push, users, on-duty schedule (empty: none; docs/operations.md §13)")
 	if err := b.Parse(args); err != nil {
@@ -119,7 +125,49 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	stop, err := startProfiles(cpuProfile, traceFile)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	return serve(ctx, c, log)
+}
+
+// startProfiles starts the CPU profile and the execution trace asked for (empty: not that one);
+// stop ends them and closes their files (docs/benchmarks.md, issue 20: the monitor under
+// `go run ./monitor/loadtest`).
+func startProfiles(cpuProfile, traceFile string) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return stop, fmt.Errorf("-cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return stop, fmt.Errorf("-cpuprofile: %w", err)
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+	}
+	if traceFile != "" {
+		f, err := os.Create(traceFile)
+		if err != nil {
+			stop()
+			return func() {}, fmt.Errorf("-trace: %w", err)
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			stop()
+			return func() {}, fmt.Errorf("-trace: %w", err)
+		}
+		stops = append(stops, func() { trace.Stop(); f.Close() })
+	}
+	return stop, nil
 }
 
 func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {

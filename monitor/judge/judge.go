@@ -1,8 +1,11 @@
 // Package judge is the monitor's live loop: it consumes telemetry from MQTT, applies the rules
 // engine to each batch in arrival order, commits the resulting episodes and the engine's state in
 // one transaction per group of batches, and only then acknowledges those batches to the broker.
-// A crash at any point therefore loses nothing and judges nothing twice: unacknowledged batches
-// are redelivered and the restored cursors recognise the ones already judged.
+// An event (an episode opened or closed) is committed ahead of its group, with the vehicles it
+// concerns, and announced at once; the group's commit follows. Every transaction holds, for each
+// vehicle it writes, its snapshot with the batches that snapshot has judged. A crash at any point
+// therefore loses nothing and judges nothing twice: unacknowledged batches are redelivered and
+// the restored cursors recognise the ones already judged.
 package judge
 
 import (
@@ -40,6 +43,12 @@ type Store interface {
 	// LoggedBatch returns the payload of a judged batch from the batch log (store.ErrNotFound
 	// when it is not there).
 	LoggedBatch(ctx context.Context, vehicle, epoch string, seq uint64) ([]byte, error)
+}
+
+// unsyncedCommitter is a Store that can commit without waiting for the disk
+// (store.DB.CommitUnsynced): durable with its next Commit.
+type unsyncedCommitter interface {
+	CommitUnsynced(ctx context.Context, c *rules.Changes, batches []store.Batch) error
 }
 
 // Hub receives live events for the dashboard (Server-Sent Events).
@@ -98,7 +107,8 @@ type Judge struct {
 	in  chan Message
 	log *slog.Logger
 
-	raw       []store.Batch // judged batches waiting for the next commit
+	raw       []store.Batch     // judged batches waiting for the next commit
+	held      map[string][]byte // vehicle snapshots drained from the engine, not committed yet
 	lastDraft time.Time
 	lastPrune time.Time
 	sigLogged map[string]time.Time // vehicle → last log of a refused signature
@@ -148,6 +158,7 @@ func New(cfg Config) *Judge {
 		in:      make(chan Message, 4*cfg.FlushBatches),
 		log:     cfg.Logger,
 		fleet:   map[string]fleetEntry{},
+		held:    map[string][]byte{},
 		replays: replay.New(replay.DefaultSize),
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "batches_total",
@@ -286,10 +297,16 @@ func (j *Judge) Run(ctx context.Context) error {
 		case m := <-j.in:
 			j.judge(m)
 			pending = append(pending, m)
-			// An event (an episode opened or closed) is announced after its commit: commit now
-			// rather than at the next FlushEvery, so that the announcement waits for no timer.
-			if len(pending) >= j.cfg.FlushBatches || j.cfg.Engine.PendingEvents() > 0 {
+			if len(pending) >= j.cfg.FlushBatches {
 				if err := commit(); err != nil {
+					return err
+				}
+			} else if j.cfg.Engine.PendingEvents() > 0 {
+				// An event (an episode opened or closed) is announced after its commit: commit
+				// it now rather than at the next FlushEvery, so that the announcement waits for
+				// no timer, and only it (commitEvents), so that it waits for no other vehicle's
+				// writes either. The messages are acknowledged at the next full commit.
+				if err := j.commitEvents(ctx); err != nil {
 					return err
 				}
 			}
@@ -491,21 +508,27 @@ func span(b *wire.Batch) (tmin, tmax time.Time, ok bool) {
 	return tmin, tmax, ok
 }
 
-// commit persists the engine's changes, then acknowledges the messages that caused them, then
-// tells the world.
+// commit persists the engine's changes with every judged batch and every snapshot held back by
+// commitEvents, then acknowledges the messages that caused them, then tells the world.
 func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	c, err := j.cfg.Engine.Drain()
 	if err != nil {
 		return err
 	}
+	for v, s := range j.held {
+		if _, newer := c.Snapshots[v]; !newer {
+			c.Snapshots[v] = s
+		}
+	}
 	if !c.Empty() || len(j.raw) > 0 {
 		start := time.Now()
-		if err := j.store(ctx, &c); err != nil {
+		if err := j.store(ctx, true, &c, j.raw); err != nil {
 			// Not acknowledged: the broker redelivers after a restart.
 			return fmt.Errorf("judge: commit: %w", err)
 		}
 		j.commitDur.Observe(time.Since(start).Seconds())
 		j.raw = j.raw[:0]
+		clear(j.held)
 	}
 	for _, m := range msgs {
 		m.Ack()
@@ -520,28 +543,101 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 	return nil
 }
 
+// commitEvents persists the engine's pending events ahead of the rest of the group, and
+// announces them: their episodes and evidence, and the vehicles they concern — each one's
+// snapshot with the batches judged for it since its last commit. The other vehicles' snapshots
+// are held back (j.held) and their batches stay in j.raw, for the next full commit, which
+// acknowledges the messages: none is acknowledged here.
+//
+// The announcement thus waits for the writes of the vehicles that have something to announce,
+// not for the other vehicles' batch log rows and snapshots (docs/benchmarks.md, "Issue 20,
+// session 6"). Crash safety is the full commit's: every transaction carries, for each vehicle
+// it writes, the snapshot together with the log rows of the batches that snapshot has judged,
+// and a message is acknowledged only once everything judged up to it is committed. A kill
+// between the two commits leaves the held vehicles as they were at their last commit, with
+// their messages unacknowledged: the broker redelivers them and they are judged again; the
+// vehicles committed here recognise theirs as judged, and find them in the batch log.
+func (j *Judge) commitEvents(ctx context.Context) error {
+	c, err := j.cfg.Engine.Drain()
+	if err != nil {
+		return err
+	}
+	now := rules.Changes{Episodes: c.Episodes, Evidence: c.Evidence, Events: c.Events, Snapshots: map[string][]byte{}}
+	involved := map[string]bool{}
+	for _, ev := range c.Events {
+		involved[ev.Vehicle] = true
+	}
+	for i := range c.Episodes {
+		involved[c.Episodes[i].Vehicle] = true
+	}
+	for v, s := range c.Snapshots {
+		if !involved[v] {
+			j.held[v] = s
+		}
+	}
+	var raw, rest []store.Batch
+	for _, b := range j.raw {
+		if involved[b.Vehicle] {
+			raw = append(raw, b)
+		} else {
+			rest = append(rest, b)
+		}
+	}
+	for v := range involved {
+		// The engine leaves out a snapshot equal to the last one it handed over, which may be
+		// the one held here.
+		s, ok := c.Snapshots[v]
+		if !ok {
+			s, ok = j.held[v]
+		}
+		if ok {
+			now.Snapshots[v] = s
+		}
+		delete(j.held, v)
+	}
+	if now.Empty() && len(raw) == 0 {
+		return nil
+	}
+	start := time.Now()
+	// Not synced: a kill loses nothing, and what a power cut would take back is redelivered,
+	// the group's commit, synced, making it durable before any acknowledgement.
+	if err := j.store(ctx, false, &now, raw); err != nil {
+		return fmt.Errorf("judge: commit: %w", err)
+	}
+	j.commitDur.Observe(time.Since(start).Seconds())
+	j.raw = append(j.raw[:0], rest...)
+	for _, ev := range now.Events {
+		j.announce(ev)
+	}
+	j.refreshFleet(now.Snapshots)
+	return nil
+}
+
 // maxCommitAttempts is how often a commit that fails neither transiently nor permanently (I/O,
 // a full disk, a read-only or corrupt file) is tried before the monitor stops: an operator has
 // to look, and the process exits non-zero so that its supervisor reports it.
 const maxCommitAttempts = 6
 
-// store commits c with the judged batches of j.raw. A transient failure (the database busy) is
+// store commits c with the judged batches raw, synced or not (unsyncedCommitter). A transient failure (the database busy) is
 // retried until it passes or ctx ends. When the database refuses the data for good (a
 // constraint, a value it cannot hold), the changes are committed without the batch log and then
 // each batch alone: a batch still refused is quarantined (store.Quarantine, a metric, an error
 // log line for the alert) and the commit goes on without it. Any other failure is retried
 // maxCommitAttempts times and then returned.
-func (j *Judge) store(ctx context.Context, c *rules.Changes) error {
-	raw := j.raw
+func (j *Judge) store(ctx context.Context, synced bool, c *rules.Changes, raw []store.Batch) error {
+	commit := j.cfg.Store.Commit
+	if u, ok := j.cfg.Store.(unsyncedCommitter); ok && !synced {
+		commit = u.CommitUnsynced
+	}
 	apart := false // the changes are committed; raw is committed batch by batch
 	for attempt := 1; ; attempt++ {
 		var err error
 		if !apart {
-			err = j.cfg.Store.Commit(ctx, c, raw)
+			err = commit(ctx, c, raw)
 			if err != nil && store.Permanent(err) {
 				j.commitErr.Inc()
 				j.log.Warn("the database refuses part of a commit; committing the batches one by one", "err", err)
-				err = j.cfg.Store.Commit(ctx, c, nil)
+				err = commit(ctx, c, nil)
 				if err == nil {
 					apart = true
 					// The engine's changes are committed (its cursors are past these batches):
@@ -559,7 +655,7 @@ func (j *Judge) store(ctx context.Context, c *rules.Changes) error {
 		}
 		if apart {
 			for len(raw) > 0 {
-				err = j.cfg.Store.Commit(ctx, &rules.Changes{}, raw[:1])
+				err = commit(ctx, &rules.Changes{}, raw[:1])
 				if err != nil && store.Permanent(err) {
 					j.quarantine(ctx, raw[0], wire.ReasonUnstorable, err)
 					err = nil

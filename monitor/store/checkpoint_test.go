@@ -53,3 +53,52 @@ func TestCheckpointBesideCommits(t *testing.T) {
 		t.Fatalf("database file %d bytes after the checkpoints (was %d): the WAL was not copied back", got, before)
 	}
 }
+
+// TestCommitUnsyncedThenSynced: CommitUnsynced commits with the writer's PRAGMA synchronous at
+// NORMAL, and the next Commit puts it back to FULL before it begins, so that no commit whose
+// messages are acknowledged returns before the WAL is on the disk; both transactions are there
+// after the database is opened again.
+func TestCommitUnsyncedThenSynced(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	batch := func(seq uint64) []Batch {
+		return []Batch{{Vehicle: "V01", Epoch: "e", Seq: seq, ReceivedAt: now, TMin: now, TMax: now, Payload: []byte(fmt.Sprint(seq))}}
+	}
+	synchronous := func() int {
+		db.writerMu.Lock()
+		defer db.writerMu.Unlock()
+		var n int
+		if err := db.writer.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const normal, full = 1, 2
+	if err := db.CommitUnsynced(ctx, &rules.Changes{}, batch(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := synchronous(); got != normal {
+		t.Errorf("synchronous %d after CommitUnsynced, want %d (NORMAL)", got, normal)
+	}
+	if err := db.Commit(ctx, &rules.Changes{}, batch(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := synchronous(); got != full {
+		t.Errorf("synchronous %d after Commit, want %d (FULL)", got, full)
+	}
+	path := db.path
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for seq := range uint64(2) {
+		if p, err := db.LoggedBatch(ctx, "V01", "e", seq+1); err != nil || string(p) != fmt.Sprint(seq+1) {
+			t.Errorf("batch %d after reopening: %q, %v", seq+1, p, err)
+		}
+	}
+}

@@ -13,6 +13,19 @@ import (
 // engine restored from the snapshots after a crash agrees exactly with the stored episodes. A
 // change to an episode that is already in a draft becomes an addendum of that draft.
 func (db *DB) Commit(ctx context.Context, c *rules.Changes, batches []Batch) error {
+	return db.commit(ctx, true, c, batches)
+}
+
+// CommitUnsynced is Commit without the wait for the disk: it returns once SQLite has written the
+// transaction to the WAL, not once the WAL is synced. A crash of the process loses nothing; a
+// power cut may lose it (never part of it), until the next Commit, whose sync covers it. The
+// judge commits an episode's event this way, announces it, and acknowledges the messages only
+// after the group's Commit: what a power cut takes back is redelivered and judged again.
+func (db *DB) CommitUnsynced(ctx context.Context, c *rules.Changes, batches []Batch) error {
+	return db.commit(ctx, false, c, batches)
+}
+
+func (db *DB) commit(ctx context.Context, synced bool, c *rules.Changes, batches []Batch) error {
 	docs := make([]string, len(c.Episodes))
 	for i := range c.Episodes {
 		d, err := episodeDoc(&c.Episodes[i], c.Evidence[c.Episodes[i].ID])
@@ -21,7 +34,7 @@ func (db *DB) Commit(ctx context.Context, c *rules.Changes, batches []Batch) err
 		}
 		docs[i] = d
 	}
-	err := db.inWriterTx(ctx, func(tx *sql.Tx) error {
+	err := db.inWriterTx(ctx, synced, func(tx *sql.Tx) error {
 		for i := range c.Episodes {
 			e := &c.Episodes[i]
 			if err := db.upsertEpisode(ctx, tx, e, docs[i], c.Evidence[e.ID]); err != nil {

@@ -63,8 +63,9 @@ type DB struct {
 	// writer is the connection of Commit, held so that its page cache stays warm: SQLite
 	// empties a connection's cache when another connection has written since its last
 	// transaction, which alternating pool connections would do at every commit.
-	writerMu sync.Mutex
-	writer   *sql.Conn
+	writerMu   sync.Mutex
+	writer     *sql.Conn
+	writerSync string // the writer's PRAGMA synchronous: "FULL", "NORMAL", "" when not set yet
 }
 
 // Open opens (creating it if needed) the database file at path and applies the schema
@@ -189,8 +190,11 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // inWriterTx is inTx on the writer connection; calls are serialised. A connection that failed
-// is given back, and the next call takes another.
-func (db *DB) inWriterTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// is given back, and the next call takes another. With synced, the commit returns once the WAL
+// is on the disk (PRAGMA synchronous=FULL); without, once SQLite has written it (NORMAL): a
+// kill loses nothing, a power cut may lose the transaction, and the next synced commit makes
+// it durable with its own.
+func (db *DB) inWriterTx(ctx context.Context, synced bool, fn func(tx *sql.Tx) error) error {
 	db.writerMu.Lock()
 	defer db.writerMu.Unlock()
 	if db.writer == nil {
@@ -198,7 +202,20 @@ func (db *DB) inWriterTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		if err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
-		db.writer = c
+		db.writer, db.writerSync = c, ""
+	}
+	want := "FULL"
+	if !synced {
+		want = "NORMAL"
+	}
+	if db.writerSync != want {
+		if _, err := db.writer.ExecContext(ctx, "PRAGMA synchronous = "+want); err != nil {
+			// Its setting unknown, the connection is not used again.
+			db.writer.Close()
+			db.writer, db.writerSync = nil, ""
+			return fmt.Errorf("synchronous %s: %w", want, err)
+		}
+		db.writerSync = want
 	}
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err == nil {
@@ -213,7 +230,7 @@ func (db *DB) inWriterTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err != nil && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
 		db.writer.Close()
-		db.writer = nil
+		db.writer, db.writerSync = nil, ""
 	}
 	return err
 }
