@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -76,17 +77,15 @@ func deref(p *int64) any {
 // TestBridgeDeliversEveryReading: simulator → pseudo-terminals → bridge → Mosquitto →
 // subscriber. Every GPS epoch and tachograph frame the simulator wrote arrives once, in a
 // sequence without gaps; sound arrives as one-second aggregates of the meter's ten frames a
-// second.
+// second: exactly one aggregate for every second of the run (the seconds of the GPS epochs),
+// each of the second's ten frames, and none outside the run.
 //
-// Sound is checked per second: every second of the run (the seconds of the GPS epochs) has an
-// aggregate and no aggregate falls outside the run. The edge effect allowed: the meter frames
-// are timed by the bridge's clock when they are read, and until the bridge has taken its first
-// fix (about a second after the start) that clock is the system clock, a fraction of a second
-// off GPS time; so the first two seconds may each come as two partial aggregates (at most two
-// extra aggregates). And since a frame read right at a second boundary can fall on either side
-// of it, some seconds hold 9 frames and their neighbours 11, whose dur_s is capped at 1 s: the
-// seconds the aggregates cover (Σ dur_s) never exceed frames/10 and may fall short of it, down
-// to frames/11 were every second to hold 11 frames.
+// The meter sets its clock (--meter-clock), so the bridge times each frame by the second the
+// meter stamped on it. A meter without a clock has its frames timed by the bridge's clock when
+// they are read, and on a loaded machine a frame read a few hundred milliseconds late falls
+// into the next second: which second such a frame lands in is a property of the machine's
+// load, not of the bridge, and was this test's only source of failure in CI. The timing on
+// receipt is tested where the clock is the test's: the slm decoder's and the bridge's tests.
 func TestBridgeDeliversEveryReading(t *testing.T) {
 	t.Parallel()
 	bin := testenv.Build(t)
@@ -94,7 +93,7 @@ func TestBridgeDeliversEveryReading(t *testing.T) {
 	const vehicle = "PTY-001"
 	sink := subscribe(t, broker.URL(), "e2e-"+vehicle, false, vehicle)
 
-	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=PTY", "--scenario=20:45:68", "--duration=30s", "--speed-up=1")
+	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=PTY", "--scenario=20:45:68", "--duration=30s", "--speed-up=1", "--meter-clock")
 	bridge := startBridge(t, bin, broker.URL(), vehicle, sim.devices[vehicle])
 	wrote := sim.wait(t, 3*time.Minute)[vehicle]
 	if wrote.Dropped != 0 || wrote.GPSEpochs != 30 || wrote.TachoFrames != 30 || wrote.SLMFrames != 300 {
@@ -144,17 +143,16 @@ func TestBridgeDeliversEveryReading(t *testing.T) {
 	var covered float64
 	for i, s := range sound {
 		covered += *s.DurS
-		if *s.DurS <= 0 || *s.DurS > 1 || *s.LAeqDB < 66-0.01 || *s.LAeqDB > 70+0.01 || *s.LAmaxDB < *s.LAeqDB {
-			t.Errorf("sound aggregate %d: %v s, LAeq %v, LAmax %v; want ≤ 1 s of 68 ± 2 dB", i, *s.DurS, *s.LAeqDB, *s.LAmaxDB)
+		if math.Abs(*s.DurS-1) > 1e-9 || *s.LAeqDB < 66-0.01 || *s.LAeqDB > 70+0.01 || *s.LAmaxDB < *s.LAeqDB {
+			t.Errorf("sound aggregate %d at %v: %v s, LAeq %v, LAmax %v; want the second's ten frames (1 s) of 68 ± 2 dB", i, s.T.Time, *s.DurS, *s.LAeqDB, *s.LAmaxDB)
 		}
 	}
-	// Every second of the run has its sound: the seconds of the aggregates are the seconds of
-	// the GPS epochs.
+	// Every second of the run has its sound, once: the seconds of the aggregates are the
+	// seconds of the GPS epochs.
 	gpsSeconds, soundSeconds := map[int64]bool{}, map[int64]int{}
 	for _, g := range gpsT {
 		gpsSeconds[g.Unix()] = true
 	}
-	first := gpsT[0].Unix()
 	for _, s := range sound {
 		soundSeconds[s.T.Unix()]++
 	}
@@ -167,14 +165,13 @@ func TestBridgeDeliversEveryReading(t *testing.T) {
 		switch {
 		case !gpsSeconds[sec]:
 			t.Errorf("%d sound aggregates for second %v, outside the run", n, time.Unix(sec, 0).UTC())
-		case n > 1 && sec > first+1:
-			t.Errorf("%d sound aggregates for second %v; only the first two seconds, timed by the system clock before the first fix, may be split", n, time.Unix(sec, 0).UTC())
+		case n > 1:
+			t.Errorf("%d sound aggregates for second %v; want one", n, time.Unix(sec, 0).UTC())
 		}
 	}
-	frames := float64(wrote.SLMFrames)
-	if len(sound) > len(gpsSeconds)+2 || covered > frames/10+1e-6 || covered < frames/11-1e-6 {
-		t.Errorf("%d sound aggregates covering %.1f s for %.0f frames; want at most 2 more than the %d seconds, covering between %.1f s (every second holding 11 frames) and %.0f s",
-			len(sound), covered, frames, len(gpsSeconds), frames/11, frames/10)
+	if frames := float64(wrote.SLMFrames); len(sound) != len(gpsSeconds) || math.Abs(covered-frames/10) > 1e-6 {
+		t.Errorf("%d sound aggregates covering %.1f s for %.0f frames; want one for each of the %d seconds, covering %.0f s",
+			len(sound), covered, frames, len(gpsSeconds), frames/10)
 	}
 	t.Logf("wrote %d GPS epochs, %d tachograph frames, %d meter frames; received %d batches (%d duplicates): %d GPS, %d tacho, %d sound aggregates covering %.1f s",
 		wrote.GPSEpochs, wrote.TachoFrames, wrote.SLMFrames, e.distinct, e.duplicates, len(gpsT), len(tacho), len(sound), covered)
