@@ -176,8 +176,9 @@ func encodeBatch(dst []byte, b *wire.Batch, receivedAt time.Time, size int) (out
 	collisions[idxWarning] = len(b.Warnings) - len(keep)
 	for _, i := range keep {
 		w := &b.Warnings[i]
+		// Tags in the order of their keys, as InfluxDB keeps them: a line whose tags are not
+		// sorted costs influxd a sort and a rebuilt series key per point.
 		dst = append(dst, MeasurementWarning...)
-		dst = append(dst, tag...)
 		dst = append(dst, ",kind="...)
 		dst = appendTagValue(dst, string(w.Kind))
 		dst = append(dst, ",rule="...)
@@ -186,6 +187,7 @@ func encodeBatch(dst []byte, b *wire.Batch, receivedAt time.Time, size int) (out
 			dst = append(dst, ",site="...)
 			dst = appendTagValue(dst, w.Site)
 		}
+		dst = append(dst, tag...)
 		f := fields{dst: dst}
 		f.optFloat("distance_m", w.DistanceM)
 		f.optFloat("value", w.Value)

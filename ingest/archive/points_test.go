@@ -62,8 +62,8 @@ func TestEncodeBatchFull(t *testing.T) {
 		`service,vehicle=PIU-001 on=true,clock="gps" ` + ts("2026-11-29T15:00:01Z"),
 		`door,vehicle=PIU-001 open=true,clock="gps" ` + ts("2026-11-29T15:00:02Z"),
 		`door,vehicle=PIU-001 open=false,clock="gps" ` + ts("2026-11-29T15:00:03.5Z"),
-		`warning,vehicle=PIU-001,kind=site_sound,rule=sensitive_zone_sound,site=hospital\ são\,x\=1\ y distance_m=290.5,value=74.2,limit=65,clock="gps" ` + ts("2026-11-29T15:00:03Z"),
-		`warning,vehicle=PIU-001,kind=speed_near,rule=speed clock="gps" ` + ts("2026-11-29T15:00:04Z"),
+		`warning,kind=site_sound,rule=sensitive_zone_sound,site=hospital\ são\,x\=1\ y,vehicle=PIU-001 distance_m=290.5,value=74.2,limit=65,clock="gps" ` + ts("2026-11-29T15:00:03Z"),
+		`warning,kind=speed_near,rule=speed,vehicle=PIU-001 clock="gps" ` + ts("2026-11-29T15:00:04Z"),
 		`batch,vehicle=PIU-001 epoch="e-7f3a9c",seq=1042i,sent_at="2026-11-29T15:00:05Z",received_at="2026-11-29T15:00:06.5Z",lag_s=1.5,clock="gps",n_gps=1i,n_tacho=1i,n_sound=1i,n_service=1i,n_door=2i,n_warning=2i,bytes=` +
 			strconv.Itoa(len(fullBatch)) + `i,kid="PIU-001-2026" ` + strconv.FormatInt(BatchTimestamp(sent.Time, "e-7f3a9c", 1042), 10),
 	}
@@ -250,5 +250,61 @@ func TestEncodeQuarantine(t *testing.T) {
 	}
 	if q.mqttTopic() != "trenzinho/v1/_sys/quarantine/_unknown" {
 		t.Errorf("topic %s", q.mqttTopic())
+	}
+}
+
+// tagKeys returns the tag keys of a line protocol line, in their order on the line.
+func tagKeys(t *testing.T, line string) []string {
+	t.Helper()
+	var keys []string
+	var cur []byte
+	inKey, escaped := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case escaped:
+			escaped = false
+			if inKey {
+				cur = append(cur, c)
+			}
+		case c == '\\':
+			escaped = true
+		case c == ',':
+			inKey, cur = true, cur[:0]
+		case c == '=' && inKey:
+			keys = append(keys, string(cur))
+			inKey = false
+		case c == ' ':
+			return keys
+		case inKey:
+			cur = append(cur, c)
+		}
+	}
+	t.Fatalf("no field set in %q", line)
+	return nil
+}
+
+// TestEncodeTagsSorted checks that every line has its tags in the order of their keys, the order
+// in which InfluxDB keeps a series key: influxd sorts the tags of any other line, at a cost per
+// point, before it stores the same series.
+func TestEncodeTagsSorted(t *testing.T) {
+	lines, _, _ := encodeT(t, fullBatch)
+	received := time.Date(2026, 11, 29, 15, 0, 6, 0, time.UTC)
+	q := newQuarantine("trenzinho/v1/PIU-002/telemetry", []byte("{"), received, false, &wire.Error{Reason: wire.ReasonBadJSON})
+	lines = append(lines, strings.TrimSuffix(string(encodeQuarantine(nil, q, 1)), "\n"))
+	withSeveral := 0
+	for _, l := range lines {
+		keys := tagKeys(t, l)
+		if len(keys) > 1 {
+			withSeveral++
+		}
+		for i := 1; i < len(keys); i++ {
+			if keys[i-1] >= keys[i] {
+				t.Errorf("tags %v not sorted by key in %s", keys, l)
+			}
+		}
+	}
+	if withSeveral < 3 { // both warnings and the quarantine line
+		t.Errorf("%d lines with several tags, want 3: %q", withSeveral, lines)
 	}
 }
