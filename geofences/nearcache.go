@@ -17,7 +17,8 @@ const NearCacheReachM = 100
 // for the sites within 200 m of a vehicle on every sound reading; the cache
 // spares it the grid's cells and each site's record for the sites the box
 // of the search does not meet. The zero value is empty; a NearCache is not
-// safe for concurrent use.
+// safe for concurrent use, and a copy shares its lists with the original
+// (the two refill them in place): keep one per caller, unshared.
 //
 // It answers exactly as AppendSensitiveWithin: the grid reports exactly the
 // items whose bounds intersect a query box (see grid). The cache holds the
