@@ -161,30 +161,51 @@ func (l *layer) eachWithin(p orb.Point, r float64, fn func(Hit)) {
 	if !(r >= 0) {
 		return
 	}
-	fr := newFrame(p)
+	q := newWithinQuery(p, r)
+	l.index.search(q.fr.box(r), func(i int) bool {
+		f := l.features[i]
+		if d, ok := q.hit(f, &f.bound); ok {
+			fn(Hit{Feature: f, DistanceM: d})
+		}
+		return true
+	})
+}
+
+// A withinQuery is the test of one feature against a search within r
+// metres of a point: eachWithin and appendHitsWithinCached share it, so
+// both give every feature the same answer.
+type withinQuery struct {
+	fr     frame
+	r      float64
+	far    float64 // squared bound distance beyond which nothing is within r
+	finite bool    // lineDistWithin's bound holds
+}
+
+func newWithinQuery(p orb.Point, r float64) withinQuery {
+	q := withinQuery{fr: newFrame(p), r: r}
 	// A feature whose bound lies farther than r (plus a micrometre and a
 	// relative 1e-9, far above the rounding of the distances) cannot be
 	// within r: skip its exact distance. The box of the search lets through
 	// the corners beyond the circle.
 	far := r*(1+1e-9) + 1e-6
-	finite := fr.finite() && far <= 1e7 // lineDistWithin's bound holds
-	far *= far
-	l.index.search(fr.box(r), func(i int) bool {
-		f := l.features[i]
-		if fr.boundDist2(f.bound) > far {
-			return true
-		}
-		var d float64
-		if ls, ok := f.Geometry.(orb.LineString); ok && finite {
-			d = fr.lineDistWithin(ls, r) // an itinerary: most of its segments are far
-		} else {
-			d = fr.dist(f.Geometry)
-		}
-		if d <= r {
-			fn(Hit{Feature: f, DistanceM: d})
-		}
-		return true
-	})
+	q.finite = q.fr.finite() && far <= 1e7
+	q.far = far * far
+	return q
+}
+
+// hit returns f's distance and whether it is within the query's radius;
+// b is f's bound (or a copy of it).
+func (q *withinQuery) hit(f *Feature, b *orb.Bound) (float64, bool) {
+	if q.fr.boundDist2(*b) > q.far {
+		return 0, false
+	}
+	var d float64
+	if ls, ok := f.Geometry.(orb.LineString); ok && q.finite {
+		d = q.fr.lineDistWithin(ls, q.r) // an itinerary: most of its segments are far
+	} else {
+		d = q.fr.dist(f.Geometry)
+	}
+	return d, d <= q.r
 }
 
 // sortHits orders hits by distance, then id.

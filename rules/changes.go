@@ -31,6 +31,9 @@ type pendingChanges struct {
 	evidence map[string][]Evidence
 	events   []Event
 	dirty    map[string]bool
+	// evidenceHint is how much evidence each episode had in the previous Drain, to size its
+	// slice in this one ahead (an episode's evidence grows by a reading at a time).
+	evidenceHint map[string]int
 }
 
 func newPendingChanges() pendingChanges {
@@ -51,7 +54,15 @@ func (v *Vehicle) changed(ep *Episode, ev *evidence, kind EventKind) {
 	c.episodes[ep.ID] = ep
 	c.dirty[v.ID] = true
 	if ev != nil && ev.ok {
-		c.evidence[ep.ID] = append(c.evidence[ep.ID], ev.make())
+		evs := c.evidence[ep.ID]
+		if evs == nil {
+			// The episode's first evidence since the last Drain: room for as much as it had
+			// then, and a quarter more, rather than growing from one (only the capacity
+			// differs, never what the slice holds).
+			n := c.evidenceHint[ep.ID]
+			evs = make([]Evidence, 0, max(4, n+n/4))
+		}
+		c.evidence[ep.ID] = append(evs, ev.make())
 		ep.Evidence++
 	}
 	if kind != EventUpdate {
@@ -103,6 +114,10 @@ func (e *Engine) Drain() (Changes, error) {
 		out.Snapshots[id] = b
 	}
 	e.changes = newPendingChanges()
+	e.changes.evidenceHint = make(map[string]int, len(out.Evidence))
+	for id, evs := range out.Evidence {
+		e.changes.evidenceHint[id] = len(evs)
+	}
 	for _, v := range e.vehicles {
 		v.pending = &e.changes
 	}

@@ -61,7 +61,7 @@ func (sensitiveZoneRule) observe(e *Engine, v *Vehicle, r *reading) {
 		hoursKnown, found bool
 	)
 	if emits {
-		site, dist, hoursKnown, found = e.openSensitiveSite(lat, lon, margin, r.T)
+		site, dist, hoursKnown, found = e.openSensitiveSite(v, lat, lon, margin, r.T)
 	}
 	cond := emits && found
 	d := v.detector(RuleSensitiveZoneSound)
@@ -130,13 +130,13 @@ func siteRank2(s *Site) int {
 // openSensitiveSite returns the site of the profile's categories within its radius, in the
 // accused's favour (distance + margin ≤ radius), that is open — or whose hours are unknown —
 // at t: the best-grounded one (verified, hours known), then the nearest.
-func (e *Engine) openSensitiveSite(lat, lon, margin float64, t time.Time) (f *geofences.Feature, dist float64, hoursKnown, found bool) {
+func (e *Engine) openSensitiveSite(v *Vehicle, lat, lon, margin float64, t time.Time) (f *geofences.Feature, dist float64, hoursKnown, found bool) {
 	p := e.profile.Sensitive
 	if margin >= p.RadiusM {
 		return nil, 0, false, false
 	}
 	local := t.In(e.profile.Location())
-	e.hits = e.places.AppendSensitiveWithin(e.hits[:0], orb.Point{lon, lat}, p.RadiusM-margin)
+	e.hits = e.places.AppendSensitiveWithinCached(e.hits[:0], orb.Point{lon, lat}, p.RadiusM-margin, &v.sites)
 	best := 2
 	for _, h := range e.hits {
 		if !slices.Contains(p.Categories, string(h.Feature.Category)) || h.DistanceM+margin > p.RadiusM {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -88,6 +89,9 @@ type Vehicle struct {
 	leqNext int
 	// sums are the running energy sums over Sounds (leqbounds.go).
 	sums soundSums
+	// sites are the sensitive sites around the vehicle's recent positions, for
+	// openSensitiveSite (geofences.NearCache: the same answers as the index).
+	sites geofences.NearCache
 }
 
 // Cursor records which sequence numbers of one epoch were judged: every seq below Next, and
