@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -109,6 +110,10 @@ func (s *timedStore) tail() (p50, p99, ev50, ev99 time.Duration) {
 // thousand batches, for example:
 //
 //	go test -run '^$' -bench JudgeCommit -benchtime 20000x ./monitor/judge/
+//
+// BENCH_CHECKPOINT_EVERY=1s checkpoints beside the commits on a timer (store.(*DB).Checkpoint),
+// BENCH_CHECKPOINT_PAGES=5000 once the WAL holds that many pages (store.(*DB).CheckpointAt, the
+// monitor's default); without either, SQLite checkpoints inside the commit that fills 10,000.
 func BenchmarkJudgeCommit(b *testing.B) {
 	const vehicles = 2000
 	set, err := geofences.Load(filepath.Join("..", "..", "geofences", "piuma"))
@@ -128,6 +133,15 @@ func BenchmarkJudgeCommit(b *testing.B) {
 		cctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		go db.Checkpoint(cctx, every)
+	}
+	if p := os.Getenv("BENCH_CHECKPOINT_PAGES"); p != "" {
+		pages, err := strconv.Atoi(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		go db.CheckpointAt(cctx, pages, 100*time.Millisecond)
 	}
 	ts := &timedStore{DB: db}
 	// Noon in Piúma, a weekday: inside the service hours.
