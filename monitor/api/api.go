@@ -49,6 +49,7 @@ type Users interface {
 	CreateLicenseeUser(ctx context.Context, name, password, licensee string) (*store.User, error)
 	SetRole(ctx context.Context, name string, role store.Role) error
 	SetPassword(ctx context.Context, name, password string) error
+	ChangePassword(ctx context.Context, name, password, keepToken string) error
 	SetDisabled(ctx context.Context, name string, disabled bool) error
 	SetAgent(ctx context.Context, name string, a store.Agent) error
 }
@@ -272,6 +273,7 @@ func New(cfg Config) *Server {
 	a.HandleFunc("GET /api/v1/session", s.handleSession)
 	// Any signed-in user, a licensee's too (requireRole admits none: portal.go).
 	a.Handle("POST /api/v1/logout", s.requireUser(s.handleLogout))
+	a.Handle("POST /api/v1/me/password", s.requireUser(s.handleChangePassword))
 	a.Handle("GET /api/v1/vehicles", s.requireRole(store.RoleViewer, s.handleVehicles))
 	a.Handle("GET /api/v1/vehicles/activity", s.requireRole(store.RoleViewer, s.handleActivity))
 	a.Handle("GET /api/v1/episodes", s.requireRole(store.RoleViewer, s.handleEpisodes))

@@ -42,6 +42,7 @@ type route struct {
 	path      string
 	protected bool   // the handler is s.requireRole(…), s.requireLicensee(…) or s.requireUser(…)
 	licensee  bool   // the handler is s.requireLicensee(…): the licensee's portal
+	anyUser   bool   // the handler is s.requireUser(…): any signed-in user, on their own account
 	at        string // file:line
 }
 
@@ -115,8 +116,10 @@ func sourceRoutes(t *testing.T) []route {
 			if h, ok := call.Args[1].(*ast.CallExpr); ok {
 				if hs, ok := h.Fun.(*ast.SelectorExpr); ok {
 					switch hs.Sel.Name {
-					case "requireRole", "requireUser":
+					case "requireRole":
 						r.protected = true
+					case "requireUser":
+						r.protected, r.anyUser = true, true
 					case "requireLicensee":
 						r.protected, r.licensee = true, true
 					}

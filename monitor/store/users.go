@@ -431,6 +431,35 @@ func (db *DB) SetPassword(ctx context.Context, name, password string) error {
 	return nil
 }
 
+// ChangePassword replaces the password of the user called name, as the user does it (the caller
+// has checked the current password), and ends every session of the user but the one of
+// keepToken, from which the change was made: whoever else knew the old password is signed out,
+// the person who changed it stays signed in.
+func (db *DB) ChangePassword(ctx context.Context, name, password, keepToken string) error {
+	if err := checkPasswordLen(password); err != nil {
+		return fmt.Errorf("store: change password of %q: %w", name, err)
+	}
+	hash, err := hashPassword(password)
+	if err != nil {
+		return fmt.Errorf("store: change password of %q: %w", name, err)
+	}
+	err = db.inTx(ctx, func(tx *sql.Tx) error {
+		u, err := lockUser(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, u.ID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?`, u.ID, tokenHash(keepToken))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: change password of %q: %w", name, err)
+	}
+	return nil
+}
+
 // lockUser reads the user called name inside a write transaction.
 func lockUser(ctx context.Context, tx *sql.Tx, name string) (*User, error) {
 	u, err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE name = ?`, name))

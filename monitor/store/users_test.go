@@ -495,3 +495,49 @@ func TestLicenseeUsers(t *testing.T) {
 		t.Errorf("a viewer bound to a licensee: %v", err)
 	}
 }
+
+// TestChangePassword: a user's own change ends the user's other sessions, keeps the one it was
+// made from and leaves other users' sessions alone; the new password logs in, the old does not.
+func TestChangePassword(t *testing.T) {
+	ctx := context.Background()
+	db := openTemp(t)
+	maria, err := db.CreateUser(ctx, "maria", "senha-antiga-1", RoleFiscal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joao, err := db.CreateUser(ctx, "joao", "senha-do-joao", RoleViewer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	here, _ := db.CreateSession(ctx, maria.ID, time.Hour)
+	elsewhere, _ := db.CreateSession(ctx, maria.ID, time.Hour)
+	other, _ := db.CreateSession(ctx, joao.ID, time.Hour)
+
+	if err := db.ChangePassword(ctx, "maria", "curta", here); !errors.Is(err, ErrWeakPassword) {
+		t.Errorf("short password: %v, want ErrWeakPassword", err)
+	}
+	if _, err := db.SessionUser(ctx, elsewhere); err != nil {
+		t.Errorf("a refused change ended a session: %v", err)
+	}
+	if err := db.ChangePassword(ctx, "ninguem", "senha-nova-123", here); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown user: %v, want ErrNotFound", err)
+	}
+	if err := db.ChangePassword(ctx, "maria", "senha-nova-123", here); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := db.SessionUser(ctx, here); err != nil || u.Name != "maria" {
+		t.Errorf("the session the change came from: %v %v, want kept", u, err)
+	}
+	if _, err := db.SessionUser(ctx, elsewhere); !errors.Is(err, ErrNotFound) {
+		t.Errorf("maria's other session: %v, want ended", err)
+	}
+	if _, err := db.SessionUser(ctx, other); err != nil {
+		t.Errorf("joao's session: %v, want untouched", err)
+	}
+	if _, err := db.CheckPassword(ctx, "maria", "senha-antiga-1"); !errors.Is(err, ErrInvalidCredentials) {
+		t.Errorf("old password: %v, want ErrInvalidCredentials", err)
+	}
+	if _, err := db.CheckPassword(ctx, "maria", "senha-nova-123"); err != nil {
+		t.Errorf("new password: %v", err)
+	}
+}
