@@ -128,8 +128,8 @@ func TestPortalInTheBrowser(t *testing.T) {
 			t.Errorf("the portal shows %q", other)
 		}
 	}
-	if n := b.evalString(`String(document.querySelectorAll("#sidebar .nav a").length)`); n != "3" {
-		t.Errorf("%s links in the menu, want the portal's 3", n)
+	if n := b.evalString(`String(document.querySelectorAll("#sidebar .nav a").length)`); n != "4" {
+		t.Errorf("%s links in the menu, want the portal's 4", n)
 	}
 	if !b.evalBool(`document.querySelector("#view-mapa").hidden`) {
 		t.Error("the control room's map is shown")

@@ -10,6 +10,7 @@ import { ruleName, fmtTime, AUDIT_ACTIONS } from "./fmt.js";
 import { peakText, whereText } from "./alerts.js";
 import { toastOk } from "./toast.js";
 import { pushCard } from "./push.js";
+import { passwordCard } from "./password.js";
 
 // The audit log's names of the notification actions (kept here, with their feature).
 Object.assign(AUDIT_ACTIONS, {
@@ -102,8 +103,8 @@ export const profileView = {
     const card = h("section", { class: "card", id: "notify-prefs", "aria-labelledby": "np-title" },
       h("h2", { class: "card-title", id: "np-title" }, "Notificações"), h("p", { class: "muted" }, "Carregando…"));
     el.append(
-      h("div", { class: "page-head" }, h("p", { class: "lead" }, `${store.user.name} — escolha quais alertas receber, onde e quando.`)),
-      card, browserCard());
+      h("div", { class: "page-head" }, h("p", { class: "lead" }, `${store.user.name} — escolha quais alertas receber, onde e quando, e altere a sua senha.`)),
+      card, browserCard(), passwordCard());
     const data = await loadPrefs();
     if (!data) { card.replaceChildren(h("h2", { class: "card-title" }, "Notificações"), h("p", { class: "form-msg is-error" }, "Não foi possível carregar as preferências.")); return; }
     const p = data.prefs;

@@ -8,6 +8,7 @@ import { api, Stream } from "./api.js";
 import { $, $$, h, chip, icon, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, fmtNum, isoDateBR, ruleName, setTimeZone, CASE_STATES, NOTIFY_MODES } from "./fmt.js";
 import { toastError, toastOk } from "./toast.js";
+import { passwordCard } from "./password.js";
 
 const state = { me: null, vehicles: new Map(), episodes: [], stream: null };
 
@@ -28,7 +29,8 @@ export async function startPortal(user) {
   nav.replaceChildren(
     navItem("painel", "Meus veículos", "fleet"),
     navItem("autos", "Autos e processos", "notice"),
-    navItem("minutas", "Resultado das fiscalizações", "review"));
+    navItem("minutas", "Resultado das fiscalizações", "review"),
+    navItem("conta", "Minha conta", "users"));
   $("#sound-toggle").hidden = true;
   $("#view-mapa").hidden = true;
   $("#logout").addEventListener("click", async () => {
@@ -95,6 +97,7 @@ async function render() {
     if (name === "autos" && arg) await caseView(page, arg);
     else if (name === "autos") await casesView(page);
     else if (name === "minutas") await draftsView(page);
+    else if (name === "conta") accountView(page);
     else painel(page);
   } catch (e) {
     toastError(e.message);
@@ -218,6 +221,12 @@ function filingForm(c) {
     }
   });
   return form;
+}
+
+// accountView: the user's own account (the password).
+function accountView(page) {
+  title("Minha conta");
+  fill(page, h("p", { class: "lead" }, `Usuário ${$("#user-name").textContent}`), passwordCard());
 }
 
 async function draftsView(page) {
