@@ -68,23 +68,16 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	// included; neither is reset by a success.
 	// Each admitted attempt holds one of the places left until it is decided, so that
 	// attempts made at once cannot overrun the limit.
-	ipLeft, ipOK := s.throttle.admit(ip)
-	var acctLeft time.Duration
-	acctOK := false
-	if ipOK {
-		if acctLeft, acctOK = s.accounts.admit(account); !acctOK {
-			s.throttle.done(ip, false)
-		}
-	}
-	if !ipOK || !acctOK {
+	left, byAddress, ok := s.admitGuess(ip, account)
+	if !ok {
 		s.metrics.logins.WithLabelValues("throttled").Inc()
 		// Audited too (the password is not even checked), up to a bound per refusing key and
 		// window so that a flood of attempts cannot flood the audit log.
-		refused, left := 0, ipLeft
-		if ipOK {
-			refused, left = s.accounts.refuse(account), acctLeft
-		} else {
+		var refused int
+		if byAddress {
 			refused = s.throttle.refuse(ip)
+		} else {
+			refused = s.accounts.refuse(account)
 		}
 		if refused <= maxThrottledAudits {
 			s.record(r, store.AuditEntry{Action: "login_throttled", Object: "user:" + auditName(req.User)})
@@ -94,10 +87,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	failed := false
-	defer func() {
-		s.throttle.done(ip, failed)
-		s.accounts.done(account, failed)
-	}()
+	defer func() { s.guessDone(ip, account, failed) }()
 
 	// Hash a bounded number of passwords at once: each costs memory.
 	select {
@@ -367,4 +357,25 @@ func (t *throttle) refuse(key string) int {
 	}
 	f.refused++
 	return f.refused
+}
+
+// admitGuess admits one password guess under both of the login's limits, the client address
+// and the account. Refused (ok false), byAddress says which limit refused it and left for how
+// long. An admitted guess holds a place in both until guessDone reports its outcome, so that
+// guesses made at once cannot overrun the limits.
+func (s *Server) admitGuess(ip, account string) (left time.Duration, byAddress, ok bool) {
+	if left, ok := s.throttle.admit(ip); !ok {
+		return left, true, false
+	}
+	if left, ok := s.accounts.admit(account); !ok {
+		s.throttle.done(ip, false)
+		return left, false, false
+	}
+	return 0, false, true
+}
+
+// guessDone releases an admitted guess's places, counting it when it failed.
+func (s *Server) guessDone(ip, account string, failed bool) {
+	s.throttle.done(ip, failed)
+	s.accounts.done(account, failed)
 }

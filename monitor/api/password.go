@@ -43,28 +43,14 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request) {
 	}
 
 	ip, account := remoteIP(r), accountKey(u.Name)
-	ipLeft, ipOK := s.throttle.admit(ip)
-	var acctLeft time.Duration
-	acctOK := false
-	if ipOK {
-		if acctLeft, acctOK = s.accounts.admit(account); !acctOK {
-			s.throttle.done(ip, false)
-		}
-	}
-	if !ipOK || !acctOK {
-		left := ipLeft
-		if ipOK {
-			left = acctLeft
-		}
+	left, _, ok := s.admitGuess(ip, account)
+	if !ok {
 		w.Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
 		s.writeError(w, r, http.StatusTooManyRequests, "muitas tentativas com senha errada; tente novamente mais tarde")
 		return
 	}
 	failed := false
-	defer func() {
-		s.throttle.done(ip, failed)
-		s.accounts.done(account, failed)
-	}()
+	defer func() { s.guessDone(ip, account, failed) }()
 	select {
 	case s.loginSlots <- struct{}{}:
 	case <-r.Context().Done():

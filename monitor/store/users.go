@@ -407,25 +407,7 @@ func (db *DB) SetDisabled(ctx context.Context, name string, disabled bool) error
 // SetPassword replaces the password of the user called name and ends all of the user's
 // sessions, so that whoever knew the old password is signed out.
 func (db *DB) SetPassword(ctx context.Context, name, password string) error {
-	if err := checkPasswordLen(password); err != nil {
-		return fmt.Errorf("store: set password of %q: %w", name, err)
-	}
-	hash, err := hashPassword(password)
-	if err != nil {
-		return fmt.Errorf("store: set password of %q: %w", name, err)
-	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		u, err := lockUser(ctx, tx, name)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, u.ID); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, u.ID)
-		return err
-	})
-	if err != nil {
+	if err := db.replacePassword(ctx, name, password, ""); err != nil {
 		return fmt.Errorf("store: set password of %q: %w", name, err)
 	}
 	return nil
@@ -436,14 +418,23 @@ func (db *DB) SetPassword(ctx context.Context, name, password string) error {
 // keepToken, from which the change was made: whoever else knew the old password is signed out,
 // the person who changed it stays signed in.
 func (db *DB) ChangePassword(ctx context.Context, name, password, keepToken string) error {
-	if err := checkPasswordLen(password); err != nil {
+	if err := db.replacePassword(ctx, name, password, keepToken); err != nil {
 		return fmt.Errorf("store: change password of %q: %w", name, err)
+	}
+	return nil
+}
+
+// replacePassword sets the user's password and, in the same transaction, ends every session
+// of the user but keepToken's (all of them when keepToken is empty).
+func (db *DB) replacePassword(ctx context.Context, name, password, keepToken string) error {
+	if err := checkPasswordLen(password); err != nil {
+		return err
 	}
 	hash, err := hashPassword(password)
 	if err != nil {
-		return fmt.Errorf("store: change password of %q: %w", name, err)
+		return err
 	}
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
 		u, err := lockUser(ctx, tx, name)
 		if err != nil {
 			return err
@@ -451,13 +442,13 @@ func (db *DB) ChangePassword(ctx context.Context, name, password, keepToken stri
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, u.ID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?`, u.ID, tokenHash(keepToken))
+		if keepToken == "" {
+			_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, u.ID)
+		} else {
+			_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?`, u.ID, tokenHash(keepToken))
+		}
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("store: change password of %q: %w", name, err)
-	}
-	return nil
 }
 
 // lockUser reads the user called name inside a write transaction.
