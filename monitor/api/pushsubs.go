@@ -135,7 +135,7 @@ func checkPushSub(in pushSubBody) (subJSON, label string, probs []fieldProblem) 
 	sub := in.Subscription
 	if len(sub.Endpoint) > webpush.MaxEndpoint {
 		bad("subscription.endpoint", fmt.Sprintf("endereço longo demais (máximo %d caracteres)", webpush.MaxEndpoint))
-	} else if u, err := url.Parse(sub.Endpoint); err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+	} else if u, err := url.Parse(sub.Endpoint); err != nil || !utf8.ValidString(sub.Endpoint) || u.Scheme != "https" || u.Host == "" || u.User != nil {
 		bad("subscription.endpoint", "endereço do serviço de push inválido: deve ser https")
 	}
 	key := func(path, v string, size int, what string) {
