@@ -75,9 +75,10 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(".leaflet-popup-close-button")))
 
 	// 2. A vehicle drives: 20 km/h, then 45 km/h for 30 s (a speed episode), then 20 km/h.
-	// Friday afternoon in Piúma: within service hours, so only the speed rule fires.
+	// Yesterday at noon in Piúma: within service hours on any day, so only the speed rule fires,
+	// and within the last seven days that the fleet page's compliance summary shows by default.
 	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=DASH", "--scenario=20:24,45:30,20:60",
-		"--duration=114s", "--speed-up=2", "--start=2026-11-27T15:00:00Z")
+		"--duration=114s", "--speed-up=2", "--start="+yesterdayNoon(t, time.Now()).Format(time.RFC3339))
 	startBridge(t, bin, broker.URL(), "DASH-001", sim.devices["DASH-001"])
 
 	marker := `document.querySelector('.leaflet-marker-icon[data-vehicle="DASH-001"]')`
@@ -756,6 +757,19 @@ func (b *dashBrowser) checkConsole() {
 // issuableEnv is the monitor's environment under which a draft of DASH-001 can be issued: a
 // registry with DASH-001 of a licensee on file (razão social, CNPJ, address), and the Piúma
 // profile with its UFMP value confirmed.
+// yesterdayNoon is 12:00 in Piúma on the local day before now's: a time within the service hours
+// on any day of the week, holidays included, that the dashboard's default periods (the last
+// seven local days) always include.
+func yesterdayNoon(t *testing.T, now time.Time) time.Time {
+	t.Helper()
+	sp, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, m, d := now.In(sp).Date()
+	return time.Date(y, m, d-1, 12, 0, 0, 0, sp)
+}
+
 func issuableEnv(t *testing.T) []string {
 	t.Helper()
 	dir := t.TempDir()
