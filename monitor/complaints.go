@@ -81,9 +81,9 @@ func complaintsAPI(c complaintsConfig, db *store.DB, prof *profile.Profile, set 
 
 // sweepComplaintContacts erases, every hour until ctx ends, the complainants' contacts older
 // than the profile's complaints.contact_retention_days (LGPD: kept no longer than needed).
-func sweepComplaintContacts(ctx context.Context, db *store.DB, retention time.Duration, log *slog.Logger) {
+func sweepComplaintContacts(ctx context.Context, db *store.DB, retention time.Duration, now func() time.Time, log *slog.Logger) {
 	sweep := func() {
-		n, err := db.EraseComplaintContacts(ctx, time.Now().Add(-retention))
+		n, err := db.EraseComplaintContacts(ctx, now().Add(-retention))
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Error("complaint contacts retention sweep", "err", err)

@@ -32,7 +32,7 @@ func TestSweepComplaintContacts(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
-		sweepComplaintContacts(runCtx, db, 180*24*time.Hour, slog.New(slog.DiscardHandler))
+		sweepComplaintContacts(runCtx, db, 180*24*time.Hour, time.Now, slog.New(slog.DiscardHandler))
 		close(done)
 	}()
 	deadline := time.Now().Add(10 * time.Second)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -20,9 +21,10 @@ import (
 // and the escalator when the file sets an escalation (nil otherwise). No file: no dispatcher,
 // the hub as it is, and a directory that only keeps what the dashboard edits (the in-browser
 // notifications use the preferences).
-func notifications(path string, hub notify.Hub, regStore *registry.Store, db *store.DB, reg prometheus.Registerer, log *slog.Logger) (*notify.Dispatcher, notify.Hub, *notifyconfig.Directory, *notify.Escalator, error) {
+func notifications(path string, hub notify.Hub, regStore *registry.Store, db *store.DB, reg prometheus.Registerer, now func() time.Time, log *slog.Logger) (*notify.Dispatcher, notify.Hub, *notifyconfig.Directory, *notify.Escalator, error) {
+	clk := clockFunc(now)
 	if path == "" {
-		return nil, hub, notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db, Logger: log}), nil, nil
+		return nil, hub, notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{Store: db, Logger: log, Clock: clk}), nil, nil
 	}
 	f, err := notifyconfig.Load(path)
 	if err != nil {
@@ -32,7 +34,7 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 	// only once both exist (a message is sent in Run, after this function returns).
 	var dir *notifyconfig.Directory
 	pushGone := func(ctx context.Context, sub string) { dir.PushGone(ctx, sub) }
-	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db, PushGone: pushGone})
+	d, severity, err := f.Dispatcher(notifyconfig.Options{Registerer: reg, Logger: log, DeadLetters: db, PushGone: pushGone, Clock: clk})
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -44,7 +46,7 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 		}
 		vapidPub = keys.PublicString()
 	}
-	dir = notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log,
+	dir = notifyconfig.NewDirectory(notifyconfig.DirectoryConfig{File: f, Store: db, Dispatcher: d, Severity: severity, Logger: log, Clock: clk,
 		VAPIDPublicKey: vapidPub})
 	tap := &notify.HubTap{Next: hub, Dispatcher: d, Severity: severity}
 	if regStore != nil {
@@ -56,9 +58,14 @@ func notifications(path string, hub notify.Hub, regStore *registry.Store, db *st
 	}
 	var esc *notify.Escalator
 	if p := f.Policy(); p != nil {
-		esc = &notify.Escalator{Policy: *p, Store: db, Dispatcher: d, Severity: severity, Licensee: tap.Licensee, Logger: log}
+		esc = &notify.Escalator{Policy: *p, Store: db, Dispatcher: d, Severity: severity, Licensee: tap.Licensee, Logger: log, Clock: clk}
 		log.Info("escalation configured", "min_severity", p.MinSeverity, "after", p.After, "to", p.To)
 	}
 	log.Info("notifications configured", "path", path, "users", len(f.Users), "shifts", len(f.Schedule))
 	return d, tap, dir, esc, nil
 }
+
+// clockFunc is the monitor's clock as the notifications' Clock.
+type clockFunc func() time.Time
+
+func (f clockFunc) Now() time.Time { return f() }

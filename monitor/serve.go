@@ -73,6 +73,8 @@ type serveConfig struct {
 	notifications string
 	bundles       bundleConfig
 	complaints    complaintsConfig
+	// now is the monitor's clock (clock.go); nil: time.Now.
+	now func() time.Time
 }
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -136,6 +138,9 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.now, err = clock(); err != nil {
+		return err
+	}
 	stop, err := startProfiles(cpuProfile, traceFile)
 	if err != nil {
 		return err
@@ -187,6 +192,13 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	now := c.now
+	if now == nil {
+		now = time.Now
+	}
+	if now().Sub(time.Now()).Abs() > time.Minute {
+		log.Warn("the monitor runs on a fake clock", "now", now().Format(time.RFC3339))
+	}
 	prof := profile.Piuma()
 	if c.profile != "" {
 		if prof, err = profile.Load(c.profile); err != nil {
@@ -228,6 +240,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
+	db.SetClock(now)
 	if c.checkpoint > 0 {
 		ckptCtx, stopCheckpoints := context.WithCancel(ctx)
 		defer stopCheckpoints() // before db.Close
@@ -287,7 +300,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		engine.SetRegistry(rules.FromRegistry(regStore))
 	}
 	hub := api.NewHub(api.HubConfig{Logger: log, MaxStreamsPerUser: c.http.maxStreamsPerUser})
-	notifier, judgeHub, directory, escalator, err := notifications(c.notifications, hub, regStore, db, reg, log)
+	notifier, judgeHub, directory, escalator, err := notifications(c.notifications, hub, regStore, db, reg, now, log)
 	if err != nil {
 		return fmt.Errorf("notifications: %w", err)
 	}
@@ -303,7 +316,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	j := judge.New(judge.Config{
 		Engine: engine, Store: db, Hub: judgeHub, Logger: log, Metrics: reg, Drafter: drafter, Pruner: db.PruneBatches,
 		Signatures: batchsig.Policy{Required: prof.SignaturesRequired, Keys: batchsig.RegistryKeys(regStore)},
-		Limits:     c.limits, Known: known, MaxVehicles: c.maxVehicles,
+		Limits:     c.limits, Known: known, MaxVehicles: c.maxVehicles, Now: now,
 		Publish: func(topic string, payload []byte) {
 			if client != nil && client.IsConnectionOpen() {
 				client.Publish(topic, 1, false, payload)
@@ -315,7 +328,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		deadLetters = notifier
 	}
 	bundles := &bundler{cfg: c.bundles, key: key, profileID: prof.ID, profileYAML: string(profileYAML), set: set,
-		reg: regStore, log: log, now: time.Now, geo: map[string]json.RawMessage{}, issued: map[string]issued{},
+		reg: regStore, log: log, now: now, geo: map[string]json.RawMessage{}, issued: map[string]issued{},
 		statePath: c.db + ".bundles.json"}
 	complaintsCfg, closeComplaints, err := complaintsAPI(c.complaints, db, prof, set, regStore, c.notifications, c.publicURL, log)
 	if err != nil {
@@ -323,11 +336,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	defer closeComplaints()
 	srv := api.New(api.Config{
-		Logger: log, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
+		Logger: log, Now: now, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
 		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore: regStore,
-		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore,
+		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore, Now: now,
 			GroundsMissing: groundsMissing(db)},
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
@@ -357,7 +370,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		go escalator.Run(runCtx, 0)
 	}
 	if complaintsCfg != nil {
-		go sweepComplaintContacts(runCtx, db, prof.Complaints.ContactRetention(), log)
+		go sweepComplaintContacts(runCtx, db, prof.Complaints.ContactRetention(), now, log)
 	}
 
 	client = mqtt.NewClient(monitorMQTTOptions(c, tlsCfg, log, j.MQTTHandler(runCtx)))

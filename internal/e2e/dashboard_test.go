@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/cdproto/profiler"
 	"github.com/chromedp/chromedp"
@@ -37,15 +38,65 @@ import (
 // alerts feed, opens the draft in the review queue, issues it, and finds the decision in the
 // audit view. Any error in the browser console or uncaught exception fails the test.
 // Screenshots of every step are saved to $TRENZINHO_ARTIFACTS (else a temporary directory).
-func TestDashboardInTheBrowser(t *testing.T) {
+func TestDashboardInTheBrowser(t *testing.T) { walkDashboard(t, time.Time{}) }
+
+// TestDashboardAtAnyHour walks the dashboard as TestDashboardInTheBrowser does with the monitor
+// and the browser on a fake clock, at the hours that have broken date arithmetic before: late on
+// a Sunday evening in Piúma (already Monday in UTC), on a national holiday (Christmas, from which
+// no deadline may count), and at 23:30 on New Year's Eve (already next year in UTC, when a
+// notice's number and year are chosen).
+//
+// The instants are the next ones after now: the simulator and the bridge keep the real clock,
+// and a device clock behind the monitor's is a late delivery (a spool's backlog), where one ahead
+// of it is a clock fault (rules/clock.go) that would open an episode of its own.
+func TestDashboardAtAnyHour(t *testing.T) {
+	sp := piumaZone(t)
+	now := time.Now().In(sp)
+	next := func(at time.Time, step func(time.Time) time.Time) time.Time {
+		for !at.After(now.Add(time.Hour)) {
+			at = step(at)
+		}
+		return at
+	}
+	y, m, d := now.Date()
+	week := func(t time.Time) time.Time { return t.AddDate(0, 0, 7) }
+	year := func(t time.Time) time.Time { return t.AddDate(1, 0, 0) }
+	for _, c := range []struct {
+		name string
+		at   time.Time
+	}{
+		{"Sunday_23h30", next(time.Date(y, m, d-int(now.Weekday()), 23, 30, 0, 0, sp), week)},
+		{"Christmas", next(time.Date(y, 12, 25, 15, 0, 0, 0, sp), year)},
+		{"New_Years_Eve_23h30", next(time.Date(y, 12, 31, 23, 30, 0, 0, sp), year)},
+	} {
+		t.Run(c.name, func(t *testing.T) { walkDashboard(t, c.at) })
+	}
+}
+
+// walkDashboard is the dashboard's walk; with a non-zero at, the monitor (built with the
+// fakeclock tag, monitor/clock.go) and the page (whose Date is shifted before any script runs)
+// both run as if started at that instant.
+func walkDashboard(t *testing.T, at time.Time) {
 	chrome := chromiumPath(t)
 	bin := testenv.Build(t)
 	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
+	now := time.Now
+	monBin, env := bin, issuableEnv(t)
+	if !at.IsZero() {
+		offset := time.Until(at)
+		now = func() time.Time { return time.Now().Add(offset) }
+		monBin = testenv.BuildFakeClock(t)
+		env = append(env, "TRENZINHO_FAKE_NOW="+at.Format(time.RFC3339))
+		t.Logf("fake clock: %s in Piúma", at.In(piumaZone(t)).Format("Mon 02/01/2006 15:04 MST"))
+	}
 	// An auto needs an identified licensee, a confirmed UFMP and an agent with full name,
 	// matrícula and cargo: DASH-001 is registered, the profile's UFMP confirmed; the admin's
 	// identification is filled in later, after the page shows its absence blocks the issue.
-	mon := startMonitorWithEnv(t, bin, broker.URL(), issuableEnv(t)...) // drafts settle after 2 s
+	mon := startMonitorWithEnv(t, monBin, broker.URL(), env...) // drafts settle after 2 s
 	b := startDashBrowser(t, chrome, 1440, 900)
+	if !at.IsZero() {
+		b.shiftClock(time.Until(now()))
+	}
 
 	// 1. The login page, then the map after logging in through the form.
 	b.do(chromedp.Navigate(mon.base + "/"))
@@ -75,10 +126,13 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(".leaflet-popup-close-button")))
 
 	// 2. A vehicle drives: 20 km/h, then 45 km/h for 30 s (a speed episode), then 20 km/h.
-	// Yesterday at noon in Piúma: within service hours on any day, so only the speed rule fires,
-	// and within the last seven days that the fleet page's compliance summary shows by default.
-	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=DASH", "--scenario=20:24,45:30,20:60",
-		"--duration=114s", "--speed-up=2", "--start="+yesterdayNoon(t, time.Now()).Format(time.RFC3339))
+	// Yesterday at noon in Piúma: within service hours on any day, and within the last seven days
+	// that the fleet page's compliance summary shows by default. Only the speed rule fires on
+	// any day of the year: DASH-001's licensee has no itinerary in the sample geofences (whose
+	// days, hours and season would otherwise decide route_deviation) and its tachograph holds no
+	// driver card (driver_unregistered judges only a card).
+	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=DASH", "--scenario=20:24,45:30,20:60", "--card=",
+		"--duration=114s", "--speed-up=2", "--start="+yesterdayNoon(t, now()).Format(time.RFC3339))
 	startBridge(t, bin, broker.URL(), "DASH-001", sim.devices["DASH-001"])
 
 	marker := `document.querySelector('.leaflet-marker-icon[data-vehicle="DASH-001"]')`
@@ -162,11 +216,7 @@ func TestDashboardInTheBrowser(t *testing.T) {
 	if s := b.text("#case-state-text"); !strings.Contains(s, "não notificado") {
 		t.Errorf("case state before the notification: %q", s)
 	}
-	sp, err := time.LoadLocation("America/Sao_Paulo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	today := time.Now().In(sp).Format("02/01/2006")
+	today := now().In(piumaZone(t)).Format("02/01/2006")
 	b.do(chromedp.Click(chromedp.CSS(`#act-form input[name="mode"][value="in_person"]`)),
 		clearInput("#act-date"), chromedp.SendKeys(chromedp.CSS("#act-date"), today),
 		chromedp.ScrollIntoView(chromedp.CSS("#act-submit")))
@@ -221,9 +271,15 @@ func TestDashboardInTheBrowser(t *testing.T) {
 
 	// The episode page: track replay and charts with the limit line.
 	b.do(chromedp.Click(chromedp.CSS(`a[data-route="alertas"]`)))
-	b.waitJS(`document.querySelector('#alerts-table tr[data-episode] a') !== null`, 20*time.Second, "the alerts page")
+	b.waitJS(`document.querySelector('#alerts-table tr[data-episode*=".speed."] a') !== null`, 20*time.Second, "the alerts page")
 	b.shot("11-alerts")
-	b.do(chromedp.Click(chromedp.CSS(`#alerts-table tr[data-episode] a`)))
+	// Only the speed rule fired: at any hour, the drive broke no other rule.
+	var eps struct{ Items []struct{ Rule string } }
+	mon.get(t, "/api/v1/episodes", &eps)
+	if len(eps.Items) != 1 || eps.Items[0].Rule != "speed" {
+		t.Errorf("episodes %+v, want exactly the speed episode", eps.Items)
+	}
+	b.do(chromedp.Click(chromedp.CSS(`#alerts-table tr[data-episode*=".speed."] a`)))
 	b.waitJS(`document.querySelectorAll(".charts .uplot").length >= 1 && document.querySelector(".episode-map .leaflet-interactive") !== null`,
 		20*time.Second, "the episode's charts and track")
 	legend := b.text(".charts .uplot")
@@ -656,6 +712,26 @@ func (b *dashBrowser) do(steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// shiftClock makes the page's clock run offset ahead of the real one (behind, if negative) in
+// every document loaded from now on: Date.now, new Date() and Date() read the shifted time
+// before the page's own scripts run.
+func (b *dashBrowser) shiftClock(offset time.Duration) {
+	b.t.Helper()
+	src := fmt.Sprintf(`(() => {
+  const offset = %d, Real = Date;
+  const now = () => Real.now() + offset;
+  globalThis.Date = new Proxy(Real, {
+    construct: (target, args, newTarget) => Reflect.construct(target, args.length ? args : [now()], newTarget),
+    apply: () => new Real(now()).toString(),
+    get: (target, prop, receiver) => (prop === "now" ? now : Reflect.get(target, prop, receiver)),
+  });
+})();`, offset.Milliseconds())
+	b.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+		return err
+	}))
+}
+
 func (b *dashBrowser) resize(width, height int) {
 	b.t.Helper()
 	b.do(chromedp.EmulateViewport(int64(width), int64(height)))
@@ -762,12 +838,19 @@ func (b *dashBrowser) checkConsole() {
 // seven local days) always include.
 func yesterdayNoon(t *testing.T, now time.Time) time.Time {
 	t.Helper()
+	sp := piumaZone(t)
+	y, m, d := now.In(sp).Date()
+	return time.Date(y, m, d-1, 12, 0, 0, 0, sp)
+}
+
+// piumaZone is Piúma's time zone.
+func piumaZone(t *testing.T) *time.Location {
+	t.Helper()
 	sp, err := time.LoadLocation("America/Sao_Paulo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, m, d := now.In(sp).Date()
-	return time.Date(y, m, d-1, 12, 0, 0, 0, sp)
+	return sp
 }
 
 func issuableEnv(t *testing.T) []string {
@@ -775,14 +858,14 @@ func issuableEnv(t *testing.T) []string {
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "registry.yaml")
 	if err := os.WriteFile(reg, []byte(`licensees:
-  - id: L1
+  - id: LT
     razao_social: Trenzinho Alegria da Orla Ltda
     cnpj: 11.222.333/0001-81
     address: Avenida Beira-Mar, 1000, Centro, Piúma-ES (endereço fictício)
 vehicles:
   - id: DASH-001
     plate: ABC1D23
-    licensee: L1
+    licensee: LT
     manufacture_year: 2020
 `), 0o600); err != nil {
 		t.Fatal(err)

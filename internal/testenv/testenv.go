@@ -124,6 +124,30 @@ func Build(t testing.TB) string {
 	return buildDir
 }
 
+var (
+	fakeClockOnce sync.Once
+	fakeClockDir  string
+	fakeClockErr  error
+)
+
+// BuildFakeClock builds, once per test binary, a monitor with the fakeclock build tag, whose
+// clock TRENZINHO_FAKE_NOW sets (monitor/clock.go), and returns the directory holding it. The
+// other programs are Build's.
+func BuildFakeClock(t testing.TB) string {
+	t.Helper()
+	root := RepoRoot(t)
+	fakeClockOnce.Do(func() {
+		fakeClockDir, fakeClockErr = os.MkdirTemp("", "trenzinho-fakeclock-")
+		if fakeClockErr == nil {
+			fakeClockErr = harness.Build(context.Background(), root, fakeClockDir, "-tags=fakeclock", "./monitor")
+		}
+	})
+	if fakeClockErr != nil {
+		t.Fatal(fakeClockErr)
+	}
+	return fakeClockDir
+}
+
 // need fails or skips the test on a missing program and fails it on any other error.
 func need(t testing.TB, err error) {
 	t.Helper()

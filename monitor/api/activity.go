@@ -61,7 +61,7 @@ func (s *Server) handleActivity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := activityJSON{Items: make([]vehicleDaysJSON, 0, len(days)), TimeZone: loc.String(),
-		LoggedSince: wire.NewTime(time.Now().Add(-s.batchRetention))}
+		LoggedSince: wire.NewTime(s.now().Add(-s.batchRetention))}
 	for _, d := range days {
 		out.Items = append(out.Items, vehicleDaysJSON{Vehicle: d.Vehicle, Days: d.Days})
 	}

@@ -75,7 +75,10 @@ type Fleet interface {
 
 // Config is what a Server needs. Users, Audit and Episodes are required.
 type Config struct {
-	Logger   *slog.Logger // default: discard
+	Logger *slog.Logger // default: discard
+	// Now is the monitor's clock: every date the API reads or writes (issue and notification
+	// dates, deadlines, the activity and warnings periods, public checks). Default time.Now.
+	Now      func() time.Time
 	Users    Users
 	Audit    AuditLog
 	Episodes Episodes
@@ -158,6 +161,7 @@ const (
 // Server is the HTTP API.
 type Server struct {
 	log               *slog.Logger
+	now               func() time.Time
 	users             Users
 	audit             AuditLog
 	episodes          Episodes
@@ -210,8 +214,18 @@ func New(cfg Config) *Server {
 	if cfg.Users == nil || cfg.Audit == nil || cfg.Episodes == nil {
 		panic("api: Config.Users, Config.Audit and Config.Episodes are required")
 	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	if cfg.Cases != nil && cfg.Cases.Now == nil {
+		c := *cfg.Cases
+		c.Now = now
+		cfg.Cases = &c
+	}
 	s := &Server{
 		log:            cfg.Logger,
+		now:            now,
 		users:          cfg.Users,
 		audit:          cfg.Audit,
 		episodes:       cfg.Episodes,
@@ -240,8 +254,8 @@ func New(cfg Config) *Server {
 		portal:         cfg.Portal,
 		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		complaints:     cfg.Complaints,
-		throttle:       newThrottle(loginFailures, loginWindow, time.Now),
-		accounts:       newThrottle(loginFailures, loginWindow, time.Now),
+		throttle:       newThrottle(loginFailures, loginWindow, now),
+		accounts:       newThrottle(loginFailures, loginWindow, now),
 		trusted:        cfg.TrustedProxies,
 		loginSlots:     make(chan struct{}, loginConcurrency),
 		api:            http.NewServeMux(),

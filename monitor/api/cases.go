@@ -71,7 +71,7 @@ func (s *Server) casesNow() time.Time {
 	if s.cases != nil && s.cases.Now != nil {
 		return s.cases.Now()
 	}
-	return time.Now()
+	return s.now()
 }
 
 func actor(r *http.Request) store.Actor {

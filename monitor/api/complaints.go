@@ -273,7 +273,7 @@ func (s *Server) readComplaint(w http.ResponseWriter, r *http.Request) (*complai
 		s.writeError(w, r, http.StatusBadRequest, "reclamação malformada")
 		return nil, false
 	}
-	in, err := complaints.ParseInput(body, time.Now(), s.complaints.Location)
+	in, err := complaints.ParseInput(body, s.now(), s.complaints.Location)
 	if err != nil {
 		var ie *complaints.InputError
 		if errors.As(err, &ie) {
@@ -566,7 +566,7 @@ func (s *Server) handleComplaintConfirm(w http.ResponseWriter, r *http.Request) 
 	}
 	// The episode must overlap the complaint's window: the same vehicle's episode of another day
 	// is not what the citizen heard.
-	end := time.Now()
+	end := s.now()
 	if ep.End != nil {
 		end = ep.End.Time
 	}

@@ -61,7 +61,7 @@ type areaJSON struct {
 
 // handleGeofences serves GET /api/v1/geofences.
 func (s *Server) handleGeofences(w http.ResponseWriter, r *http.Request) {
-	now := time.Now
+	now := s.now
 	if s.mapCfg.Now != nil {
 		now = s.mapCfg.Now
 	}

@@ -286,7 +286,7 @@ func (s *Server) parseShiftTime(v string) (time.Time, error) {
 
 func (s *Server) handleSchedule(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	now := time.Now()
+	now := s.now()
 	from, to := now.Add(-24*time.Hour), time.Time{}
 	for name, dst := range map[string]*time.Time{"from": &from, "to": &to} {
 		if v := q.Get(name); v != "" {
@@ -333,7 +333,7 @@ func (s *Server) handleAddShift(w http.ResponseWriter, r *http.Request) {
 	if errT != nil {
 		bad("to", "fim inválido: use AAAA-MM-DDTHH:MM (horário local) ou RFC 3339")
 	}
-	now := time.Now()
+	now := s.now()
 	if errF == nil && errT == nil {
 		switch {
 		case !to.After(from):
@@ -382,6 +382,6 @@ func (s *Server) handleDeleteShift(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditShiftDelete, Object: "shift:" + strconv.FormatInt(id, 10),
-		Before: mustJSON(s.toShiftJSON(sh, time.Now()))})
+		Before: mustJSON(s.toShiftJSON(sh, s.now()))})
 	w.WriteHeader(http.StatusNoContent)
 }

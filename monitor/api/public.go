@@ -189,7 +189,7 @@ func (s *Server) handlePublic(w http.ResponseWriter, r *http.Request) {
 func (s *Server) publicOf(ctx context.Context, d *store.DraftRecord) *publicPage {
 	loc := s.public.Location
 	p := &publicPage{Found: true, Notice: d.Notice, Articles: d.Doc.Articles, Penalty: d.Doc.Penalty,
-		Hash: d.Sealed.Hash, Seq: d.Sealed.Seq, CheckedAt: time.Now().In(loc).Format("02/01/2006 15:04:05 (MST)")}
+		Hash: d.Sealed.Hash, Seq: d.Sealed.Seq, CheckedAt: s.now().In(loc).Format("02/01/2006 15:04:05 (MST)")}
 	if d.DecidedAt != nil {
 		p.IssuedAt = d.DecidedAt.In(loc).Format("02/01/2006")
 	}

@@ -224,7 +224,7 @@ func (s *Server) handleRegistryExpiring(w http.ResponseWriter, r *http.Request) 
 		}
 		days = n
 	}
-	now := time.Now()
+	now := s.now()
 	u := userFrom(r.Context())
 	drivers := u.Role.AtLeast(store.RoleFiscal)
 	var items []expiringItem

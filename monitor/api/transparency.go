@@ -115,7 +115,7 @@ func parseMonth(r *http.Request, loc *time.Location, now time.Time) (from, to ti
 
 func (s *Server) transparencyReport(w http.ResponseWriter, r *http.Request) (*TransparencyReport, bool) {
 	loc := s.reg.Location()
-	now := time.Now()
+	now := s.now()
 	from, to, ok := parseMonth(r, loc, now)
 	if !ok {
 		s.writeError(w, r, http.StatusBadRequest, "mês inválido: use AAAA-MM, até o mês corrente")

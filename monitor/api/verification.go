@@ -161,7 +161,7 @@ func (s *Server) handleVerification(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	user := userFrom(r.Context())
-	now := time.Now()
+	now := s.now()
 	v := &rules.Verification{Kind: req.Kind, By: user.Name, At: wire.NewTime(now), Note: strings.TrimSpace(req.Note), Measurement: req.Measurement,
 		MusicAudible: req.MusicAudible, Boarding: req.Boarding}
 	if req.Signature != nil {

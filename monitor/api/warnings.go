@@ -31,7 +31,7 @@ func (s *Server) episodeWarnings(ctx context.Context, e *rules.Episode) ([]episo
 	if s.warnings == nil {
 		return out, nil
 	}
-	to := time.Now()
+	to := s.now()
 	if e.End != nil {
 		to = e.End.Time
 	}
@@ -115,7 +115,7 @@ func (s *Server) handleWarningSummary(w http.ResponseWriter, r *http.Request) {
 		out.To = &t
 	}
 	if s.warnings != nil {
-		ls, err := s.warnings.WarningSummary(r.Context(), from, to, time.Now(), drafts.WarningWindow)
+		ls, err := s.warnings.WarningSummary(r.Context(), from, to, s.now(), drafts.WarningWindow)
 		if err != nil {
 			s.internalError(w, r, err)
 			return

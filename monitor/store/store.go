@@ -123,6 +123,10 @@ func dsn(abs string) string {
 }
 
 // Close closes the database.
+// SetClock makes now the clock of everything the store dates (sessions, the audit, drafts,
+// cases, complaints), as the monitor's one clock; before the store is used.
+func (db *DB) SetClock(now func() time.Time) { db.now = now }
+
 func (db *DB) Close() error {
 	db.writerMu.Lock()
 	if db.writer != nil {

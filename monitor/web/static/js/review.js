@@ -74,19 +74,24 @@ function mountQueue(el) {
   // fromCase shows a draft's case as a row of the queue.
   const fromCase = (c) => ({ id: c.draft_id, created_at: c.issued_at, vehicle: c.vehicle || "", licensee: c.licensee, rules: c.rules, articles: c.articles,
     penalty: c.penalty, fine_ufmp: c.assessment ? c.assessment.total_ufmp : null, status: "issued", notice: c.notice, case: c });
+  // Each load supersedes the ones before it: a tab and then a filter chosen quickly send two
+  // requests, and the list must be the last one's even when the first answers last.
+  let loads = 0;
   const load = async (append = false) => {
+    const n = ++loads;
     info.textContent = "Carregando…";
     if (cases && status === "issued" && caseState.value) {
       try {
         const q = new URLSearchParams({ limit: "200", origin: "draft", state: caseState.value });
         if (append && cursor) q.set("cursor", cursor);
         const page = await api("/api/v1/cases?" + q);
+        if (n !== loads) return;
         const got = page.items.filter((c) => c.draft_id).map(fromCase);
         items = append ? items.concat(got) : got;
         cursor = page.next_cursor || "";
         more.hidden = !cursor;
         render();
-      } catch (e) { info.textContent = e.message; }
+      } catch (e) { if (n === loads) info.textContent = e.message; }
       return;
     }
     try {
@@ -94,11 +99,12 @@ function mountQueue(el) {
       if (status) q.set("status", status);
       if (append && cursor) q.set("cursor", cursor);
       const page = await api("/api/v1/drafts?" + q);
+      if (n !== loads) return;
       items = append ? items.concat(page.items) : page.items;
       cursor = page.next_cursor || "";
       more.hidden = !cursor;
       render();
-    } catch (e) { info.textContent = e.message; }
+    } catch (e) { if (n === loads) info.textContent = e.message; }
   };
   vehicle.addEventListener("input", render);
   rule.addEventListener("change", render);
