@@ -115,3 +115,15 @@ export class Stream extends EventTarget {
     this.dispatchEvent(new CustomEvent("state", { detail: s }));
   }
 }
+
+// superseding is for a view whose loads can overlap (a tab, then a filter, chosen while the
+// first load is still on its way): each call begins a load and returns a check that stays true
+// until a later load begins, so that only the last load's answer is shown, whichever answers
+// last.
+export function superseding() {
+  let n = 0;
+  return () => {
+    const mine = ++n;
+    return () => mine === n;
+  };
+}

@@ -1,7 +1,7 @@
 // The audit log (admin): logins and failures, user changes, draft exports and decisions, the
 // acts of the notices' processes, registry edits and reads of drivers' data.
 
-import { api } from "./api.js";
+import { api, superseding } from "./api.js";
 import { h, field, emptyRow, dateInput, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, isoDateBR, AUDIT_ACTIONS, ROLES, dayRange, auditObject } from "./fmt.js";
 
@@ -18,7 +18,9 @@ export const auditView = {
     const info = h("p", { class: "muted", role: "status" });
     const more = h("button", { type: "button", class: "btn", hidden: true }, "Carregar mais");
     let items = [], cursor = "";
+    const begin = superseding();
     const load = async (append = false) => {
+      const current = begin();
       info.textContent = "Carregando…";
       const q = new URLSearchParams({ limit: "100" });
       if (user.value.trim()) q.set("user", user.value.trim());
@@ -29,12 +31,13 @@ export const auditView = {
       if (append && cursor) q.set("cursor", cursor);
       try {
         const page = await api("/api/v1/audit?" + q);
+        if (!current()) return;
         items = append ? items.concat(page.items) : page.items;
         cursor = page.next_cursor || "";
         more.hidden = !cursor;
         tbody.replaceChildren(...(items.length ? items.map(row) : [emptyRow(6, "Nenhum registro com esses filtros.")]));
         info.textContent = `${items.length} registro(s)` + (cursor ? " (há mais)" : "");
-      } catch (e) { info.textContent = e.message; }
+      } catch (e) { if (current()) info.textContent = e.message; }
     };
     more.addEventListener("click", () => load(true));
     action.addEventListener("change", () => load());

@@ -2,7 +2,7 @@
 // telemetry, the confirmation against an episode of a matched vehicle (supporting evidence,
 // never the ground of an auto), and the audited read of the complainant's contact.
 
-import { api } from "./api.js";
+import { api, superseding } from "./api.js";
 import { h, emptyRow, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime } from "./fmt.js";
 
@@ -26,15 +26,18 @@ export const complaintsView = {
       h("option", { value: "rejected" }, "Rejeitadas"), h("option", { value: "" }, "Todas"));
     const tbody = h("tbody");
     const info = h("p", { class: "muted", role: "status" });
+    const begin = superseding();
     const load = async () => {
+      const current = begin();
       info.textContent = "Carregando…";
       try {
         const q = new URLSearchParams({ limit: "200" });
         if (status.value) q.set("status", status.value);
         const page = await api("/api/v1/complaints?" + q);
+        if (!current()) return;
         tbody.replaceChildren(...(page.items.length ? page.items.map((c) => row(c, load)) : [emptyRow(6, "Nenhuma reclamação.")]));
         info.textContent = `${page.items.length} reclamação(ões)`;
-      } catch (e) { info.textContent = e.message; }
+      } catch (e) { if (current()) info.textContent = e.message; }
     };
     status.addEventListener("change", load);
     el.append(

@@ -5,7 +5,7 @@
 // Routes: #/autos, #/autos/novo, #/autos/importar, #/autos/{id}.
 
 import { store } from "./store.js";
-import { api, listAll } from "./api.js";
+import { api, listAll, superseding } from "./api.js";
 import { h, icon, field, emptyRow, dateInput, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, fmtDate, fmtNum, fmtBRL, isoDateBR, localDate, offsetMinutes, plural, CASE_STATES, ORIGINS } from "./fmt.js";
 import { mountCase, caseChip, licenseeText } from "./cases.js";
@@ -46,7 +46,9 @@ function mountList(el) {
   const info = h("p", { class: "muted", role: "status" });
   const more = h("button", { type: "button", class: "btn", hidden: true }, "Carregar mais");
   let items = [], cursor = "";
+  const begin = superseding();
   const load = async (append = false) => {
+    const current = begin();
     info.textContent = "Carregando…";
     const q = new URLSearchParams({ limit: "100" });
     if (state.value) q.set("state", state.value);
@@ -56,12 +58,13 @@ function mountList(el) {
     sessionStorage.setItem("trenzinho.cases.filter", JSON.stringify({ state: state.value, origin: origin.value, licensee: licensee.value.trim() }));
     try {
       const page = await api("/api/v1/cases?" + q);
+      if (!current()) return;
       items = append ? items.concat(page.items) : page.items;
       cursor = page.next_cursor || "";
       more.hidden = !cursor;
       tbody.replaceChildren(...(items.length ? items.map(caseRow) : [emptyRow(10, "Nenhum auto com esses filtros.")]));
       info.textContent = `${plural(items.length, "auto", "autos")}` + (cursor ? " (há mais)" : "");
-    } catch (e) { info.textContent = e.message; }
+    } catch (e) { if (current()) info.textContent = e.message; }
   };
   tbody.addEventListener("click", (ev) => {
     const tr = ev.target.closest("tr[data-href]");

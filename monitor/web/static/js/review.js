@@ -2,7 +2,7 @@
 // draft's facts, integrity and evidence seal, with the decision (issue or dismiss with a reason).
 
 import { store } from "./store.js";
-import { api } from "./api.js";
+import { api, superseding } from "./api.js";
 import { h, icon, chip, field, emptyRow, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, fmtDuration, fmtValue, fmtNum, fmtBRL, isoDateBR, ruleName, RULES, DRAFT_STATUS, CATEGORIES, SOURCES, AREAS, CLOSED, CASE_STATES } from "./fmt.js";
 import { mountCase, caseChip } from "./cases.js";
@@ -76,22 +76,22 @@ function mountQueue(el) {
     penalty: c.penalty, fine_ufmp: c.assessment ? c.assessment.total_ufmp : null, status: "issued", notice: c.notice, case: c });
   // Each load supersedes the ones before it: a tab and then a filter chosen quickly send two
   // requests, and the list must be the last one's even when the first answers last.
-  let loads = 0;
+  const begin = superseding();
   const load = async (append = false) => {
-    const n = ++loads;
+    const current = begin();
     info.textContent = "Carregando…";
     if (cases && status === "issued" && caseState.value) {
       try {
         const q = new URLSearchParams({ limit: "200", origin: "draft", state: caseState.value });
         if (append && cursor) q.set("cursor", cursor);
         const page = await api("/api/v1/cases?" + q);
-        if (n !== loads) return;
+        if (!current()) return;
         const got = page.items.filter((c) => c.draft_id).map(fromCase);
         items = append ? items.concat(got) : got;
         cursor = page.next_cursor || "";
         more.hidden = !cursor;
         render();
-      } catch (e) { if (n === loads) info.textContent = e.message; }
+      } catch (e) { if (current()) info.textContent = e.message; }
       return;
     }
     try {
@@ -99,12 +99,12 @@ function mountQueue(el) {
       if (status) q.set("status", status);
       if (append && cursor) q.set("cursor", cursor);
       const page = await api("/api/v1/drafts?" + q);
-      if (n !== loads) return;
+      if (!current()) return;
       items = append ? items.concat(page.items) : page.items;
       cursor = page.next_cursor || "";
       more.hidden = !cursor;
       render();
-    } catch (e) { if (n === loads) info.textContent = e.message; }
+    } catch (e) { if (current()) info.textContent = e.message; }
   };
   vehicle.addEventListener("input", render);
   rule.addEventListener("change", render);
