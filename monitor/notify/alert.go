@@ -62,19 +62,6 @@ func DefaultSeverity(rule string) Severity {
 	return Medium
 }
 
-// ruleNames are the rules' names as the dashboard shows them (monitor/web/static/js/fmt.js).
-var ruleNames = map[string]string{
-	"speed":                "Excesso de velocidade",
-	"hours":                "Fora do horário de serviço",
-	"sensitive_zone_sound": "Som perto de local sensível",
-	"boarding_sound":       "Som no embarque/desembarque",
-	"noise_limit":          "Ruído acima do limite (NBR 10151)",
-	"route_deviation":      "Fora do itinerário autorizado",
-	"parked_public_road":   "Estacionado em via pública",
-	"telemetry_fault":      "Falha de telemetria",
-	"document_expired":     "Documento vencido",
-}
-
 // RuleCodes are the codes of the rules the engine applies (rules.Table), sorted.
 func RuleCodes() []string {
 	out := make([]string, 0, len(rules.Table))
@@ -85,10 +72,11 @@ func RuleCodes() []string {
 	return out
 }
 
-// RuleName is a rule's name in Portuguese; the code itself when unknown.
+// RuleName is a rule's name in Portuguese as the dashboard and the notices show it
+// (rules.Table); the code itself when unknown.
 func RuleName(rule string) string {
-	if n, ok := ruleNames[rule]; ok {
-		return n
+	if r, ok := rules.Info(rule); ok {
+		return r.Name
 	}
 	return rule
 }

@@ -115,3 +115,19 @@ func TestClassify(t *testing.T) {
 		t.Error("Permanent does not wrap")
 	}
 }
+
+// Every rule the engine applies is named in a notification as the dashboard and the notices
+// name it: no raw id reaches an inspector's e-mail.
+func TestRuleNamesFromTheRulesTable(t *testing.T) {
+	for _, r := range rules.Table {
+		if got := RuleName(r.ID); got != r.Name || got == r.ID {
+			t.Errorf("RuleName(%q) = %q, want the table's %q", r.ID, got, r.Name)
+		}
+	}
+	if got := RuleName(rules.RuleDriverUnregistered); got == rules.RuleDriverUnregistered {
+		t.Errorf("driver_unregistered is named by its id")
+	}
+	if got := RuleName("no_such_rule"); got != "no_such_rule" {
+		t.Errorf("an unknown rule is named %q, want its code", got)
+	}
+}
