@@ -154,8 +154,9 @@ func (d *doc) chartSeries(f drafts.Fact, ep *rules.Episode) (ss []series, from, 
 	pad := min(max(end.Sub(start)/4, 10*time.Second), time.Minute)
 	from, to = start.Add(-pad), end.Add(pad)
 	raw := d.raw()
-	switch f.Rule {
-	case "speed", "telemetry_fault":
+	info, _ := rules.Info(f.Rule)
+	switch info.Chart { // the one table of what each rule's chart is (rules.Table)
+	case rules.ChartSpeed:
 		tacho := series{label: "velocidade pelo tacógrafo", c: colTacho, lw: 0.55, pts: within(raw.tacho, from, to)}
 		gps := series{label: "velocidade pelo GPS", c: colGPS, lw: 0.55, pts: within(raw.gps, from, to)}
 		if f.Source == "gps" {
@@ -167,7 +168,7 @@ func (d *doc) chartSeries(f drafts.Fact, ep *rules.Episode) (ss []series, from, 
 			gps.label, gps.lw = "GPS (conferência)", 0.3
 			ss = append(ss, gps, tacho)
 		}
-	case "sensitive_zone_sound", "boarding_sound", "noise_limit":
+	case rules.ChartSound:
 		meter := make([]point, 0, len(raw.sound))
 		for _, s := range raw.sound {
 			meter = append(meter, point{s.t, s.db})
