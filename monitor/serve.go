@@ -196,7 +196,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if now == nil {
 		now = time.Now
 	}
-	if now().Sub(time.Now()).Abs() > time.Minute {
+	if time.Until(now()).Abs() > time.Minute {
 		log.Warn("the monitor runs on a fake clock", "now", now().Format(time.RFC3339))
 	}
 	prof := profile.Piuma()
