@@ -5,12 +5,11 @@
 
 import { store } from "./store.js";
 import { api } from "./api.js";
-import { h, icon, chip, field, dateInput } from "./dom.js";
+import { h, icon, chip, field, dateInput, confirmDialog } from "./dom.js";
 import {
   fmtDateTime, fmtDate, fmtNum, isoDateBR, localDate, weekday, daysUntil, fmtBRL, fmtCNPJ, plural,
   CASE_STATES, CASE_STATE_TONE, CASE_ACTIONS, NOTIFY_MODES, ORIGINS, ROLES, authorityTitle,
 } from "./fmt.js";
-import { confirmDialog } from "./review.js";
 
 export const caseChip = (c) => chip(CASE_STATES[c.state] || c.state, CASE_STATE_TONE[c.state] || "neutral", c.state_text);
 

@@ -138,3 +138,17 @@ export function theadOf(cols) {
   return h("thead", null, h("tr", null, cols.filter(Boolean).map((c) => Array.isArray(c)
     ? h("th", { scope: "col", class: c[1] }, c[0]) : h("th", { scope: "col" }, c))));
 }
+
+// confirmDialog asks in a modal <dialog>; resolves true on confirmation.
+export function confirmDialog(title, text, confirmLabel) {
+  return new Promise((resolve) => {
+    const yes = h("button", { type: "submit", class: "btn btn-primary", value: "yes", id: "confirm-yes" }, confirmLabel);
+    const no = h("button", { type: "submit", class: "btn", value: "no", formnovalidate: true }, "Cancelar");
+    const dlg = h("dialog", { class: "dialog", "aria-labelledby": "dlg-title" },
+      h("form", { method: "dialog" }, h("h2", { id: "dlg-title" }, title), h("p", null, text), h("div", { class: "btn-row btn-row--end" }, no, yes)));
+    dlg.addEventListener("close", () => { resolve(dlg.returnValue === "yes"); dlg.remove(); });
+    document.body.append(dlg);
+    dlg.showModal();
+    no.focus();
+  });
+}

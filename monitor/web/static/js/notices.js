@@ -6,11 +6,10 @@
 
 import { store } from "./store.js";
 import { api, listAll, superseding } from "./api.js";
-import { h, icon, field, emptyRow, dateInput, tableWrap, theadOf } from "./dom.js";
+import { h, icon, field, emptyRow, dateInput, tableWrap, theadOf, confirmDialog } from "./dom.js";
 import { fmtDateTime, fmtDate, fmtNum, fmtBRL, isoDateBR, localDate, offsetMinutes, plural, CASE_STATES, ORIGINS } from "./fmt.js";
 import { mountCase, caseChip, licenseeText } from "./cases.js";
 import { licenseeEl } from "./names.js";
-import { confirmDialog } from "./review.js";
 
 // caseHref: the page of a case (a draft's case lives on the draft's page).
 // Viewers may not read drafts (they may name the driver): they get the case's own page.

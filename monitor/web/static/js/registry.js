@@ -7,10 +7,9 @@
 
 import { store } from "./store.js";
 import { api, listAll } from "./api.js";
-import { h, icon, chip, field, emptyRow, dateInput, tableWrap } from "./dom.js";
+import { h, icon, chip, field, emptyRow, dateInput, tableWrap, confirmDialog } from "./dom.js";
 import { licenseeEl, licenseeName } from "./names.js";
 import { isoDateBR, daysUntil, fmtCNPJ, fmtNum, plural } from "./fmt.js";
-import { confirmDialog } from "./review.js";
 
 const TABS = [
   { key: "permissionarios", label: "Permissionários", kind: "licensee" },

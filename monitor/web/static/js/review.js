@@ -3,7 +3,7 @@
 
 import { store } from "./store.js";
 import { api, superseding } from "./api.js";
-import { h, icon, chip, field, emptyRow, tableWrap, theadOf } from "./dom.js";
+import { h, icon, chip, field, emptyRow, tableWrap, theadOf, confirmDialog } from "./dom.js";
 import { fmtDateTime, fmtDuration, fmtValue, fmtNum, fmtBRL, isoDateBR, ruleName, RULES, DRAFT_STATUS, CATEGORIES, SOURCES, AREAS, CLOSED, CASE_STATES } from "./fmt.js";
 import { mountCase, caseChip } from "./cases.js";
 import { licenseeEl, licenseeName, penaltyOf } from "./names.js";
@@ -322,20 +322,6 @@ function decisionCard(d, ok) {
     h("p", { class: "muted small" }, "Confira os fatos, as evidências e os avisos. A decisão fica registrada na auditoria."),
     blockersEl, field("Motivo / observações", reason), msg,
     h("div", { class: "btn-row" }, issueBtn, dismissBtn));
-}
-
-// confirmDialog asks in a modal <dialog>; resolves true on confirmation.
-export function confirmDialog(title, text, confirmLabel) {
-  return new Promise((resolve) => {
-    const yes = h("button", { type: "submit", class: "btn btn-primary", value: "yes", id: "confirm-yes" }, confirmLabel);
-    const no = h("button", { type: "submit", class: "btn", value: "no", formnovalidate: true }, "Cancelar");
-    const dlg = h("dialog", { class: "dialog", "aria-labelledby": "dlg-title" },
-      h("form", { method: "dialog" }, h("h2", { id: "dlg-title" }, title), h("p", null, text), h("div", { class: "btn-row btn-row--end" }, no, yes)));
-    dlg.addEventListener("close", () => { resolve(dlg.returnValue === "yes"); dlg.remove(); });
-    document.body.append(dlg);
-    dlg.showModal();
-    no.focus();
-  });
 }
 
 // penaltyCell: the penalty article, and "notificação preliminar" when the first offence is not fined.

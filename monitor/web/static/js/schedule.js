@@ -5,9 +5,8 @@
 
 import { store } from "./store.js";
 import { api } from "./api.js";
-import { h, field, chip, emptyRow, tableWrap, theadOf } from "./dom.js";
+import { h, field, chip, emptyRow, tableWrap, theadOf, confirmDialog } from "./dom.js";
 import { fmtDateTime } from "./fmt.js";
-import { confirmDialog } from "./review.js";
 import { toastOk } from "./toast.js";
 
 // localText: "05/12/2026 18:00" of "2026-12-05T18:00".

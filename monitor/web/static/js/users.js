@@ -2,9 +2,8 @@
 
 import { store } from "./store.js";
 import { api } from "./api.js";
-import { h, field, chip, emptyRow } from "./dom.js";
+import { h, field, chip, emptyRow, confirmDialog } from "./dom.js";
 import { fmtDateTime, ROLES } from "./fmt.js";
-import { confirmDialog } from "./review.js";
 
 export const usersView = {
   title: "Usuários",
