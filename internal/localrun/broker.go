@@ -65,7 +65,11 @@ func startBroker(p *port, log *slog.Logger) (*broker, error) {
 func (b *broker) subscribed(clientID string) <-chan struct{} { return b.hook.subscribed(clientID) }
 
 // telemetry returns how many distinct telemetry batches the broker received, and from how many
-// vehicles.
+// vehicles. It is the count of everything ingest can have stored from this run: mochi-mqtt
+// calls OnPublished right after delivering a message to the subscribers, on every path that
+// delivers one (QoS 0, QoS 1 and 2 once the acknowledgement is written, the inline client's
+// publishes), and ingest decodes with the same limits. A store holding more is one that another
+// writer reached: the InfluxDB front takes this run's ingest's writes alone (influxFront).
 func (b *broker) telemetry() (batches, vehicles int) {
 	b.hook.mu.Lock()
 	defer b.hook.mu.Unlock()

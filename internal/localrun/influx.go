@@ -156,7 +156,11 @@ func (in *influxRun) install(ctx context.Context) error {
 	defer logf.Close()
 	cmd := exec.Command(in.o.influxdInstall[0], in.o.influxdInstall[1:]...)
 	cmd.Env = append(os.Environ(), "GOBIN="+bin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, which stop ends as a whole. If localrun dies instead, the install
+	// command dies with it (childAttr); what it spawned itself (compilers, a linker) is left to
+	// finish its one step and exit: it holds no port, and `go install` writes influxd at
+	// once or not at all.
+	cmd.SysProcAttr = childAttr()
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return err
@@ -167,9 +171,7 @@ func (in *influxRun) install(ctx context.Context) error {
 		in.mu.Unlock()
 		return context.Canceled
 	}
-	in.sup.forkMu.Lock() // see supervisor.forkMu
-	err = cmd.Start()
-	in.sup.forkMu.Unlock()
+	err = in.sup.start(cmd)
 	buildDone := make(chan struct{})
 	if err == nil {
 		in.build, in.buildDone = cmd, buildDone

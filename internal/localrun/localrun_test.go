@@ -141,11 +141,18 @@ func childPIDs(out string) map[string]int {
 	return pids
 }
 
-// alive returns the processes of pids that still exist.
+// alive returns the processes of pids that still exist, but for zombies: a process that died
+// and that its new parent (init, or whatever reaps orphans here) has not reaped yet holds
+// nothing.
 func alive(pids map[string]int) []string {
 	var left []string
 	for name, pid := range pids {
 		if err := syscall.Kill(pid, 0); err == nil || !errors.Is(err, syscall.ESRCH) {
+			if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+				if i := bytes.LastIndexByte(stat, ')'); i >= 0 && strings.HasPrefix(string(stat[i+1:]), " Z") {
+					continue
+				}
+			}
 			left = append(left, fmt.Sprintf("%s (%d)", name, pid))
 		}
 	}
@@ -272,14 +279,25 @@ cp %[2]q "$GOBIN/influxd"
 	influxUp(t, out, reInfluxRdy)
 	ports := out.waitFor(t, rePorts, time.Second)
 	influxURL := "http://127.0.0.1:" + ports[2]
+	// Another writer on the machine (an ingest left by a killed run, still writing what it held
+	// to the well-known port) is refused: what InfluxDB holds is what this run's broker received.
+	if code := writeForeignBatch(t, influxURL); code != http.StatusUnauthorized {
+		t.Errorf("a write without the run's token: status %d, want 401", code)
+	}
 	deadline := time.Now().Add(60 * time.Second)
-	for countBatches(t, influxURL) == 0 {
+	backlog := 0
+	for backlog = countBatches(t, influxURL); backlog == 0; backlog = countBatches(t, influxURL) {
 		if time.Now().After(deadline) {
 			t.Fatalf("nothing written to InfluxDB 60 s after it answered; ingest log:\n%s", readFile(t, filepath.Join(data, "logs", "ingest.log")))
 		}
 		time.Sleep(time.Second)
 	}
-	time.Sleep(3 * time.Second) // a few batches more, after the backlog
+	// Batches more, after the backlog.
+	for deadline = time.Now().Add(60 * time.Second); countBatches(t, influxURL) <= backlog; time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no batch stored in the 60 s after the first %d", backlog)
+		}
+	}
 
 	// Ctrl-C, typed on the terminal.
 	pids := childPIDs(out.String())
@@ -387,6 +405,36 @@ func TestTwoRunsSideBySide(t *testing.T) {
 	for _, r := range runs {
 		r.interrupt(t)
 	}
+}
+
+// writeForeignBatch writes a batch point to influxURL without the run's token, as an ingest of
+// another run would, and returns the status.
+func writeForeignBatch(t *testing.T, influxURL string) int {
+	t.Helper()
+	line := fmt.Sprintf("batch,vehicle=PIU-001 epoch=\"stale\",seq=1i %d", time.Now().UnixNano())
+	resp, err := http.Post(influxURL+"/write?db=trenzinho", "text/plain", strings.NewReader(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// ingestHolds returns the messages ingest holds unacknowledged, from its metrics (0 when they
+// do not answer).
+func ingestHolds(metricsURL string) int {
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	m := regexp.MustCompile(`(?m)^trenzinho_ingest_in_flight_messages (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseFloat(string(m[1]), 64)
+	return int(n)
 }
 
 // countBatches returns the number of points in the batch measurement (one per telemetry batch
@@ -500,7 +548,13 @@ func TestCtrlCBeforeInfluxDB(t *testing.T) {
 
 	first := startLocalrun(t, bin, data, "-influxd", filepath.Join(dir, "tools", "influxd"), "-influxd-install", never)
 	first.out.waitFor(t, reBanner, 3*time.Minute)
-	time.Sleep(5 * time.Second) // a few batches held by ingest
+	// A few batches held by ingest, as its metrics say.
+	metrics := "http://127.0.0.1:" + first.out.waitFor(t, rePorts, time.Second)[5] + "/metrics"
+	for deadline := time.Now().Add(60 * time.Second); ingestHolds(metrics) < 3; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("ingest holds %d messages 60 s after the banner, want 3", ingestHolds(metrics))
+		}
+	}
 	kept := first.interrupt(t)
 	m := regexp.MustCompile(`telemetry kept for the next run" messages=(\d+)`).FindStringSubmatch(kept)
 	if m == nil {
@@ -600,4 +654,94 @@ func (r *localrun) interrupt(t *testing.T) string {
 	}
 	r.exited <- nil // for the cleanup
 	return r.out.String()
+}
+
+// TestKilledRunLeavesNothing: `make run` killed without a chance to stop in order leaves no
+// process behind holding its ports. Killed with SIGKILL, localrun's children die with it (their
+// parent-death signal); `make` killed, localrun stops as on Ctrl-C (its own parent-death
+// signal), and its children with it.
+func TestKilledRunLeavesNothing(t *testing.T) {
+	bin := programs(t)
+	src := influxd(t)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	for _, victim := range []string{"localrun", "make"} {
+		t.Run("kill "+victim, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "Makefile"), fmt.Sprintf("run:\n\t%s -bin %s -data %s -influxd %s -registry %s\n",
+				filepath.Join(bin, "localrun"), bin, filepath.Join(dir, "data"), src,
+				mustAbs(t, "../../registry/testdata/piuma-example.yaml")), 0o644)
+			cmd := exec.Command("make", "-s", "-f", filepath.Join(dir, "Makefile"), "run")
+			cmd.Dir = dir
+			cmd.Env = cleanEnv()
+			out := newOutput()
+			cmd.Stdout, cmd.Stderr = out, out
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			go func() { cmd.Wait(); close(exited) }()
+			var pids map[string]int
+			t.Cleanup(func() {
+				for _, pid := range pids {
+					syscall.Kill(-pid, syscall.SIGKILL)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-exited
+			})
+			out.waitFor(t, reBanner, 3*time.Minute)
+			influxUp(t, out, regexp.MustCompile(`msg="InfluxDB ready"`))
+			pids = childPIDs(out.String())
+			for _, p := range []string{"ingest", "monitor", "simulate", "influxd", "bridge-PIU-001"} {
+				if pids[p] == 0 {
+					t.Fatalf("no %s among the started processes: %v", p, pids)
+				}
+			}
+			lr := childOf(cmd.Process.Pid)
+			if lr == 0 {
+				t.Fatalf("make (%d) has no child", cmd.Process.Pid)
+			}
+			pids["localrun"] = lr
+			kill := map[string]int{"localrun": lr, "make": cmd.Process.Pid}[victim]
+			if err := syscall.Kill(kill, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			left := alive(pids)
+			for ; len(left) > 0 && time.Now().Before(deadline); left = alive(pids) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if len(left) > 0 {
+				t.Errorf("5 s after %s was killed, still running: %v\n%s", victim, left, out.String())
+			}
+		})
+	}
+}
+
+// childOf returns a child process of pid, from /proc (0: none).
+func childOf(pid int) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		child, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fs := strings.Fields(string(stat[i+1:]))
+		if len(fs) > 1 && fs[1] == strconv.Itoa(pid) {
+			return child
+		}
+	}
+	return 0
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -32,6 +33,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// SIGTERM when make (or whoever started localrun) dies: it stops everything as Ctrl-C
+	// does. The parent-death signal is the calling thread's: main stays on this thread to the
+	// end, and the process ends with it.
+	runtime.LockOSThread()
+	dieWithParent()
 	// Ctrl-C is for localrun alone: it stops its children in order and exits 0, and `make`,
 	// which would otherwise die of the same SIGINT, sees a clean exit (terminal.go).
 	restore := takeTerminal()
@@ -134,7 +140,8 @@ func run(ctx context.Context) error {
 	// Ingest and people reach it through localrun's front on the InfluxDB port, held from now
 	// on: another run cannot take it meanwhile, and influxd itself listens on a private port
 	// that may change when it must be started again.
-	front, err := startInfluxFront(&r.o.ports.influx)
+	writeToken := newWriteToken()
+	front, err := startInfluxFront(&r.o.ports.influx, writeToken)
 	if err != nil {
 		return err
 	}
@@ -153,6 +160,8 @@ func run(ctx context.Context) error {
 	r.ingest, err = r.sup.startOwned(ctx, 3, []*port{&r.o.ports.ingestMetrics}, func() (*proc, error) {
 		return r.sup.startWith("ingest", append(slices.Clip(server),
 			"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen",
+			// The front takes writes from this ingest alone (influxFront).
+			"TRENZINHO_INFLUX_TOKEN="+writeToken,
 			"TRENZINHO_INGEST_CLIENT_ID="+ingestClientID,
 			// A local run: retry soon once InfluxDB answers, and do not hold Ctrl-C for long
 			// when it never did (the embedded broker's sessions end with the run anyway).

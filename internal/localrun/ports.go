@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -122,18 +125,33 @@ func reserveAll(ps []*port) (release func(), err error) {
 // requests to influxd once it answers (503 before, as a server that is starting would). Ingest
 // has its URL from the start; influxd, built and started later, may have to move to another
 // private port when another process took one meanwhile, without ingest noticing.
+//
+// It takes writes from this run's ingest alone, which authenticates with the run's token
+// (writeToken, as TRENZINHO_INFLUX_TOKEN): the InfluxDB port is a well-known one (8086), and
+// any other writer on the machine that has its URL — above all an ingest left running by an
+// earlier run that was killed, still retrying the batches it held when its broker died — would
+// otherwise add points that this run's broker never received to this run's database. Queries
+// stay open to people and to the monitor.
 type influxFront struct {
-	srv     *http.Server
-	backend atomic.Pointer[httputil.ReverseProxy]
+	srv        *http.Server
+	backend    atomic.Pointer[httputil.ReverseProxy]
+	writeToken string // user:password
 }
 
-func startInfluxFront(p *port) (*influxFront, error) {
+// newWriteToken returns a random InfluxDB 1.8 token ("user:password") for one run's ingest.
+func newWriteToken() string { return "localrun:" + rand.Text() }
+
+func startInfluxFront(p *port, writeToken string) (*influxFront, error) {
 	ln, err := p.reserve()
 	if err != nil {
 		return nil, err
 	}
-	f := &influxFront{}
+	f := &influxFront{writeToken: writeToken}
 	f.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isWrite(r) && !f.mayWrite(r) {
+			http.Error(w, "writes are this run's ingest's alone (make run)", http.StatusUnauthorized)
+			return
+		}
 		if b := f.backend.Load(); b != nil {
 			b.ServeHTTP(w, r)
 			return
@@ -142,6 +160,27 @@ func startInfluxFront(p *port) (*influxFront, error) {
 	})}
 	go f.srv.Serve(ln)
 	return f, nil
+}
+
+// isWrite reports whether r writes points: InfluxDB 1.8's /write and its 2.x compatible
+// /api/v2/write.
+func isWrite(r *http.Request) bool {
+	return r.URL.Path == "/write" || r.URL.Path == "/api/v2/write"
+}
+
+// mayWrite reports whether r carries the run's token, as the InfluxDB 2 client sends it
+// ("Token user:password"), as basic authentication or as the u and p parameters of 1.8.
+func (f *influxFront) mayWrite(r *http.Request) bool {
+	user, pass, _ := strings.Cut(f.writeToken, ":")
+	got := ""
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Token "); ok {
+		got = tok
+	} else if u, p, ok := r.BasicAuth(); ok {
+		got = u + ":" + p
+	} else if q := r.URL.Query(); q.Has("u") {
+		got = q.Get("u") + ":" + q.Get("p")
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(user+":"+pass)) == 1
 }
 
 // connect passes the requests to influxd at addr from now on.

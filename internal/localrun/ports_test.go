@@ -2,8 +2,12 @@ package main
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -88,5 +92,86 @@ func TestListenerPIDs(t *testing.T) {
 	ln.Close()
 	if pids, _ := listenerPIDs(port); len(pids) != 0 {
 		t.Errorf("listenerPIDs(%d) after close = %v, want none", port, pids)
+	}
+}
+
+// TestInfluxFrontWrites: the run's InfluxDB port passes writes with the run's token, in each
+// form InfluxDB 1.8 takes it, to influxd, and refuses the others without passing them (an
+// ingest left running by a killed run still writes to the well-known port: its batches are none
+// of this run's broker's); queries pass without a token.
+func TestInfluxFrontWrites(t *testing.T) {
+	var writes, queries atomic.Int32
+	influxd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/write", "/api/v2/write":
+			writes.Add(1)
+		case "/query":
+			queries.Add(1)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer influxd.Close()
+	p := port{name: "InfluxDB HTTP"}
+	token := newWriteToken()
+	f, err := startInfluxFront(&p, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	f.connect(strings.TrimPrefix(influxd.URL, "http://"))
+	base := "http://" + p.addr()
+	user, pass, _ := strings.Cut(token, ":")
+	line := "batch,vehicle=PIU-001 seq=1i 1700000000000000000"
+	post := func(path string, auth func(*http.Request)) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(line))
+		if auth != nil {
+			auth(req)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	refused := []struct {
+		name string
+		path string
+		auth func(*http.Request)
+	}{
+		{"no token", "/write?db=trenzinho", nil},
+		{"no token, v2", "/api/v2/write?bucket=trenzinho", nil},
+		{"another run's token", "/api/v2/write?bucket=trenzinho", func(r *http.Request) { r.Header.Set("Authorization", "Token "+newWriteToken()) }},
+		{"wrong password", "/write?db=trenzinho", func(r *http.Request) { r.SetBasicAuth(user, pass+"x") }},
+		{"user alone", "/write?db=trenzinho&u=" + user, nil},
+	}
+	for _, c := range refused {
+		if code := post(c.path, c.auth); code != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401", c.name, code)
+		}
+	}
+	if n := writes.Load(); n != 0 {
+		t.Fatalf("%d refused writes reached influxd", n)
+	}
+	taken := []struct {
+		name string
+		path string
+		auth func(*http.Request)
+	}{
+		{"token, as ingest sends it", "/api/v2/write?bucket=trenzinho", func(r *http.Request) { r.Header.Set("Authorization", "Token "+token) }},
+		{"basic authentication", "/write?db=trenzinho", func(r *http.Request) { r.SetBasicAuth(user, pass) }},
+		{"u and p", "/write?db=trenzinho&" + url.Values{"u": {user}, "p": {pass}}.Encode(), nil},
+	}
+	for _, c := range taken {
+		if code := post(c.path, c.auth); code != http.StatusNoContent {
+			t.Errorf("%s: status %d, want 204", c.name, code)
+		}
+	}
+	if n := writes.Load(); n != int32(len(taken)) {
+		t.Errorf("%d writes reached influxd, want %d", n, len(taken))
+	}
+	if code := post("/query?db=trenzinho&q=SHOW+MEASUREMENTS", nil); code != http.StatusNoContent || queries.Load() != 1 {
+		t.Errorf("query without a token: status %d, %d queries passed; want 204 and 1", code, queries.Load())
 	}
 }

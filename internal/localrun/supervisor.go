@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +19,9 @@ import (
 )
 
 // supervisor starts the child processes, each in its own process group (so that a Ctrl-C on
-// the terminal reaches localrun alone, which stops them in order) with its output in
-// DATA/logs/NAME.log, and reports one that exits unexpectedly on failed.
+// the terminal reaches localrun alone, which stops them in order) and killed if localrun dies
+// (childAttr), with its output in DATA/logs/NAME.log, and reports one that exits unexpectedly
+// on failed.
 type supervisor struct {
 	data     string
 	log      *slog.Logger
@@ -33,6 +35,8 @@ type supervisor struct {
 	// process forked while localrun holds a listener holds it too until it executes its
 	// program, and the child the port was reserved for would find it taken.
 	forkMu sync.Mutex
+	// forks runs each cmd.Start on the forker's goroutine (start).
+	forks chan func()
 }
 
 // proc is one child process.
@@ -48,7 +52,31 @@ type proc struct {
 }
 
 func newSupervisor(data string, log *slog.Logger) *supervisor {
-	return &supervisor{data: data, log: log, failed: make(chan error, 16)}
+	s := &supervisor{data: data, log: log, failed: make(chan error, 16), forks: make(chan func())}
+	// The forker: every child is forked from this goroutine, locked to its OS thread and never
+	// unlocked, so that the thread lives as long as localrun. Linux sends a child's
+	// parent-death signal (childAttr) when the thread that forked it exits, not the process;
+	// os/exec forks from whatever thread runs the calling goroutine, and the Go runtime ends a
+	// thread whose locked goroutine returns: a child forked from an ordinary goroutine could be
+	// killed while localrun lives, or, from a thread that outlives no one, is never signalled
+	// when it should. forks is never closed, so the goroutine never returns.
+	go func() {
+		runtime.LockOSThread()
+		for start := range s.forks {
+			start()
+		}
+	}()
+	return s
+}
+
+// start starts cmd on the forker's thread (see newSupervisor), apart from any port
+// reservation (forkMu). It returns once the child executes its program, or failed to.
+func (s *supervisor) start(cmd *exec.Cmd) error {
+	s.forkMu.Lock()
+	defer s.forkMu.Unlock()
+	done := make(chan error, 1)
+	s.forks <- func() { done <- cmd.Start() }
+	return <-done
 }
 
 // startOwned starts a process that listens on ports: it reserves them (replacing taken
@@ -107,11 +135,8 @@ func (s *supervisor) startWith(name string, env []string, stdout io.Writer, argv
 	if stdout != nil {
 		cmd.Stdout = stdout
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	s.forkMu.Lock()
-	err = cmd.Start() // returns once the child executes its program (or failed to)
-	s.forkMu.Unlock()
-	if err != nil {
+	cmd.SysProcAttr = childAttr()
+	if err := s.start(cmd); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
