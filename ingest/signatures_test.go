@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,9 +154,13 @@ func TestSignaturesRequired(t *testing.T) {
 		return db.Count(t, "quarantine", "bytes", "") >= len(msgs)-good
 	})
 
-	// Register S-002's key as `monitor vehicle add` would, while ingest runs.
+	// Register S-002's key as `monitor vehicle add` would, while ingest runs, and wait for
+	// ingest to log that it reloaded the registry.
+	reloads := strings.Count(p.Log(), `msg="registry reloaded"`)
 	writeRegistry(t, reg, 3, map[int]ed25519.PrivateKey{0: k1, 1: k2})
-	time.Sleep(2 * registry.DefaultWatchInterval)
+	eventually(t, time.Minute, "ingest to reload the registry", func() bool {
+		return strings.Count(p.Log(), `msg="registry reloaded"`) > reloads
+	})
 	var later []message
 	for seq := uint64(4); seq <= 6; seq++ {
 		later = append(later, message{wire.TelemetryTopic("S-002"), f.payload(t, "S-002", seq, "S-002-k1", k2)})

@@ -334,15 +334,19 @@ func TestBrokerACL(t *testing.T) {
 	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatal(tok.Error())
 	}
-	// A vehicle subscribing to everything gets nothing (vehicles read nothing but their own
-	// configuration, and none is published for PIU-002 here).
+	// A vehicle subscribing to everything gets nothing but its own configuration (vehicles read
+	// nothing else), which is published for PIU-002 only as the last message below.
 	var snooped sync.Map
 	snoop, err := connect(broker, "snoop-PIU-002", "PIU-002", passwords["PIU-002"])
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { snoop.Disconnect(100) })
-	snoop.Subscribe("trenzinho/#", 1, func(_ mqtt.Client, m mqtt.Message) { snooped.Store(m.Topic(), true) }).WaitTimeout(10 * time.Second)
+	if tok := snoop.Subscribe("trenzinho/#", 1, func(_ mqtt.Client, m mqtt.Message) {
+		snooped.Store(m.Topic()+" "+string(m.Payload()), true)
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
 
 	// publish sends one QoS 1 message on a connection of its own, as user; a broker may
 	// acknowledge a denied publish and drop it, or close the connection: only what arrives counts.
@@ -390,16 +394,23 @@ func TestBrokerACL(t *testing.T) {
 	for i, a := range attempts {
 		sent[i] = publish(a.user, a.topic)
 	}
-	// A last allowed message: once it has arrived, so has everything published before it.
+	// Last allowed messages, one the observer reads and one the snoop reads: once each has
+	// arrived, so has everything published before it (each publish above was acknowledged, or
+	// its connection closed, before the next; the broker delivers to a subscriber in order).
 	marker := publish("PIU-002", wire.StatusTopic("PIU-002"))
+	snoopMarker := publish("svc.monitor", configbundle.Topic("PIU-002"))
+	snoopKey := configbundle.Topic("PIU-002") + " " + snoopMarker
 	deadline := time.Now().Add(20 * time.Second)
-	for !obs.has(wire.StatusTopic("PIU-002"), marker) {
+	for {
+		if _, ok := snooped.Load(snoopKey); ok && obs.has(configbundle.Topic("PIU-002"), snoopMarker) && obs.has(wire.StatusTopic("PIU-002"), marker) {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the marker never arrived\n%s", broker.Log())
+			t.Fatalf("the markers never arrived\n%s", broker.Log())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond)
+	snooped.Delete(snoopKey)
 	for i, a := range attempts {
 		if got := obs.has(a.topic, sent[i]); got != a.allowed {
 			t.Errorf("%s publishing to %s: arrived %v, want %v", a.user, a.topic, got, a.allowed)
@@ -412,7 +423,8 @@ func TestBrokerACL(t *testing.T) {
 			want[a.topic]++
 		}
 	}
-	want[wire.StatusTopic("PIU-002")]++ // the marker
+	want[wire.StatusTopic("PIU-002")]++   // the marker
+	want[configbundle.Topic("PIU-002")]++ // the snoop's marker
 	obs.mu.Lock()
 	total, wantTotal := 0, 0
 	for topic, msgs := range obs.got {

@@ -5,17 +5,25 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 func TestRun(t *testing.T) {
-	healthy := true
+	var healthy atomic.Bool
+	healthy.Store(true)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/slow":
-			time.Sleep(2 * time.Second)
-		case !healthy:
+			// Answers only once the client gave up, or after 30 s: a client without its
+			// timeout gets the answer, and the test fails instead of hanging.
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(30 * time.Second):
+			}
+		case !healthy.Load():
 			http.Error(w, `{"status":"unavailable"}`, http.StatusServiceUnavailable)
 			return
 		}
@@ -27,7 +35,7 @@ func TestRun(t *testing.T) {
 	if code := run([]string{srv.URL + "/healthz"}, &out); code != 0 {
 		t.Errorf("healthy: exit %d (%s)", code, out.String())
 	}
-	healthy = false
+	healthy.Store(false)
 	out.Reset()
 	if code := run([]string{srv.URL + "/healthz"}, &out); code != 1 || !strings.Contains(out.String(), "503") {
 		t.Errorf("503: exit %d, output %q; want 1 and the status", code, out.String())

@@ -60,9 +60,9 @@ func TestBatchSplitsAtMaxReadings(t *testing.T) {
 	stop := runBatch(b)
 	eventually(t, "two full batches", func() bool { return b.spool.LastSeq() == 2 })
 	// The last two readings are in the open batch: no third batch before the interval ends.
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, "the twelve readings taken", func() bool { return b.batchTaken.Load() == 12 })
 	if n := b.spool.LastSeq(); n != 2 {
-		t.Fatalf("%d batches before the interval ended, want 2", n)
+		t.Fatalf("%d batches once the 12 readings were taken, before the interval ended; want 2", n)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,8 @@ func TestBatchFlushesOnInterval(t *testing.T) {
 	stop := runBatch(b)
 	defer stop()
 	eventually(t, "the first batch", func() bool { return b.spool.LastSeq() >= 1 })
-	time.Sleep(10 * 20 * time.Millisecond) // ten intervals without readings
+	ticks := b.batchTicks.Load() // perhaps before the end of the interval that closed the first batch
+	eventually(t, "ten intervals without readings", func() bool { return b.batchTicks.Load() >= ticks+11 })
 	if n := b.spool.LastSeq(); n != 1 {
 		t.Fatalf("%d batches after ten empty intervals, want 1", n)
 	}

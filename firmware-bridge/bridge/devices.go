@@ -104,6 +104,8 @@ func portLoop(ctx context.Context, log *slog.Logger, name string, cfg serialport
 			// tell.
 			if failing.changed(err) {
 				log.Warn("device missing: port does not open; retrying", "device", name, "port", cfg.Path, "err", err)
+			} else {
+				log.Debug("port still does not open; retrying", "device", name, "port", cfg.Path, "in", backoff)
 			}
 			if st.set(name, wire.DeviceMissing) {
 				onChange()

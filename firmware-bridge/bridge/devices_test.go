@@ -331,6 +331,21 @@ func TestReadTacho(t *testing.T) {
 	}
 }
 
+// timeoutCounter counts the reads of a port that return nothing and no error: its read
+// timeouts.
+type timeoutCounter struct {
+	io.ReadWriter
+	n *atomic.Int64
+}
+
+func (c timeoutCounter) Read(p []byte) (int, error) {
+	n, err := c.ReadWriter.Read(p)
+	if n == 0 && err == nil {
+		c.n.Add(1)
+	}
+	return n, err
+}
+
 func openPTY(t *testing.T, link string) *sim.PTY {
 	t.Helper()
 	p, err := sim.OpenPTY(link)
@@ -360,10 +375,14 @@ func TestPortLoopReopensAVanishedPort(t *testing.T) {
 	}
 	out := make(chan reading, 1000)
 	ctx, cancel := context.WithCancel(context.Background())
+	var timeouts atomic.Int64 // read timeouts of the port
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		portLoop(ctx, testLogger(t), "gps", serialport.Config{Path: link, Baud: 9600}, st, onChange, func(rw io.ReadWriter) error {
+			if ir, ok := rw.(*idleReader); ok {
+				ir.rw = timeoutCounter{ReadWriter: ir.rw, n: &timeouts}
+			}
 			return readGPS(ctx, rw, out, st, onChange)
 		})
 	}()
@@ -395,16 +414,18 @@ func TestPortLoopReopensAVanishedPort(t *testing.T) {
 	if got := st.snapshot()["gps"]; got != wire.DeviceOK {
 		t.Fatalf("gps state %q while reading, want ok", got)
 	}
-	// A receiver silent for longer than the read timeout is silent, not gone.
+	// A receiver silent for longer than the read timeout is silent, not gone: three read
+	// timeouts handled (the fourth has begun, so the third's handling is over) change nothing.
 	mu.Lock()
 	changes := len(history)
 	mu.Unlock()
-	time.Sleep(3 * readTimeout)
+	mark := timeouts.Load()
+	eventually(t, "four read timeouts", func() bool { return timeouts.Load() >= mark+4 })
 	mu.Lock()
 	quiet := history[changes:]
 	mu.Unlock()
 	if got := st.snapshot()["gps"]; got != wire.DeviceOK || len(quiet) > 0 {
-		t.Fatalf("gps state %q after %v of silence, changes %v; want ok, no change", got, 3*readTimeout, quiet)
+		t.Fatalf("gps state %q after three read timeouts of silence, changes %v; want ok, no change", got, quiet)
 	}
 
 	// Unplugged: the pseudo-terminal goes away, its device node with it.

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/trenzinho/trenzinho/firmware-bridge/serialport"
 )
@@ -58,7 +57,7 @@ func (b *lockedBuffer) count(subs ...string) int {
 func TestPortLoopLogsAMissingPort(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "ttyNOPE")
 	logs := &lockedBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, nil))
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st := newDeviceState("gps")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -83,8 +82,9 @@ func TestPortLoopLogsAMissingPort(t *testing.T) {
 	if logs.count("no such file") != 1 {
 		t.Errorf("the log does not say why:\n%s", logs.String())
 	}
-	// Retried after 1 s and 2 s more with the same failure: not logged again.
-	time.Sleep(3500 * time.Millisecond)
+	// Retried after 1 s and 2 s more with the same failure (each retry logged at debug level):
+	// not logged again as missing.
+	eventually(t, "two retries", func() bool { return logs.count("port still does not open", "device=gps", "port="+link) >= 2 })
 	before := logs.count(missing...)
 	if before != 1 {
 		t.Errorf("the same failure logged %d times, want once:\n%s", before, logs.String())

@@ -104,22 +104,49 @@ func TestRunWatchdog(t *testing.T) {
 	t.Setenv("WATCHDOG_USEC", "200000") // 200 ms: a ping every 100 ms
 	var healthy atomic.Bool
 	healthy.Store(true)
+	// Each question to healthy is a round of the watchdog's loop; the unhealthy answers are
+	// counted, so that the test knows how many rounds have passed without a ping.
+	unhealthy := make(chan struct{}, 64)
+	check := func() bool {
+		if healthy.Load() {
+			return true
+		}
+		select {
+		case unhealthy <- struct{}{}:
+		default:
+		}
+		return false
+	}
+	rounds := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-unhealthy:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the watchdog stopped asking whether the service is healthy")
+			}
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		RunWatchdog(ctx, healthy.Load)
+		RunWatchdog(ctx, check)
 	}()
 	for range 3 {
 		if got := receive(t, conn, 5*time.Second); got != Watchdog {
 			t.Fatalf("received %q, want %q", got, Watchdog)
 		}
 	}
-	// Unhealthy: no more pings (one may already be on its way).
+	// Unhealthy: no more pings. Once the loop has asked and heard "no", the pings of the
+	// healthy rounds before are in the socket: drained. Three unhealthy rounds later, a ping of
+	// any but the last of them (a datagram is in the socket when its send returns) would be
+	// there too.
 	healthy.Store(false)
-	time.Sleep(300 * time.Millisecond)
+	rounds(1)
 	drain(conn)
-	if err := conn.SetReadDeadline(time.Now().Add(400 * time.Millisecond)); err != nil {
+	rounds(3)
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := conn.Read(make([]byte, 64)); err == nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,7 +130,11 @@ func TestRegistryKeysAndWatch(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); s.Watch(ctx, 20*time.Millisecond, nil) }()
+	logs := &logBuffer{}
+	go func() {
+		defer close(done)
+		s.Watch(ctx, 20*time.Millisecond, slog.New(slog.NewTextHandler(logs, nil)))
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 
 	// Another program registers the key, as monitor vehicle add does: the store sees it.
@@ -141,7 +148,7 @@ func TestRegistryKeysAndWatch(t *testing.T) {
 	if _, err := other.PutVehicle(v); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		kid, got, ok := lookup("PIU-001")
 		if ok && kid == "PIU-001-k1" && got.Equal(pub) {
@@ -152,15 +159,51 @@ func TestRegistryKeysAndWatch(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// An invalid file is not taken.
+	// An invalid file is not taken: once the watcher has judged the edit (it logs either
+	// verdict), the previous registry is still the one in use.
+	reloads := logs.count("registry reloaded")
 	if err := os.WriteFile(path, []byte("vehicles: [{id: 'x y'}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	for deadline := time.Now().Add(20 * time.Second); logs.count("registry file changed but is invalid") == 0 && logs.count("registry reloaded") == reloads; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher did not judge the invalid edit:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if kid, _, ok := lookup("PIU-001"); !ok || kid != "PIU-001-k1" {
 		t.Errorf("after an invalid edit: %q %v, want the previous registry kept", kid, ok)
 	}
 	if batchsig.RegistryKeys(nil) != nil {
 		t.Error("a nil store must know no key")
 	}
+}
+
+// logBuffer is a log destination safe for the watcher's goroutine.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// count is the number of lines that contain s.
+func (l *logBuffer) count(s string) int {
+	n := 0
+	for _, line := range strings.Split(l.String(), "\n") {
+		if strings.Contains(line, s) {
+			n++
+		}
+	}
+	return n
 }

@@ -21,6 +21,9 @@ func TestMonitorKilledMidEpisode(t *testing.T) {
 
 	start := "2026-11-27T15:00:00Z"
 	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=KILL", "--scenario=20:10,45:40,20:30", "--duration=80s", "--speed-up=2", "--start="+start)
+	// A subscriber of its own sees what the broker receives, and so queues for the monitor's
+	// session while the monitor is down.
+	sink := subscribe(t, broker.URL(), "e2e-KILL-001", false, "KILL-001")
 	startBridge(t, bin, broker.URL(), "KILL-001", sim.devices["KILL-001"])
 
 	// Wait for the episode to open, then kill the monitor.
@@ -32,7 +35,9 @@ func TestMonitorKilledMidEpisode(t *testing.T) {
 		t.Fatal("the speed episode did not open")
 	}
 	mon.Kill()
-	time.Sleep(3 * time.Second) // batches keep arriving at the broker for the monitor's session
+	// Batches keep arriving at the broker for the monitor's session: three of them.
+	killedAt := sink.maxSeq()
+	testenv.WaitFor(t, "three batches while the monitor is down", time.Minute, func() bool { return sink.maxSeq() >= killedAt+3 })
 	if err := mon.Start(); err != nil {
 		t.Fatal(err)
 	}

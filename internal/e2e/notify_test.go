@@ -39,8 +39,8 @@ email: {addr: "%s", username: %s, from: "Monitor do trenzinho <monitor@piuma.exa
 telegram: {base_url: "%s"}
 users:
   - {id: ana, email: ana@piuma.example, telegram: "1001", rules: [speed], vehicles: [FAST-001]}
-  - {id: bruno, email: bruno@piuma.example, telegram: "1002", rules: [speed], quiet_hours: "%s"}
   - {id: carla, email: carla@piuma.example, telegram: "1003", rules: [noise_limit]}
+  - {id: bruno, email: bruno@piuma.example, telegram: "1002", rules: [speed], quiet_hours: "%s"}
 `, smtpd.Addr, smtpd.Username, ca, bot.URL, quiet)
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -66,9 +66,28 @@ users:
 	if len(eps) != 1 {
 		t.Fatalf("%d speed episodes", len(eps))
 	}
-	// Whatever else would be sent for this episode went in the same round: give stragglers a
-	// moment, then count.
-	time.Sleep(2 * time.Second)
+	// The dispatcher routes an alert to the users in their order, Bruno (in his quiet hours)
+	// last: once it counted him withheld, whatever it queued for this episode is counted
+	// queued; once each message queued is sent, retried or failed, nothing else is on its way.
+	metrics := m.URL + "/metrics"
+	testenv.WaitFor(t, "Bruno's alert withheld", time.Minute, func() bool {
+		return testenv.Scrape(t, metrics)["trenzinho_notify_quiet_hours_total"] == 1
+	})
+	var counts map[string]float64
+	testenv.WaitFor(t, "every message queued sent, retried or failed", time.Minute, func() bool {
+		counts = testenv.Scrape(t, metrics)
+		for _, c := range []string{"email", "telegram"} {
+			l := `{channel="` + c + `"}`
+			if counts["trenzinho_notify_queued_total"+l] != counts["trenzinho_notify_sent_total"+l]+
+				counts["trenzinho_notify_retried_total"+l]+counts["trenzinho_notify_failed_total"+l] {
+				return false
+			}
+		}
+		return true
+	})
+	if e, tg := counts[`trenzinho_notify_queued_total{channel="email"}`], counts[`trenzinho_notify_queued_total{channel="telegram"}`]; e != 1 || tg != 1 {
+		t.Errorf("%v e-mails and %v Telegram messages queued, want one each (Ana's)", e, tg)
+	}
 	box = smtpd.Mailbox()
 	if len(box) != 1 || box[0].To[0] != "ana@piuma.example" || !box[0].TLS {
 		t.Fatalf("mailbox: %+v", box)

@@ -133,6 +133,13 @@ func TestSpeedEpisodeThroughThePipeline(t *testing.T) {
 	if d := ep.Start.Sub(wantStart); d < -time.Second || d > time.Second || ep.DurationS < 29 || ep.DurationS > 31 {
 		t.Errorf("episode from %v for %v s; want from %v for 30 s", ep.Start, ep.DurationS, wantStart)
 	}
+	// SLOW-001's trip judged to its end (device time 75 s after the start; 70 s leaves room
+	// for the last batch): an episode it made would be there by now.
+	startT, _ := time.Parse(time.RFC3339, start)
+	testenv.WaitFor(t, "SLOW-001's trip judged", 3*time.Minute, func() bool {
+		seen := testenv.Scrape(t, mon.base+"/metrics")[`trenzinho_monitor_vehicle_last_seen_timestamp_seconds{vehicle="SLOW-001"}`]
+		return seen >= float64(startT.Add(70*time.Second).Unix())
+	})
 	if slowEps := mon.episodes(t, "vehicle=SLOW-001&rule=speed"); len(slowEps) != 0 {
 		t.Errorf("SLOW-001 at 25 km/h: %d speed episodes", len(slowEps))
 	}

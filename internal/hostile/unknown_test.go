@@ -49,7 +49,8 @@ func TestUnknownVehiclesBounded(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	pub.publish(t, wire.TelemetryTopic("PIU-001"), []byte(batchJSON("PIU-001", "e1", "1", now, now, 20)))
 	testenv.WaitFor(t, "the registered vehicle judged", time.Minute, func() bool { return mon.vehicles(t)["PIU-001"] })
-	time.Sleep(2 * time.Second) // let the first commits and the drafter's first run settle
+	const commits = "trenzinho_monitor_commit_seconds_count"
+	testenv.WaitFor(t, "its batch committed", time.Minute, func() bool { return mon.metrics(t)[commits] >= 1 })
 	before := mon.metrics(t)
 	rss0, db0 := before["process_resident_memory_bytes"], fileSize(mon.DB)
 	series0 := len(before)
@@ -81,7 +82,15 @@ func TestUnknownVehiclesBounded(t *testing.T) {
 		return int(mon.metrics(t)[`trenzinho_monitor_rejected_total{reason="unknown_vehicle"}`]) == n+statuses
 	})
 	elapsed := time.Since(start)
-	time.Sleep(3 * time.Second) // a commit and a scrape interval
+	// One more batch of the registered vehicle, after all the others: once it is judged and a
+	// commit has followed the first one (the rejected messages commit nothing), whatever the
+	// unknown vehicles left behind is in the database.
+	later := now.Add(time.Second)
+	pub.publish(t, wire.TelemetryTopic("PIU-001"), []byte(batchJSON("PIU-001", "e1", "2", later, later, 20)))
+	testenv.WaitFor(t, "the registered vehicle's second batch judged and committed", time.Minute, func() bool {
+		m := mon.metrics(t)
+		return m[`trenzinho_monitor_batches_total{outcome="judged"}`] >= 2 && m[commits] > before[commits]
+	})
 	after := mon.metrics(t)
 	rss1, db1 := after["process_resident_memory_bytes"], fileSize(mon.DB)
 	t.Logf("%d unknown vehicles (+%d statuses) in %s: RSS %.1f → %.1f MB (%+.1f), database %.2f → %.2f MB (%+.2f), metric series %d → %d",

@@ -285,6 +285,7 @@ func (d *Dispatcher) enqueue(dl *delivery) bool {
 		return false
 	}
 	d.queue = append(d.queue, dl)
+	d.metrics.queued.WithLabelValues(dl.channel).Inc()
 	return true
 }
 
@@ -450,8 +451,8 @@ func (d *Dispatcher) Run(ctx context.Context, tick time.Duration) error {
 }
 
 type metrics struct {
-	sent, failed, retried, dropped *prometheus.CounterVec
-	quiet                          prometheus.Counter
+	queued, sent, failed, retried, dropped *prometheus.CounterVec
+	quiet                                  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, channels []string) (*metrics, error) {
@@ -459,6 +460,7 @@ func newMetrics(reg prometheus.Registerer, channels []string) (*metrics, error) 
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "trenzinho", Subsystem: "notify", Name: name, Help: help}, []string{"channel"})
 	}
 	m := &metrics{
+		queued:  counter("queued_total", "Messages queued for the channel, retries included: each ends sent, failed or retried."),
 		sent:    counter("sent_total", "Messages delivered to the channel."),
 		failed:  counter("failed_total", "Messages given up (dead letters): a permanent error or the retries exhausted."),
 		retried: counter("retried_total", "Failed attempts queued for a retry."),
@@ -468,12 +470,12 @@ func newMetrics(reg prometheus.Registerer, channels []string) (*metrics, error) 
 	}
 	// Every channel's series exist from the start, so that a rate() sees the first failure.
 	for _, c := range channels {
-		for _, v := range []*prometheus.CounterVec{m.sent, m.failed, m.retried, m.dropped} {
+		for _, v := range []*prometheus.CounterVec{m.queued, m.sent, m.failed, m.retried, m.dropped} {
 			v.WithLabelValues(c)
 		}
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.sent, m.failed, m.retried, m.dropped, m.quiet} {
+		for _, c := range []prometheus.Collector{m.queued, m.sent, m.failed, m.retried, m.dropped, m.quiet} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("notify metrics: %w", err)
 			}

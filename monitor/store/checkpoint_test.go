@@ -163,12 +163,16 @@ func TestCheckpointAtWALSize(t *testing.T) {
 		t.Fatalf("the database file holds %d bytes before any checkpoint: the commits were checkpointed already", before)
 	}
 
-	// Above the WAL's size: no checkpoint in 200 looks or so (on a starved machine fewer: the
-	// check then passes without proving much, but cannot fail for the load).
+	// Above the WAL's size: no checkpoint in 50 looks.
 	cctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
+	looks := db.walLooks.Load()
 	go func() { defer close(done); db.CheckpointAt(cctx, int(second)+1, time.Millisecond) }()
-	time.Sleep(200 * time.Millisecond)
+	for deadline := time.Now().Add(20 * time.Second); db.walLooks.Load() < looks+50; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("CheckpointAt looked at the WAL %d times in 20 s", db.walLooks.Load()-looks)
+		}
+	}
 	stop()
 	<-done
 	if mx, backfilled := frames(); backfilled != 0 || mx != second {

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -66,6 +67,10 @@ type DB struct {
 	writerMu   sync.Mutex
 	writer     *sql.Conn
 	writerSync string // the writer's PRAGMA synchronous: "FULL", "NORMAL", "" when not set yet
+
+	// walLooks counts the WAL sizes CheckpointAt has read and acted on, for whoever must know
+	// that it has looked (the tests wait on it rather than on time).
+	walLooks atomic.Int64
 }
 
 // Open opens (creating it if needed) the database file at path and applies the schema
