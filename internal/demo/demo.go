@@ -68,7 +68,7 @@ func Write(dir string, start time.Time) (Files, error) {
 	if err := os.WriteFile(f.Profile, prof, 0o644); err != nil {
 		return Files{}, fmt.Errorf("demo settings: %w", err)
 	}
-	if err := writeGeofences(f.Geofences); err != nil {
+	if err := writeGeofences(f.Geofences, start.UTC().Format(time.DateOnly)); err != nil {
 		return Files{}, err
 	}
 	reg, err := Registry(start)
@@ -140,12 +140,44 @@ service_hours:
   grace_min: %d
 `, from.Format("15:04"), end.Format("15:04"), int(sim.DemoGrace/time.Minute)), 1)
 	s = strings.Replace(s, "\nversion: \"", "\nversion: \"demonstração ", 1)
+	for _, r := range demoActs {
+		if !strings.Contains(s, r.law) {
+			return nil, fmt.Errorf("demo profile: %s of the built-in profile changed; update internal/demo", r.what)
+		}
+		s = strings.Replace(s, r.law, r.demo, 1)
+	}
 	s = "# PERFIL DE DEMONSTRAÇÃO de `make run` (internal/demo): o perfil de Piúma com o horário de\n" +
-		"# serviço da demonstração. Não usar em autos de infração.\n" + s
+		"# serviço da demonstração e atos fictícios (" + Label + "). Não usar em autos de infração.\n" + s
 	if _, err := profile.Parse([]byte(s), "demo-profile.yaml"); err != nil {
 		return nil, fmt.Errorf("demo profile: %w", err)
 	}
 	return []byte(s), nil
+}
+
+// Label marks every demonstration value that stands for an act or a confirmation the
+// municipality has not given: the profile, the dashboard and the PDFs print it.
+const Label = "DEMONSTRAÇÃO — valor fictício"
+
+// demoActs are the acts the issue of an auto needs (the fiscal unit's confirmation, the place
+// and addressee of the defence) and the electronic notice's, which the built-in profile leaves
+// empty until the municipality names them: the demonstration fills them with values labelled
+// Label, so that `make run` can walk an auto from its issue to its decision. Each replaces the
+// built-in profile's text exactly.
+var demoActs = []struct{ what, law, demo string }{
+	{"the fiscal unit's value", `note: valor ilustrativo — confirmar com a Secretaria de Fazenda}`,
+		`note: "` + Label + `"}`},
+	{"the fiscal unit's confirmation", "  confirmed_by: \"\"\n  act: \"\"\n",
+		"  # " + Label + ": ninguém confirmou este valor; nenhum ato o publica.\n" +
+			"  confirmed_by: \"" + Label + " (demonstração do make run)\"\n" +
+			"  act: \"" + Label + " (ato inexistente)\"\n"},
+	{"the defence's addressee", "  to: \"\"\n  address: \"\"\n",
+		"  # " + Label + ": destinatário e local fictícios.\n" +
+			"  to: \"Autoridade Julgadora de Posturas (" + Label + ")\"\n" +
+			"  address: \"Portal do permissionário deste monitor (" + Label + ")\"\n"},
+	{"the electronic notice", "  electronic: false\n  electronic_act: \"\"\n",
+		"  # " + Label + ": nenhum ato municipal adota a notificação eletrônica.\n" +
+			"  electronic: true\n" +
+			"  electronic_act: \"" + Label + " (ato inexistente que adota a notificação eletrônica)\"\n"},
 }
 
 // Registry returns the fictitious registry of the demonstration with its dates counted from
@@ -173,7 +205,7 @@ func Registry(start time.Time) ([]byte, error) {
 // writeGeofences copies the Piúma sample set into dir with every itinerary valid every day at
 // every hour (the demonstration runs at any hour; the sample's days, hours and dates of
 // validity would otherwise make a lawful trip a route deviation).
-func writeGeofences(dir string) error {
+func writeGeofences(dir string, day string) error {
 	fsys := geofences.SampleFS()
 	names, err := fs.Glob(fsys, "piuma/*.geojson")
 	if err != nil {
@@ -184,10 +216,8 @@ func writeGeofences(dir string) error {
 		if err != nil {
 			return err
 		}
-		if path.Base(name) == "itineraries.geojson" {
-			if b, err = anyHour(b); err != nil {
-				return fmt.Errorf("demo geofences: %s: %w", name, err)
-			}
+		if b, err = demoFeatures(b, path.Base(name) == "itineraries.geojson", day); err != nil {
+			return fmt.Errorf("demo geofences: %s: %w", name, err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, path.Base(name)), b, 0o644); err != nil {
 			return fmt.Errorf("demo geofences: %w", err)
@@ -198,6 +228,9 @@ func writeGeofences(dir string) error {
 	// Pronto Atendimento, so the demonstration draws one around it, 230 m across its centre: the
 	// detour's loud pass is inside it, every lawful trip (257 m away at the nearest) outside.
 	zone, err := hospitalZone()
+	if err == nil {
+		zone, err = demoFeatures(zone, false, day)
+	}
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, "demo-zones.geojson"), zone, 0o644)
 	}
@@ -234,7 +267,11 @@ func hospitalZone() ([]byte, error) {
 	return json.Marshal(fc)
 }
 
-func anyHour(b []byte) ([]byte, error) {
+// demoFeatures marks every sample site of a feature collection as verified for the
+// demonstration (source "demonstração", verified_by naming Label), so that an auto relying on
+// one can be issued in `make run` (issue refusal site_unverified), and, when anyHour, makes
+// every feature valid every day at every hour.
+func demoFeatures(b []byte, anyHour bool, day string) ([]byte, error) {
 	var fc struct {
 		Type     string           `json:"type"`
 		Features []map[string]any `json:"features"`
@@ -245,6 +282,14 @@ func anyHour(b []byte) ([]byte, error) {
 	for _, f := range fc.Features {
 		props, _ := f["properties"].(map[string]any)
 		if props == nil {
+			continue
+		}
+		if props["source"] == "sample" {
+			props["source"] = "demonstração"
+			props["verified_by"] = "Verificação fictícia (" + Label + ")"
+			props["verified_at"] = day
+		}
+		if !anyHour {
 			continue
 		}
 		for _, k := range []string{"days", "hours", "valid_from", "valid_to"} {

@@ -220,3 +220,74 @@ func TestScriptIsLawfulBetweenItsEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsAllowTheIssue: the demonstration profile and geofences give what the issue of an
+// auto needs (the fiscal unit confirmed, the defence's addressee, verified sites) and the
+// electronic notice, each labelled as a demonstration; the profile warns of nothing that blocks
+// an issue.
+func TestSettingsAllowTheIssue(t *testing.T) {
+	f, err := Write(t.TempDir(), time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Load(f.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.FiscalUnit.Confirmed() {
+		t.Errorf("fiscal unit not confirmed: %+v", p.FiscalUnit)
+	}
+	for what, v := range map[string]string{
+		"fiscal_unit.confirmed_by": p.FiscalUnit.ConfirmedBy, "fiscal_unit.act": p.FiscalUnit.Act,
+		"fiscal_unit.values[0].note": p.FiscalUnit.Values[0].Note, "defence.to": p.Defence.To,
+		"defence.address": p.Defence.Address, "notification.electronic_act": p.Notification.ElectronicAct,
+	} {
+		if !strings.Contains(v, Label) {
+			t.Errorf("%s %q does not carry %q", what, v, Label)
+		}
+	}
+	if !p.Notification.Electronic {
+		t.Error("the electronic notice is off")
+	}
+	for _, w := range p.Warnings() {
+		if strings.Contains(w, "fiscal_unit") || strings.Contains(w, "defence") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	set, err := geofences.Load(f.Geofences)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, k := range []geofences.Kind{geofences.KindSensitive, geofences.KindNBRZone, geofences.KindBoardingPoint} {
+		for _, ft := range set.OfKind(k) {
+			n++
+			if ft.Source == "sample" || !ft.Verified() || !strings.Contains(ft.VerifiedBy, Label) {
+				t.Errorf("%s: source %q, verified by %q", ft.ID, ft.Source, ft.VerifiedBy)
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d sites", n)
+	}
+}
+
+// TestUsers: one demonstration user for each role an auto's process needs, the agents
+// identified (an auto names who issues and who decides it).
+func TestUsers(t *testing.T) {
+	roles := map[string]bool{}
+	for _, u := range Users() {
+		roles[u.Role] = true
+		if u.Role != "licensee" && (u.FullName == "" || u.Matricula == "" || u.Cargo == "") {
+			t.Errorf("%s: agent incomplete: %+v", u.Name, u)
+		}
+		if u.Role == "licensee" && u.Licensee == "" {
+			t.Errorf("%s: no licensee", u.Name)
+		}
+	}
+	for _, r := range []string{"fiscal", "supervisor", "autoridade", "licensee"} {
+		if !roles[r] {
+			t.Errorf("no %s user", r)
+		}
+	}
+}

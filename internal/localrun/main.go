@@ -200,6 +200,12 @@ func run(ctx context.Context) error {
 	if err := r.waitSubscribed(ctx, monitorClientID, "monitor"); err != nil {
 		return err
 	}
+	// The demonstration's users, one for each role of an auto's process (README).
+	if token, err := login(dashboard, o.user, o.password); err != nil {
+		log.Warn("demonstration users not created", "error", err)
+	} else if err := demo.EnsureUsers(ctx, client, dashboard, token); err != nil {
+		log.Warn("demonstration users not created", "error", err)
+	}
 
 	// 5. The simulated fleet and its bridges.
 	if err := r.startFleet(ctx, common); err != nil {

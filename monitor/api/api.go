@@ -317,6 +317,7 @@ func New(cfg Config) *Server {
 	s.fieldRoutes(a)
 	s.notifyRoutes(a)
 	s.portalRoutes(a)
+	s.legalProfileRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/rules"
 )
@@ -17,6 +18,9 @@ type configResponse struct {
 	// monitor's legal output doubtful (profile.Warnings: municipal holidays, UFMP, defence
 	// office), in Portuguese, until set.
 	ProfileWarnings []string `json:"profile_warnings,omitempty"`
+	// Demonstration is the label of a demonstration profile (notice.IsDemonstration: `make
+	// run`'s), whose acts and confirmations are fictitious; "" for any other.
+	Demonstration string `json:"demonstration,omitempty"`
 	// PaymentDays is the period to pay once the decision on the defence is notified.
 	PaymentDays int `json:"payment_days,omitempty"`
 	// AuthorityTitle names the role autoridade (authority.title), AppealDays and AppealRole
@@ -111,6 +115,9 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.Noise = &noiseJSON{WindowS: p.Noise.WindowS, R1M: p.Noise.R1M, R2M: p.Noise.R2M}
 	}
 	out.Registry = s.reg != nil
+	if p := s.mapCfg.Profile; p != nil && notice.IsDemonstration(p.Version) {
+		out.Demonstration = notice.DemonstrationLabel
+	}
 	if p := s.mapCfg.Profile; p != nil && userFrom(r.Context()).Role.AtLeast(store.RoleAdmin) {
 		out.ProfileWarnings = p.Warnings()
 	}

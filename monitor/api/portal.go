@@ -926,7 +926,8 @@ func (s *Server) handlePortalReceipt(w http.ResponseWriter, r *http.Request) {
 	}
 	in := notice.ReceiptInput{Municipality: strings.TrimSpace(p.Municipality + "-" + p.State), Protocolo: f.Protocolo, Kind: f.Kind,
 		Notice: c.Notice, Licensee: name, CNPJ: registry.FormatCNPJ(cnpj), User: f.User, FiledAt: f.FiledAt,
-		Location: p.Location(), RemoteAddr: f.RemoteAddr, TextChars: utf8.RuneCountInString(f.Text), To: p.Defence.To}
+		Location: p.Location(), RemoteAddr: f.RemoteAddr, TextChars: utf8.RuneCountInString(f.Text), To: p.Defence.To,
+		Demonstration: notice.IsDemonstration(p.Version)}
 	sum := sha256.Sum256([]byte(f.Text))
 	in.TextSHA256 = hex.EncodeToString(sum[:])
 	if f.Kind == store.FilingAppeal && p.Appeal.To != "" {

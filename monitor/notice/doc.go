@@ -137,6 +137,22 @@ func (d *doc) banner() string {
 	return "MINUTA — NÃO É AUTO DE INFRAÇÃO"
 }
 
+// DemonstrationLabel is printed at the top of every page of a PDF made under a demonstration
+// profile (IsDemonstration), whose acts and values are fictitious.
+const DemonstrationLabel = "DEMONSTRAÇÃO — valor fictício"
+
+// IsDemonstration reports whether a legal profile's version is a demonstration's (it begins
+// with "demonstração", as the profile `make run` writes: internal/demo).
+func IsDemonstration(version string) bool {
+	return strings.HasPrefix(strings.TrimSpace(version), "demonstração")
+}
+
+// demonstration reports whether the draft was made, or the PDF is printed, under a
+// demonstration profile.
+func (d *doc) demonstration() bool {
+	return IsDemonstration(d.d.ProfileVer) || (d.p != nil && IsDemonstration(d.p.Version))
+}
+
 func (d *doc) local(t time.Time) time.Time { return t.In(d.loc) }
 
 // Drawing primitives.
@@ -321,6 +337,12 @@ func (d *doc) render() {
 // first page.
 func (d *doc) header() {
 	pdf := d.pdf
+	if d.demonstration() {
+		d.font("B", 7.5)
+		d.text(colRed)
+		pdf.SetXY(marginL, 2.5)
+		pdf.CellFormat(width, 4, d.tr(DemonstrationLabel+" — perfil legal de demonstração, sem valor legal"), "", 0, "C", false, 0, "")
+	}
 	if !d.issued() {
 		d.watermark()
 

@@ -460,3 +460,55 @@ func verifyAll(t *testing.T, db *store.DB) {
 		}
 	}
 }
+
+// TestDemonstrationLabelOnEveryPage: a draft or an auto printed under a demonstration profile
+// says so at the top of every page; one printed under another profile does not.
+func TestDemonstrationLabelOnEveryPage(t *testing.T) {
+	s, _, f := speedDraft(t)
+	demo := *f.p
+	demo.Version = "demonstração " + demo.Version
+	at := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
+	issued := notice.Decision{Status: drafts.StatusIssued, Notice: "0042/2026", DecidedBy: "Maria Conceição", DecidedAt: &at}
+	for _, c := range []struct {
+		name     string
+		p        *profile.Profile
+		decision notice.Decision
+		want     bool
+	}{
+		{"notice-demo-draft", &demo, notice.Decision{}, true},
+		{"notice-demo-issued", &demo, issued, true},
+		{"notice-law-issued", f.p, issued, false},
+	} {
+		text := render(t, notice.Input{Sealed: s, Profile: c.p, Decision: c.decision}, c.name)
+		pages := strings.Split(strings.TrimRight(text, "\f\n"), "\f")
+		if c.want && len(pages) < 2 {
+			t.Errorf("%s: %d pages", c.name, len(pages))
+		}
+		for i, pg := range pages {
+			if got := strings.Contains(pg, notice.DemonstrationLabel); got != c.want {
+				t.Errorf("%s: page %d: label %v, want %v", c.name, i+1, got, c.want)
+			}
+		}
+	}
+}
+
+// TestReceiptDemonstrationLabel: a filing's receipt under a demonstration profile says so.
+func TestReceiptDemonstrationLabel(t *testing.T) {
+	for _, demo := range []bool{true, false} {
+		var buf bytes.Buffer
+		if err := notice.Receipt(&buf, notice.ReceiptInput{Protocolo: "P-1", Kind: "defence", FiledAt: time.Now(), Demonstration: demo}); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "receipt.pdf")
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(tool(t, "pdftotext"), "-enc", "UTF-8", p, "-").CombinedOutput()
+		if err != nil {
+			t.Fatalf("pdftotext: %v\n%s", err, out)
+		}
+		if got := strings.Contains(string(out), notice.DemonstrationLabel); got != demo {
+			t.Errorf("demonstration %v: label %v:\n%s", demo, got, out)
+		}
+	}
+}

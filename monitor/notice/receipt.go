@@ -33,6 +33,8 @@ type ReceiptInput struct {
 	TextChars    int
 	Files        []ReceiptFile
 	To           string // the authority the filing is addressed to
+	// Demonstration: filed under a demonstration profile (IsDemonstration): every page says so.
+	Demonstration bool
 }
 
 // Receipt writes the receipt of a filing as an A4 PDF: what was filed, when (the server's
@@ -48,6 +50,16 @@ func Receipt(w io.Writer, in ReceiptInput) error {
 	what := map[string]string{"defence": "defesa", "appeal": "recurso"}[in.Kind]
 	pdf.SetTitle(tr("Protocolo "+in.Protocolo), false)
 	pdf.SetMargins(20, 20, 20)
+	if in.Demonstration {
+		pdf.SetHeaderFunc(func() {
+			pdf.SetFont("Helvetica", "B", 8)
+			pdf.SetTextColor(176, 0, 32)
+			pdf.SetXY(20, 8)
+			pdf.CellFormat(0, 4, tr(DemonstrationLabel+" — perfil legal de demonstração, sem valor legal"), "", 0, "C", false, 0, "")
+			pdf.SetTextColor(0, 0, 0)
+			pdf.SetXY(20, 20)
+		})
+	}
 	pdf.AddPage()
 	pdf.SetFont("Helvetica", "B", 14)
 	pdf.MultiCell(0, 7, tr("Comprovante de protocolo eletrônico"), "", "L", false)

@@ -24,13 +24,14 @@ import { nearbyView } from "./nearby.js";
 import { fieldView, setFieldKey, startQueue } from "./field.js";
 import { registerServiceWorker } from "./pwa.js";
 import { startPortal } from "./portal.js";
+import { legalProfileView } from "./legalprofile.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
   auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
   perto: nearbyView, constatar: fieldView,
   perfil: profileView, plantao: scheduleView, "avisos-falhos": deadLettersView,
-  reclamacoes: complaintsView,
+  reclamacoes: complaintsView, "perfil-legal": legalProfileView,
 };
 const NAV_OF = { episodio: "alertas", constatar: "perto" };
 
@@ -102,10 +103,20 @@ async function start(user, fieldKey) {
   $("#app").hidden = false;
   // Admins see what the legal profile leaves unset (municipal holidays, UFMP, defence office)
   // until it is set.
+  // One line that links to the Perfil legal page, dismissable for the session (until the
+  // warnings change): it must not take a phone's screen.
   const pw = store.config.profile_warnings || [];
-  if (pw.length) {
-    $("#main").prepend(h("div", { class: "banner banner--warn profile-warnings", id: "profile-warnings", role: "note" },
-      h("div", null, h("strong", null, "Perfil legal incompleto"), h("ul", null, pw.map((w) => h("li", null, w))))));
+  const dismissKey = "profile-warnings-dismissed";
+  if (pw.length && sessionStorage.getItem(dismissKey) !== pw.join("\n")) {
+    const banner = h("div", { class: "banner banner--warn profile-warnings", id: "profile-warnings", role: "note" },
+      h("span", { class: "profile-warnings-text" }, h("strong", null, "Perfil legal incompleto: "),
+        `${pw.length} aviso(s). `, h("a", { href: "#/perfil-legal" }, "Ver o perfil legal")),
+      h("button", { type: "button", class: "btn-icon", id: "profile-warnings-dismiss", "aria-label": "Dispensar nesta sessão", title: "Dispensar nesta sessão",
+        onclick: () => { sessionStorage.setItem(dismissKey, pw.join("\n")); banner.remove(); } }, "×"));
+    $("#main").prepend(banner);
+  }
+  if (store.config.demonstration) {
+    $("#brand-place").after(h("span", { class: "demo-chip", id: "demo-chip", title: "Perfil legal de demonstração: atos e valores fictícios" }, store.config.demonstration));
   }
   $("#skip-link").setAttribute("href", "#main");
   $("#user-name").textContent = user.name;
