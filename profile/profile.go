@@ -212,6 +212,10 @@ type InService struct {
 	// (rule service_switch_suspect). The switch is the licensee's own device: it is not the
 	// last word.
 	SwitchSuspect SwitchSuspect `yaml:"switch_suspect"`
+	// BoardingHoldsS: a boarding observed at a boarding point (stopped there with the passenger
+	// door open) establishes service for this long after it, until the vehicle stands in its
+	// licensee's garage or the service switch says off (default 1800 s).
+	BoardingHoldsS float64 `yaml:"boarding_holds_s"`
 }
 
 // SwitchSuspect are the parameters of the service_switch_suspect alert.
@@ -839,6 +843,10 @@ func (p *Profile) validate() error {
 	}
 	nonneg("in_service.switch_suspect.window_s", p.InService.SwitchSuspect.WindowS)
 	nonneg("in_service.switch_suspect.confirm_s", p.InService.SwitchSuspect.ConfirmS)
+	nonneg("in_service.boarding_holds_s", p.InService.BoardingHoldsS)
+	if p.InService.BoardingHoldsS == 0 {
+		p.InService.BoardingHoldsS = 1800
+	}
 	if p.InService.SwitchSuspect.WindowS == 0 {
 		p.InService.SwitchSuspect.WindowS = 900
 	}

@@ -49,6 +49,11 @@ type Episode struct {
 	// R1M is, for noise_limit, the meter-to-loudspeaker distance r₁ the estimate used (the
 	// registry's, else the profile's), in metres.
 	R1M float64 `json:"r1_m,omitempty"`
+	// Service says how the vehicle's service was established when the episode opened, for the
+	// rules whose article binds the vehicle in service (speed, hours, document_expired, route,
+	// rotation, boarding_outside_points, the driver, suspension and inspection rules); nil for
+	// the others.
+	Service *ServiceBasis `json:"service,omitempty"`
 	// GroundsAuto says whether the episode, as the monitor observed it, can ground an auto de
 	// infração: every fact the auto would state was observed by an instrument the law accepts,
 	// and nothing the law presumes in the accused's favour was presumed against them. Always
@@ -151,7 +156,20 @@ type Measurement struct {
 // the only ground it lacked is a verification of the kind it needs and that verification is
 // recorded.
 func (e *Episode) Draftable() bool {
-	return e.GroundsAuto || (e.Needs != "" && e.Verification != nil && e.Verification.Kind == e.Needs)
+	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs))
+}
+
+// supplies reports whether the verification is one of kind that supplies a missing ground: a
+// field verification only when the agent saw passengers boarding or alighting (the service an
+// episode lacked).
+func (v *Verification) supplies(kind string) bool {
+	if v == nil || v.Kind != kind {
+		return false
+	}
+	if kind == VerifyField {
+		return v.Boarding != nil && *v.Boarding
+	}
+	return true
 }
 
 // noGround records that the episode cannot ground an auto, and why (pt-BR). No verification

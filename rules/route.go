@@ -70,6 +70,8 @@ func (routeRule) observe(e *Engine, v *Vehicle, r *reading) {
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: routeMaxGap, MaxPending: 2048,
 	}, sample{T: r.T, Cond: in && !inside, Value: nearest, Lat: r.GPS.Lat, Lon: r.GPS.Lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, RuleRouteDeviation, start, "m", corridor, 0, "gps")
+			ep := e.newEpisode(v, RuleRouteDeviation, start, "m", corridor, 0, "gps")
+			e.groundService(v, r.T, ep)
+			return ep
 		})
 }

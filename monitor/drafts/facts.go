@@ -186,6 +186,10 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 	default:
 		fmt.Fprintf(&b, "%s: %s %s, de %s a %s.", ep.Rule, Num(ep.Peak, 2), ep.Unit, from, to)
 	}
+	if s := ep.Service; s != nil {
+		// "Em serviço" is an element of the article: how it was established.
+		b.WriteString(" " + s.Text(p.Location()))
+	}
 	if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
 		b.WriteString(" Os dados do veículo foram interrompidos antes do fim do episódio.")
 	}

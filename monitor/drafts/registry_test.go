@@ -57,6 +57,13 @@ func (f *regFixture) play(t *testing.T, vehicle string, start time.Time, card st
 		Seconds: fleettest.Drive(-20.8367, -40.7292, speeds...)})
 }
 
+// playToTheEnd is play with the service switch off once the vehicle stops: the service ends.
+func (f *regFixture) playToTheEnd(t *testing.T, vehicle string, start time.Time, card string, speeds []float64) {
+	t.Helper()
+	fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: vehicle, Card: card, Start: start,
+		Seconds: fleettest.OffWhenStopped(fleettest.Drive(-20.8367, -40.7292, speeds...))})
+}
+
 func (f *regFixture) drafts(t *testing.T) []drafts.Made {
 	t.Helper()
 	made, err := f.drafter.Run(context.Background(), time.Now().Add(10*time.Minute))
@@ -157,7 +164,7 @@ func TestDraftWithAnUnregisteredCard(t *testing.T) {
 func TestDocumentExpiredDraftCitesTheMappedArticle(t *testing.T) {
 	f := newRegFixture(t)
 	// PIU-003's inspection ran out on 2026-11-20 (the example registry); D3 drives it.
-	f.play(t, "PIU-003", noonFriday, "0000000077B303", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	f.playToTheEnd(t, "PIU-003", noonFriday, "0000000077B303", slices.Concat(repeat(20, 180), repeat(0, 400)))
 	made := f.drafts(t)
 	if len(made) != 1 {
 		t.Fatalf("%d drafts, want 1 (the inspection): %+v", len(made), made)
@@ -203,7 +210,7 @@ func TestDocumentAlertIsNotDrafted(t *testing.T) {
 	if _, err := f.reg.PutVehicle(v); err != nil {
 		t.Fatal(err)
 	}
-	f.play(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	f.playToTheEnd(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
 	eps, _, err := f.db.Episodes(context.Background(), store.EpisodeFilter{Rule: "document_expired"}, 100, "")
 	if err != nil {
 		t.Fatal(err)
