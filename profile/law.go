@@ -148,18 +148,11 @@ func (p *Profile) citations() []citation {
 // address or addressee for defences.
 func (p *Profile) Warnings() []string {
 	var w []string
-	municipal := false
-	for _, h := range p.Holidays.Fixed {
-		municipal = municipal || h.Scope == "municipal"
+	if !p.MunicipalHolidays() {
+		w = append(w, "feriados municipais não cadastrados: prazos podem estar errados e episódios que dependem do calendário não fundamentam auto (perfil legal, holidays)")
 	}
-	for _, h := range p.Holidays.Easter {
-		municipal = municipal || h.Scope == "municipal"
-	}
-	for _, h := range p.Holidays.Dates {
-		municipal = municipal || h.Scope == "municipal"
-	}
-	if !municipal {
-		w = append(w, "feriados municipais não cadastrados: prazos podem estar errados (perfil legal, holidays)")
+	if len(p.Calendars.SchoolRecess) == 0 {
+		w = append(w, "recesso escolar não cadastrado: episódios junto a escolas não fundamentam auto (perfil legal, calendars.school_recess)")
 	}
 	if !p.FiscalUnit.Confirmed() {
 		w = append(w, "valor da "+p.FiscalUnit.Name+" não confirmado (fiscal_unit.confirmed_by e fiscal_unit.act): nenhum auto pode ser emitido")

@@ -283,6 +283,48 @@ type DateRange struct {
 	Name string `yaml:"name"`
 }
 
+// The calendars a rule or a deadline reads, by the names an episode's calendar_unconfirmed
+// gives them.
+const (
+	CalendarSchoolRecess      = "calendars.school_recess"
+	CalendarMunicipalHolidays = "holidays (municipais)"
+)
+
+// UnconfirmedCalendars lists the calendars the profile ships empty: no school recess period, no
+// municipal holiday. An empty calendar works against the accused (a school "open" in January
+// and July, a municipal holiday taken for a working day): while one is, an episode that depends
+// on it grounds no auto.
+func (p *Profile) UnconfirmedCalendars() []string {
+	var out []string
+	if len(p.Calendars.SchoolRecess) == 0 {
+		out = append(out, CalendarSchoolRecess)
+	}
+	if !p.MunicipalHolidays() {
+		out = append(out, CalendarMunicipalHolidays)
+	}
+	return out
+}
+
+// MunicipalHolidays reports whether the profile lists any municipal holiday.
+func (p *Profile) MunicipalHolidays() bool {
+	for _, h := range p.Holidays.Fixed {
+		if h.Scope == "municipal" {
+			return true
+		}
+	}
+	for _, h := range p.Holidays.Easter {
+		if h.Scope == "municipal" {
+			return true
+		}
+	}
+	for _, h := range p.Holidays.Dates {
+		if h.Scope == "municipal" {
+			return true
+		}
+	}
+	return false
+}
+
 // SchoolRecess reports whether the calendar day of local (in the profile's zone) is in a
 // school recess period.
 func (p *Profile) SchoolRecess(local time.Time) bool {

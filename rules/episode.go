@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/trenzinho/trenzinho/registry"
@@ -54,6 +55,11 @@ type Episode struct {
 	// rotation, boarding_outside_points, the driver, suspension and inspection rules); nil for
 	// the others.
 	Service *ServiceBasis `json:"service,omitempty"`
+	// CalendarUnconfirmed names the calendars of the profile the episode depends on that the
+	// profile ships empty (profile.CalendarSchoolRecess, profile.CalendarMunicipalHolidays): a
+	// school open on a day that may be recess, a site open on a day that may be a municipal
+	// holiday. Such an episode grounds no auto until the calendar is filled.
+	CalendarUnconfirmed []string `json:"calendar_unconfirmed,omitempty"`
 	// GroundsAuto says whether the episode, as the monitor observed it, can ground an auto de
 	// infração: every fact the auto would state was observed by an instrument the law accepts,
 	// and nothing the law presumes in the accused's favour was presumed against them. Always
@@ -187,6 +193,14 @@ func (e *Episode) needs(kind, note string) {
 	}
 	e.GroundsAuto = false
 	e.addNote(note)
+}
+
+// calendarUnconfirmed records that the episode depends on a calendar the profile ships empty.
+func (e *Episode) calendarUnconfirmed(name string) {
+	if !slices.Contains(e.CalendarUnconfirmed, name) {
+		e.CalendarUnconfirmed = append(e.CalendarUnconfirmed, name)
+	}
+	e.noGround("calendar_unconfirmed: calendário do perfil vazio (" + name + "); o episódio depende dele")
 }
 
 // grounded resets the episode to grounding an auto, before its rule judges it again.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
@@ -56,6 +57,15 @@ func OffWhenStopped(secs []Second) []Second {
 		secs[i].ServiceOff = secs[i].Kmh < 3
 	}
 	return secs
+}
+
+// WithCalendars fills the calendars Piúma's profile ships empty, as an operator would once they
+// are confirmed (rules: an episode that depends on an empty calendar grounds no auto): the school
+// recess of 2026/2027 and one municipal holiday, on none of the days the tests play.
+func WithCalendars(p *profile.Profile) *profile.Profile {
+	p.Calendars.SchoolRecess = []profile.DateRange{{From: "2026-07-13", To: "2026-07-31"}, {From: "2026-12-21", To: "2027-02-05"}}
+	p.Holidays.Dates = append(p.Holidays.Dates, profile.DateHoliday{Date: "2026-12-24", Name: "Aniversário do município", Scope: "municipal"})
+	return p
 }
 
 // Repeat returns n times v.
