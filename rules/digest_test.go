@@ -30,7 +30,9 @@ import (
 // and to ground no auto on service inferred from movement: the same episodes, judgements and
 // evidence; their JSON, the events and the snapshots (Vehicle.ServiceSince, BoardedAt) differ.
 // Re-recorded again when sensitive_zone_sound began to ground no auto on a calendar the profile
-// ships empty (calendar_unconfirmed: the school recess, the municipal holidays).
+// ships empty (calendar_unconfirmed: the school recess, the municipal holidays), and when
+// boarding_sound began to take a stop at a point for boarding only after boarding.dwell_s or with
+// the door open (the registered stream's boarding episodes).
 var engineDigests = map[string]string{
 	"results":   "0851d155c3eee808b04af3c00ef28da8ecb115487493c996dc263f8c97d4377f",
 	"episodes":  "216241443152b1494db62ac41b93feb7acafb5da0490ad3ce22fa51091b314c7",
@@ -45,9 +47,9 @@ const engineDigestEvents = 640
 // The digests of the registered stream (TestEngineDigestRegistered), recorded at e15e36f too.
 var registeredDigests = map[string]string{
 	"results":   "5ac7eebb0d9dd9e5a5299176528a3c97ab23145593dd1de75d09a71cd1249545",
-	"episodes":  "ec29513b549dea2b525eced92903fbe13d8409f445c6b263c4762800b33b5306",
+	"episodes":  "d0593dceafc642064303f37ba064a9e1b692a08a6bd5b1cd25d13212284ebb61",
 	"evidence":  "8feb459e6317e7d2f66d63541b95e8c8acd2ea48844789d819e5a9686b49ccd0",
-	"events":    "0adc04203fb171362968fbc803fe46fb2a10eb76ef11e7b5375db177474afa4a",
+	"events":    "509aa6f77d7119220b15b7087f605e57080723402fd3b9c8deca5a58d83bd356",
 	"snapshots": "4fe99bc8ba2a622f72e19f7b8dca2e029b06f6b1dbd7c3239c5fff746feb2bb4",
 }
 

@@ -188,8 +188,11 @@ func (e *Episode) noGround(note string) {
 // needs records that the episode lacks the agent's verification of a kind: when that is all
 // it lacks, recording the verification makes it a draft.
 func (e *Episode) needs(kind, note string) {
-	if e.GroundsAuto {
+	switch {
+	case e.GroundsAuto:
 		e.Needs = kind
+	case e.Needs != kind:
+		e.Needs = "" // two grounds missing: no one verification supplies them
 	}
 	e.GroundsAuto = false
 	e.addNote(note)
