@@ -32,13 +32,14 @@ import (
 // Re-recorded again when sensitive_zone_sound began to ground no auto on a calendar the profile
 // ships empty (calendar_unconfirmed: the school recess, the municipal holidays), and when
 // boarding_sound began to take a stop at a point for boarding only after boarding.dwell_s or with
-// the door open (the registered stream's boarding episodes).
+// the door open (the registered stream's boarding episodes), and when the snapshots began to
+// keep the run of readings of a stopped vehicle (Vehicle.ParkedReadFrom, ParkedReadT).
 var engineDigests = map[string]string{
 	"results":   "0851d155c3eee808b04af3c00ef28da8ecb115487493c996dc263f8c97d4377f",
 	"episodes":  "216241443152b1494db62ac41b93feb7acafb5da0490ad3ce22fa51091b314c7",
 	"evidence":  "0ebc6ee630ee7e593b1eec62032c9d29933f8ea027554f32c9695e0048335940",
 	"events":    "b792230802ac86189383915c2dc8bd36972802510528b74b8baa6d0e75b95d95",
-	"snapshots": "da5045834c38c0ed01daf5655e1837dc9eeb5ce0bcbc608901ec627295453584",
+	"snapshots": "fb6b8ea1afd837955c475d7a394fc2b6f1e4828cb70b3a8cab61ef056a23bb07",
 }
 
 // engineDigestEvents is how many events the stream drains.
@@ -50,7 +51,7 @@ var registeredDigests = map[string]string{
 	"episodes":  "d0593dceafc642064303f37ba064a9e1b692a08a6bd5b1cd25d13212284ebb61",
 	"evidence":  "8feb459e6317e7d2f66d63541b95e8c8acd2ea48844789d819e5a9686b49ccd0",
 	"events":    "509aa6f77d7119220b15b7087f605e57080723402fd3b9c8deca5a58d83bd356",
-	"snapshots": "4fe99bc8ba2a622f72e19f7b8dca2e029b06f6b1dbd7c3239c5fff746feb2bb4",
+	"snapshots": "60c2707aa5ba990eb3d42219e1f6c604ac09cb9990fac040d88d2b0b293a95ef",
 }
 
 const registeredDigestEvents = 710

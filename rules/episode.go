@@ -50,6 +50,9 @@ type Episode struct {
 	// R1M is, for noise_limit, the meter-to-loudspeaker distance r₁ the estimate used (the
 	// registry's, else the profile's), in metres.
 	R1M float64 `json:"r1_m,omitempty"`
+	// ObservedS is, for parked_public_road, the longest span the vehicle's readings observed it
+	// parked there, in seconds (the rest of the episode is silence: shown, never fined).
+	ObservedS float64 `json:"observed_s,omitempty"`
 	// Service says how the vehicle's service was established when the episode opened, for the
 	// rules whose article binds the vehicle in service (speed, hours, document_expired, route,
 	// rotation, boarding_outside_points, the driver, suspension and inspection rules); nil for
@@ -162,19 +165,21 @@ type Measurement struct {
 // the only ground it lacked is a verification of the kind it needs and that verification is
 // recorded.
 func (e *Episode) Draftable() bool {
-	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs))
+	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs, e.Rule))
 }
 
-// supplies reports whether the verification is one of kind that supplies a missing ground: a
-// field verification only when the agent saw passengers boarding or alighting (the service an
-// episode lacked).
-func (v *Verification) supplies(kind string) bool {
+// supplies reports whether the verification is one of kind that supplies a missing ground of an
+// episode of rule: a field verification only when the agent saw passengers boarding or
+// alighting (the service or the boarding an episode lacked), or, parked, the agent's observation
+// at the place.
+func (v *Verification) supplies(kind, rule string) bool {
 	if v == nil || v.Kind != kind {
 		return false
 	}
-	if kind == VerifyField {
+	if kind == VerifyField && rule != RuleParkedPublicRoad {
 		return v.Boarding != nil && *v.Boarding
 	}
+	// A parked vehicle: the agent's field observation at the place is the constatação.
 	return true
 }
 

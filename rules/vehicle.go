@@ -36,6 +36,10 @@ type Vehicle struct {
 	// passenger door open), BoardedPlace that point's name: service observed (ServiceBoarding).
 	BoardedAt    time.Time `json:"boarded_at,omitzero"`
 	BoardedPlace string    `json:"boarded_place,omitempty"`
+	// ParkedReadFrom and ParkedReadT are the first and last reading of the run of readings the
+	// vehicle sent while stopped (parked_public_road: what readings observed, not silence).
+	ParkedReadFrom time.Time `json:"parked_read_from,omitzero"`
+	ParkedReadT    time.Time `json:"parked_read_t,omitzero"`
 	// DoorOpen is the passenger door's state, when its input is wired (nil: unknown); DoorT
 	// the device time of its newest change and DoorOpenedAt when it last opened (zero while
 	// closed).
