@@ -263,3 +263,31 @@ func repeat(v float64, n int) []float64 {
 	}
 	return s
 }
+
+// A vehicle in service after it failed an inspection (no repair or accident on record): the
+// draft cites Art. 32, § 3º and the penalty the profile documents, Art. 47 (250 UFMP) — not
+// Art. 45, VI, which punishes not re-inspecting after a repair or an accident.
+func TestFailedInspectionDraftCitesArt32(t *testing.T) {
+	f := newRegFixture(t)
+	v, _ := f.reg.Vehicle("PIU-001")
+	v.Events = []registry.VehicleEvent{{Date: registry.MustDate("2026-11-20"), Kind: registry.EventInspection, Note: "freios reprovados"}}
+	if _, err := f.reg.PutVehicle(v); err != nil {
+		t.Fatal(err)
+	}
+	f.playToTheEnd(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	var d *drafts.Draft
+	for _, m := range f.drafts(t) {
+		if m.Draft.Rules[0] == rules.RuleUninspectedCirculating {
+			d = &m.Draft
+		}
+	}
+	if d == nil {
+		t.Fatal("no uninspected_circulating draft")
+	}
+	if d.Penalty != "Art. 47" || d.FineUFMP != 250 || len(d.Articles) != 1 || d.Articles[0] != "Art. 32, § 3º" {
+		t.Fatalf("draft cites %v / %s, %v UFMP; want Art. 32, § 3º / Art. 47, 250", d.Articles, d.Penalty, d.FineUFMP)
+	}
+	if lt := d.Facts[0].LegalText; !strings.Contains(lt, "impossibilitados de trafegar") {
+		t.Errorf("legal text %q", lt)
+	}
+}
