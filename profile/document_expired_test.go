@@ -15,7 +15,7 @@ func TestDocumentExpiredMapping(t *testing.T) {
 		"inspecao":           {"Art. 32", "Art. 45, IV", 300},
 		"atestado_medico":    {"Art. 20, II, d", "Art. 46, IV", 400},
 		"cnh":                {"Art. 20, II, b", "Art. 45, II", 300},
-		"licenca":            {"Art. 7", "Art. 47", 250},
+		"licenca":            {"Art. 2 c/c Art. 7", "Art. 47", 250}, // Art. 2 forbids, Art. 7 sets the term
 		"csv":                {"Art. 20, III, b", "Art. 47", 250},
 		"afericao_tacografo": {"Art. 20, III, e", "Art. 47", 250},
 	}

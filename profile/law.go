@@ -63,6 +63,18 @@ func FormatCitation(key string) string {
 	return "Art. " + strings.Join(parts, ", ")
 }
 
+// Provisions splits a citation of several provisions read together ("Art. 2 c/c Art. 7", as a
+// precept that only another completes) into each one's citation; "" and "—" cite none.
+func Provisions(cite string) []string {
+	var out []string
+	for _, c := range strings.Split(cite, " c/c ") {
+		if c = strings.TrimSpace(c); c != "" && c != "—" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // ArticleText is the published text of the provision cite names (law.articles), verbatim.
 func (p *Profile) ArticleText(cite string) (string, bool) {
 	key, ok := ParseCitation(cite)
@@ -85,8 +97,8 @@ type Quotation struct {
 // provision the profile has no text for is left out of quotes: the caller says it is missing.
 func (p *Profile) LegalBasis(article, penalty string) (string, []Quotation) {
 	var cites []string
-	for _, c := range []string{article, penalty} {
-		if c = strings.TrimSpace(c); c != "" && c != "—" && !slices.Contains(cites, c) {
+	for _, c := range slices.Concat(Provisions(article), Provisions(penalty)) {
+		if !slices.Contains(cites, c) {
 			cites = append(cites, c)
 		}
 	}
@@ -117,7 +129,7 @@ type citation struct{ key, cite string }
 func (p *Profile) citations() []citation {
 	var out []citation
 	add := func(key, cite string) {
-		if c := strings.TrimSpace(cite); c != "" && c != "—" {
+		for _, c := range Provisions(cite) {
 			out = append(out, citation{key, c})
 		}
 	}
@@ -148,18 +160,11 @@ func (p *Profile) citations() []citation {
 // address or addressee for defences.
 func (p *Profile) Warnings() []string {
 	var w []string
-	municipal := false
-	for _, h := range p.Holidays.Fixed {
-		municipal = municipal || h.Scope == "municipal"
+	if !p.MunicipalHolidays() {
+		w = append(w, "feriados municipais não cadastrados: prazos podem estar errados e episódios que dependem do calendário não fundamentam auto (perfil legal, holidays)")
 	}
-	for _, h := range p.Holidays.Easter {
-		municipal = municipal || h.Scope == "municipal"
-	}
-	for _, h := range p.Holidays.Dates {
-		municipal = municipal || h.Scope == "municipal"
-	}
-	if !municipal {
-		w = append(w, "feriados municipais não cadastrados: prazos podem estar errados (perfil legal, holidays)")
+	if len(p.Calendars.SchoolRecess) == 0 {
+		w = append(w, "recesso escolar não cadastrado: episódios junto a escolas não fundamentam auto (perfil legal, calendars.school_recess)")
 	}
 	if !p.FiscalUnit.Confirmed() {
 		w = append(w, "valor da "+p.FiscalUnit.Name+" não confirmado (fiscal_unit.confirmed_by e fiscal_unit.act): nenhum auto pode ser emitido")

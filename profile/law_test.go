@@ -94,3 +94,18 @@ func TestWarnings(t *testing.T) {
 		}
 	}
 }
+
+// An expired licence is Art. 2 ("Nenhum … poderá exercer atividades no Município sem … licença")
+// read with Art. 7 (the licence's term): the legal basis cites and quotes both, and the penalty.
+func TestLicenceLegalBasisQuotesArt2AndArt7(t *testing.T) {
+	p := Piuma()
+	r := p.DocumentExpired.Documents["licenca"]
+	line, quotes := p.LegalBasis(r.Article, r.Penalty)
+	if line != "Art. 2 c/c Art. 7 c/c Art. 47 da Lei Municipal nº 2.277/2018" {
+		t.Errorf("legal basis %q", line)
+	}
+	if len(quotes) != 3 || quotes[0].Cite != "Art. 2" || !strings.HasPrefix(quotes[0].Text, "Nenhum \"trenzinho da alegria\"") ||
+		quotes[1].Cite != "Art. 7" || quotes[2].Cite != "Art. 47" {
+		t.Errorf("quotes %+v", quotes)
+	}
+}

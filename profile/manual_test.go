@@ -7,7 +7,7 @@ import (
 
 func TestManualInfractionsAndRepeat(t *testing.T) {
 	p := Piuma()
-	if r := p.Rules["route_deviation"].Repeat; r == nil || r.Penalty != "Art. 47" || r.Fine != 250 {
+	if r := p.Rules["route_deviation"].Repeat; r == nil || r.Penalty != "Art. 45, I" || r.Fine != 300 || p.Rules["route_deviation"].Article != "Art. 38" {
 		t.Errorf("route_deviation repeat: %+v", r)
 	}
 	m, ok := p.ManualInfractions["art16"]
@@ -20,8 +20,8 @@ func TestManualInfractionsAndRepeat(t *testing.T) {
 		}
 	}
 	cases := []struct{ from, to, key string }{
-		{"repeat: {penalty: Art. 47, fine: 250}", "repeat: {penalty: Art. 47, fine: 0}", "rules.route_deviation.repeat.fine"},
-		{"repeat: {penalty: Art. 47, fine: 250}", "repeat: {fine: 250}", "rules.route_deviation.repeat.penalty"},
+		{`repeat: {penalty: "Art. 45, I", fine: 300}`, `repeat: {penalty: "Art. 45, I", fine: 0}`, "rules.route_deviation.repeat.fine"},
+		{`repeat: {penalty: "Art. 45, I", fine: 300}`, "repeat: {fine: 300}", "rules.route_deviation.repeat.penalty"},
 		{"    fine: 400\n    infraction: true\n", "    fine: 400\n    infraction: true\n    repeat: {penalty: Art. 47, fine: 250}\n", "rules.speed.repeat"},
 		{"  art16:\n    article: Art. 16\n", "  art16:\n    article: \"\"\n", "manual_infractions.art16.article"},
 		{"  art26:\n", "  speed:\n", "manual_infractions.speed"},

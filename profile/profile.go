@@ -212,6 +212,10 @@ type InService struct {
 	// (rule service_switch_suspect). The switch is the licensee's own device: it is not the
 	// last word.
 	SwitchSuspect SwitchSuspect `yaml:"switch_suspect"`
+	// BoardingHoldsS: a boarding observed at a boarding point (stopped there with the passenger
+	// door open) establishes service for this long after it, until the vehicle stands in its
+	// licensee's garage or the service switch says off (default 1800 s).
+	BoardingHoldsS float64 `yaml:"boarding_holds_s"`
 }
 
 // SwitchSuspect are the parameters of the service_switch_suspect alert.
@@ -277,6 +281,48 @@ type DateRange struct {
 	From string `yaml:"from"`
 	To   string `yaml:"to"`
 	Name string `yaml:"name"`
+}
+
+// The calendars a rule or a deadline reads, by the names an episode's calendar_unconfirmed
+// gives them.
+const (
+	CalendarSchoolRecess      = "calendars.school_recess"
+	CalendarMunicipalHolidays = "holidays (municipais)"
+)
+
+// UnconfirmedCalendars lists the calendars the profile ships empty: no school recess period, no
+// municipal holiday. An empty calendar works against the accused (a school "open" in January
+// and July, a municipal holiday taken for a working day): while one is, an episode that depends
+// on it grounds no auto.
+func (p *Profile) UnconfirmedCalendars() []string {
+	var out []string
+	if len(p.Calendars.SchoolRecess) == 0 {
+		out = append(out, CalendarSchoolRecess)
+	}
+	if !p.MunicipalHolidays() {
+		out = append(out, CalendarMunicipalHolidays)
+	}
+	return out
+}
+
+// MunicipalHolidays reports whether the profile lists any municipal holiday.
+func (p *Profile) MunicipalHolidays() bool {
+	for _, h := range p.Holidays.Fixed {
+		if h.Scope == "municipal" {
+			return true
+		}
+	}
+	for _, h := range p.Holidays.Easter {
+		if h.Scope == "municipal" {
+			return true
+		}
+	}
+	for _, h := range p.Holidays.Dates {
+		if h.Scope == "municipal" {
+			return true
+		}
+	}
+	return false
 }
 
 // SchoolRecess reports whether the calendar day of local (in the profile's zone) is in a
@@ -839,6 +885,10 @@ func (p *Profile) validate() error {
 	}
 	nonneg("in_service.switch_suspect.window_s", p.InService.SwitchSuspect.WindowS)
 	nonneg("in_service.switch_suspect.confirm_s", p.InService.SwitchSuspect.ConfirmS)
+	nonneg("in_service.boarding_holds_s", p.InService.BoardingHoldsS)
+	if p.InService.BoardingHoldsS == 0 {
+		p.InService.BoardingHoldsS = 1800
+	}
 	if p.InService.SwitchSuspect.WindowS == 0 {
 		p.InService.SwitchSuspect.WindowS = 900
 	}

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/paulmach/orb"
@@ -58,7 +60,7 @@ func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
 		func(start time.Time) *Episode {
 			ep := e.newEpisode(v, RuleBoardingSound, start, "dB(A)", p.Sensitive.EmissionDB, 0, soundSource)
 			ep.Site = point
-			e.groundSound(ep)
+			e.groundBoarding(ep)
 			return ep
 		})
 	if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && (point != nil || door) {
@@ -71,7 +73,26 @@ func (boardingRule) observe(e *Engine, v *Vehicle, r *reading) {
 		if point == nil || ep.Site.ID == point.ID {
 			ep.StoppedS = max(ep.StoppedS, r.T.Sub(v.StoppedSince).Seconds())
 		}
+		e.groundBoarding(ep)
 	}
+}
+
+// groundBoarding judges a boarding_sound episode's grounds from what it observed so far. Art. 28
+// names the "operação de embarque e desembarque de passageiros": a stop at a point is boarding
+// observed only when the passenger door input said open, or the vehicle stood there for the
+// profile's boarding.dwell_s (a short stop is a traffic halt at a point on the road, not a
+// boarding). Otherwise the episode is an alert that the agent's field verification of
+// boarding (VerifyField, boarding true) supplies, when it lacks nothing else.
+func (e *Engine) groundBoarding(ep *Episode) {
+	ep.grounded()
+	if !e.profile.Rules[RuleBoardingSound].Infraction {
+		ep.noGround(noteAlertOnly)
+	}
+	if ep.Detail != BoardingDoorOpen && ep.StoppedS < e.profile.Boarding.DwellS {
+		ep.needs(VerifyField, fmt.Sprintf("embarque não observado: parada de %s s no ponto, menos que os %s s do perfil (boarding.dwell_s), sem porta aberta registrada",
+			strconv.FormatFloat(ep.StoppedS, 'f', 0, 64), strconv.FormatFloat(e.profile.Boarding.DwellS, 'f', 0, 64)))
+	}
+	e.groundSound(ep)
 }
 
 // BoardingDoorOpen is the Detail of a boarding_sound episode during which the passenger door

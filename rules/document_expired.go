@@ -147,6 +147,7 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 				if grace {
 					ep.noGround(fmt.Sprintf("CNH vencida há %d dias, dentro do prazo de %d dias (CTB, Art. 162, V)", -item.DaysLeft, p.CNHGrace()))
 				}
+				e.groundService(v, r.T, ep)
 				ep.Detail = string(item.Document)
 				doc := item
 				ep.Document = &doc

@@ -245,6 +245,7 @@ func TestDocumentExpiredCNHGrace(t *testing.T) {
 		r := docRun(t, docRegistry(t))
 		tr := newTrip(c.day)
 		tr.vehicle = "PIU-002"
+		tr.service = ptr(true) // "em serviço" observed: the switch on
 		r.apply(t, withCard(tr.batches(repeat(20, 180)...), "0000000077B303"), time.Second)
 		var cnh []Episode
 		for _, ep := range docEpisodes(r) {

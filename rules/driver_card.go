@@ -86,6 +86,11 @@ func stepInService(e *Engine, v *Vehicle, r *reading, rule string, cond bool, fi
 				source = "clock"
 			}
 			ep := e.newEpisode(v, rule, start, "", 0, 0, source)
+			if rule != RuleUninspectedCirculating {
+				// Art. 32 § 3º bars the vehicle from "trafegar", in service or not: its
+				// movement is the element, observed.
+				e.groundService(v, r.T, ep)
+			}
 			fill(ep)
 			return ep
 		})

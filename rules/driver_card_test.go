@@ -43,6 +43,7 @@ func TestDriverUnregistered(t *testing.T) {
 		r := docRun(t, reg)
 		tr := newTrip(noon)
 		tr.vehicle = "PIU-002"
+		tr.service = ptr(true)
 		r.apply(t, withCard(tr.batches(repeat(20, 180)...), c.card), time.Second)
 		eps := r.rule(RuleDriverUnregistered)
 		if c.detail == "" {
@@ -69,6 +70,7 @@ func TestDriverRemoved(t *testing.T) {
 		r := docRun(t, reg)
 		tr := newTrip(c.day)
 		tr.vehicle = "PIU-002"
+		tr.service = ptr(true)
 		r.apply(t, withCard(tr.batches(repeat(20, 180)...), "0000000055C505"), time.Second)
 		eps := r.rule(RuleDriverRemoved)
 		if len(eps) != c.want || c.want == 1 && (eps[0].Article != "Art. 45, III" || !eps[0].GroundsAuto) {

@@ -340,6 +340,12 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 		e.keepSound(v, r.Sound)
 	case r.Service != nil:
 		on := r.Service.On
+		switch {
+		case !on:
+			v.ServiceSince = time.Time{}
+		case v.ServiceOn == nil || !*v.ServiceOn || v.ServiceSince.IsZero():
+			v.ServiceSince = r.T
+		}
 		v.ServiceOn = &on
 	case r.Door != nil:
 		// A door change older than the newest one (a replay, reordering) says nothing of now.
@@ -366,6 +372,9 @@ func (e *Engine) accept(v *Vehicle, r *reading, clock wire.Clock) bool {
 	}
 	if r.Tacho != nil || (r.GPS != nil && r.Evidence) {
 		e.trackStop(v, r.T)
+	}
+	if r.Tacho != nil || (r.GPS != nil && r.Evidence) || r.Door != nil {
+		e.noteBoarding(v, r.T)
 	}
 	return true
 }
@@ -568,7 +577,8 @@ func (v *Vehicle) OpenEpisodeIDs() []string {
 func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
 	m := &e.svc
 	if !m.judging {
-		return e.inService(v, t)
+		in, known, _ = e.inService(v, t)
+		return in, known
 	}
 	// Judging one reading, the rules ask it again and again (speed, hours, route, rotation…),
 	// and nothing it depends on changes between them: the vehicle's state is updated before the
@@ -577,8 +587,9 @@ func (e *Engine) InService(v *Vehicle, t time.Time) (in, known bool) {
 	if m.known && m.v == v && m.t.Equal(t) {
 		return m.in, m.ok
 	}
-	in, known = e.inService(v, t)
-	*m = serviceMemo{judging: true, known: true, v: v, t: t, in: in, ok: known}
+	var b ServiceBasis
+	in, known, b = e.inService(v, t)
+	*m = serviceMemo{judging: true, known: true, v: v, t: t, in: in, ok: known, basis: b}
 	return in, known
 }
 
@@ -588,30 +599,53 @@ type serviceMemo struct {
 	v              *Vehicle
 	t              time.Time
 	in, ok         bool
+	basis          ServiceBasis
 }
 
-func (e *Engine) inService(v *Vehicle, t time.Time) (in, known bool) {
+// inService is InService with how service was established (the zero basis when not in service).
+func (e *Engine) inService(v *Vehicle, t time.Time) (in, known bool, basis ServiceBasis) {
 	p := e.profile.InService
 	if v.ServiceOn != nil && p.ServiceInputOverrides {
 		if !*v.ServiceOn && p.SwitchSuspect.IsService {
 			if _, suspect := e.behavesInService(v, t); suspect {
-				return true, true
+				return true, true, ServiceBasis{How: ServiceBehaviour}
 			}
 		}
-		return *v.ServiceOn, true
+		if !*v.ServiceOn {
+			return false, true, ServiceBasis{}
+		}
+		return true, true, ServiceBasis{How: ServiceSwitch, Since: newTimeOrZero(v.ServiceSince)}
 	}
 	kmh, _, ok := v.SpeedAt(t)
 	if !ok {
-		return false, false
+		return false, false, ServiceBasis{}
 	}
 	moving := kmh >= p.MovingKmh
 	if moving && p.OutsideGarageMoving {
-		return !e.inGarage(v, t), true
+		if e.inGarage(v, t) {
+			v.BoardedAt, v.BoardedPlace = time.Time{}, "" // the trip that boarding began is over
+			return false, true, ServiceBasis{}
+		}
+		if b, ok := e.boarded(v, t); ok {
+			return true, true, b
+		}
+		return true, true, ServiceBasis{How: ServiceMovement}
 	}
 	if !moving && p.AtBoardingPoint && e.atBoardingPoint(v, t) {
-		return true, true
+		if b, ok := e.boarded(v, t); ok {
+			return true, true, b
+		}
+		return true, true, ServiceBasis{How: ServiceStopAtPoint}
 	}
-	return false, true
+	return false, true, ServiceBasis{}
+}
+
+// newTimeOrZero is the wire time of t, the zero time when t is zero.
+func newTimeOrZero(t time.Time) wire.Time {
+	if t.IsZero() {
+		return wire.Time{}
+	}
+	return wire.NewTime(t)
 }
 
 // inGarage reports whether the vehicle's position at t is inside one of its licensee's

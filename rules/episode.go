@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/trenzinho/trenzinho/registry"
@@ -49,6 +50,19 @@ type Episode struct {
 	// R1M is, for noise_limit, the meter-to-loudspeaker distance r₁ the estimate used (the
 	// registry's, else the profile's), in metres.
 	R1M float64 `json:"r1_m,omitempty"`
+	// ObservedS is, for parked_public_road, the longest span the vehicle's readings observed it
+	// parked there, in seconds (the rest of the episode is silence: shown, never fined).
+	ObservedS float64 `json:"observed_s,omitempty"`
+	// Service says how the vehicle's service was established when the episode opened, for the
+	// rules whose article binds the vehicle in service (speed, hours, document_expired, route,
+	// rotation, boarding_outside_points, the driver, suspension and inspection rules); nil for
+	// the others.
+	Service *ServiceBasis `json:"service,omitempty"`
+	// CalendarUnconfirmed names the calendars of the profile the episode depends on that the
+	// profile ships empty (profile.CalendarSchoolRecess, profile.CalendarMunicipalHolidays): a
+	// school open on a day that may be recess, a site open on a day that may be a municipal
+	// holiday. Such an episode grounds no auto until the calendar is filled.
+	CalendarUnconfirmed []string `json:"calendar_unconfirmed,omitempty"`
 	// GroundsAuto says whether the episode, as the monitor observed it, can ground an auto de
 	// infração: every fact the auto would state was observed by an instrument the law accepts,
 	// and nothing the law presumes in the accused's favour was presumed against them. Always
@@ -151,7 +165,22 @@ type Measurement struct {
 // the only ground it lacked is a verification of the kind it needs and that verification is
 // recorded.
 func (e *Episode) Draftable() bool {
-	return e.GroundsAuto || (e.Needs != "" && e.Verification != nil && e.Verification.Kind == e.Needs)
+	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs, e.Rule))
+}
+
+// supplies reports whether the verification is one of kind that supplies a missing ground of an
+// episode of rule: a field verification only when the agent saw passengers boarding or
+// alighting (the service or the boarding an episode lacked), or, parked, the agent's observation
+// at the place.
+func (v *Verification) supplies(kind, rule string) bool {
+	if v == nil || v.Kind != kind {
+		return false
+	}
+	if kind == VerifyField && rule != RuleParkedPublicRoad {
+		return v.Boarding != nil && *v.Boarding
+	}
+	// A parked vehicle: the agent's field observation at the place is the constatação.
+	return true
 }
 
 // noGround records that the episode cannot ground an auto, and why (pt-BR). No verification
@@ -164,11 +193,22 @@ func (e *Episode) noGround(note string) {
 // needs records that the episode lacks the agent's verification of a kind: when that is all
 // it lacks, recording the verification makes it a draft.
 func (e *Episode) needs(kind, note string) {
-	if e.GroundsAuto {
+	switch {
+	case e.GroundsAuto:
 		e.Needs = kind
+	case e.Needs != kind:
+		e.Needs = "" // two grounds missing: no one verification supplies them
 	}
 	e.GroundsAuto = false
 	e.addNote(note)
+}
+
+// calendarUnconfirmed records that the episode depends on a calendar the profile ships empty.
+func (e *Episode) calendarUnconfirmed(name string) {
+	if !slices.Contains(e.CalendarUnconfirmed, name) {
+		e.CalendarUnconfirmed = append(e.CalendarUnconfirmed, name)
+	}
+	e.noGround("calendar_unconfirmed: calendário do perfil vazio (" + name + "); o episódio depende dele")
 }
 
 // grounded resets the episode to grounding an auto, before its rule judges it again.

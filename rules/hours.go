@@ -53,7 +53,9 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 		MaxPending: 256,
 	}, sample{T: r.T, Cond: cond, Value: outside, Lat: lat, Lon: lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, RuleHours, start, "min", p.GraceM, 0, "clock")
+			ep := e.newEpisode(v, RuleHours, start, "min", p.GraceM, 0, "clock")
+			e.groundService(v, r.T, ep)
+			return ep
 		})
 }
 

@@ -48,6 +48,16 @@ func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
 	p := e.profile.Parked
 	pt := orb.Point{v.Fix.Lon, v.Fix.Lat}
 	stopped := !v.StoppedSince.IsZero()
+	if r != nil {
+		// The run of readings the vehicle sent while parked: a silence longer than
+		// parkedReadGap starts another.
+		if !stopped {
+			v.ParkedReadFrom = time.Time{}
+		} else if v.ParkedReadFrom.IsZero() || t.Sub(v.ParkedReadT) > parkedReadGap {
+			v.ParkedReadFrom = t
+		}
+		v.ParkedReadT = t
+	}
 	var minutes float64
 	if stopped {
 		minutes = t.Sub(v.StoppedSince).Minutes()
@@ -67,12 +77,46 @@ func parkedStep(e *Engine, v *Vehicle, t time.Time, r *reading) {
 			ep := e.newEpisode(v, RuleParkedPublicRoad, start, "min", p.MinMinutes, 0, "gps")
 			if road, ok := e.places.PublicRoadAt(pt); ok {
 				ep.Site = siteOf(road, 0)
-			} else {
-				ep.noGround(noteNotPublicRoad)
 			}
+			e.groundParked(v, ep)
 			return ep
 		})
+	if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && r != nil && cond {
+		e.groundParked(v, ep)
+	}
 }
+
+// parkedReadGap: a silence longer than this between two readings of a parked vehicle breaks
+// the span its readings observed.
+const parkedReadGap = 5 * time.Minute
+
+// groundParked judges a parked_public_road episode's grounds. "Estacionado em via pública" is
+// observed only by readings: the silence of a vehicle whose Pi lost power shows the episode,
+// never fines it. The episode grounds an auto once one run of readings while parked there
+// covered parked.min_minutes (Episode.ObservedS); otherwise it is an alert that the agent's
+// field verification at the place supplies.
+func (e *Engine) groundParked(v *Vehicle, ep *Episode) {
+	if !v.ParkedReadFrom.IsZero() {
+		from := v.ParkedReadFrom
+		if from.Before(v.StoppedSince) {
+			from = v.StoppedSince
+		}
+		ep.ObservedS = max(ep.ObservedS, v.ParkedReadT.Sub(from).Seconds())
+	}
+	ep.grounded()
+	if !e.profile.Rules[RuleParkedPublicRoad].Infraction {
+		ep.noGround(noteAlertOnly)
+	}
+	if ep.Site == nil {
+		ep.noGround(noteNotPublicRoad)
+	}
+	if ep.ObservedS < e.profile.Parked.MinMinutes*60 {
+		ep.needs(VerifyField, noteParkedSilent)
+	}
+}
+
+// noteParkedSilent is the grounds note of a parked episode observed mostly by silence.
+const noteParkedSilent = "estacionamento constatado por leituras por menos que o mínimo do perfil (parked.min_minutes): o período sem dados do veículo não é constatação"
 
 // authorised reports whether the vehicle's licensee may serve at t: an itinerary of the
 // licensee active then, or — when it has none on file — Art. 29's service hours.

@@ -323,8 +323,63 @@ func TestParkedPublicRoad(t *testing.T) {
 				if d := eps[0].Start.Sub(localTime(t, c.start)); d < -2*time.Second || d > 62*time.Second {
 					t.Errorf("starts %v, want about %s (30 min after the stop)", eps[0].Start.In(profile.Piuma().Location()), c.start)
 				}
+				// Observed by 30 s of readings and 40 min of silence: shown, never fined.
+				if ep := eps[0]; ep.GroundsAuto || ep.ObservedS > 30 || !strings.Contains(ep.GroundsNote, "período sem dados") || ep.Draftable() {
+					t.Errorf("a parked episode observed by silence: grounds %v observed %v s note %q", ep.GroundsAuto, ep.ObservedS, ep.GroundsNote)
+				}
 			}
 		})
+	}
+}
+
+// A vehicle parked on a public road outside the hours that goes silent for 2 h: no part of the
+// silent span grounds an auto, however long it lasts (the agent's observation at the place
+// would). 40 minutes of readings parked there do.
+func TestParkedPublicRoadObservedByReadings(t *testing.T) {
+	town := strings.Replace(testTown, "\n]}", `,
+{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[-40.5610,-20.8110],[-40.5590,-20.8110],[-40.5590,-20.8090],[-40.5610,-20.8090],[-40.5610,-20.8110]]]},
+ "properties":{"id":"rua-1","kind":"public_road","name":"Rua Um","source":"survey"}}
+]}`, 1)
+	set, err := geofences.Read(strings.NewReader(town), "town.geojson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newRun := func() *run {
+		r := &run{e: New(profile.Piuma(), set), episodes: map[string]Episode{}, evidence: map[string]int{}}
+		r.e.vehicle("PIU-001").Licensee = "L1"
+		return r
+	}
+	r := newRun()
+	tr := newTrip(localTime(t, "2026-11-26 23:30:00"))
+	tr.lat, tr.lon = -20.8100, -40.5600 // on the street
+	bs := standing(tr, 60, 0, 0)
+	r.apply(t, bs, time.Second)
+	last := bs[len(bs)-1].SentAt.Time
+	for m := 1; m <= 120; m++ {
+		r.e.Tick(last.Add(time.Duration(m) * time.Minute))
+		r.drain(t)
+	}
+	eps := r.rule(RuleParkedPublicRoad)
+	if len(eps) != 1 || eps[0].GroundsAuto || eps[0].Needs != VerifyField || eps[0].ObservedS > 60 || eps[0].Peak < 100 {
+		t.Fatalf("2 h silent: %+v", eps)
+	}
+	ep := eps[0]
+	ep.Verification = &Verification{Kind: VerifyField, Note: "veículo estacionado na via, sem condutor"}
+	if !ep.Draftable() {
+		t.Error("the agent's observation at the place does not ground the parked episode")
+	}
+
+	if eps[0].Site == nil || eps[0].Site.Kind != "public_road" {
+		t.Fatalf("site %+v", eps[0].Site)
+	}
+
+	r = newRun()
+	tr = newTrip(localTime(t, "2026-11-26 23:30:00"))
+	tr.lat, tr.lon = -20.8100, -40.5600
+	r.apply(t, standing(tr, 40*60, 0, 0), time.Second)
+	eps = r.rule(RuleParkedPublicRoad)
+	if len(eps) != 1 || !eps[0].GroundsAuto || eps[0].ObservedS < 39*60 || eps[0].Site == nil || eps[0].Site.Kind != "public_road" {
+		t.Fatalf("40 min of readings: %+v", eps)
 	}
 }
 

@@ -72,6 +72,7 @@ func (rotationRule) observe(e *Engine, v *Vehicle, r *reading) {
 		func(start time.Time) *Episode {
 			ep := e.newEpisode(v, RuleRotationConflict, start, "", 0, 0, "gps")
 			ep.Detail = other
+			e.groundService(v, r.T, ep)
 			return ep
 		})
 }

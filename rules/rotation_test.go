@@ -34,6 +34,7 @@ func TestRotationConflict(t *testing.T) {
 		r := &run{e: New(profile.Piuma(), set), episodes: map[string]Episode{}, evidence: map[string]int{}}
 		r.e.vehicle("PIU-001").Licensee = "L1"
 		tr := newTrip(c.day)
+		tr.service = ptr(true)
 		r.apply(t, tr.batches(repeat(20, 180)...), time.Second)
 		eps := r.rule(RuleRotationConflict)
 		if len(eps) != c.want || c.want == 1 && (eps[0].Detail != "orla-l2" || eps[0].Penalty != "Art. 47" || !eps[0].GroundsAuto) {

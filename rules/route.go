@@ -8,8 +8,9 @@ import (
 )
 
 // routeRule flags a vehicle in service outside the itinerary authorised for that day and time
-// (Lei 2.277/2018 Art. 36 and 38; a preliminary notice, Art. 41 I, and 250 UFMP, Art. 47, on
-// repeat). The itineraries are its licensee's, valid on that date and active at that local time
+// (Lei 2.277/2018 Art. 38, the itinerary the Executive establishes; a preliminary notice, Art.
+// 41 I, and on repeat after it Art. 45, I, "não cumprir as determinações da Administração
+// Municipal"; Art. 36 only obliges the licensee to inform the itinerary). The itineraries are its licensee's, valid on that date and active at that local time
 // (their days and hours, with the profile's holidays); the condition is "in service and outside
 // the corridor of every such itinerary" — which includes running when no itinerary of the
 // licensee is active. It must hold for route.confirm_s and clears after route.clear_s. The value
@@ -70,6 +71,8 @@ func (routeRule) observe(e *Engine, v *Vehicle, r *reading) {
 		Confirm: seconds(p.ConfirmS), Clear: seconds(p.ClearS), MaxGap: routeMaxGap, MaxPending: 2048,
 	}, sample{T: r.T, Cond: in && !inside, Value: nearest, Lat: r.GPS.Lat, Lon: r.GPS.Lon, Evidence: ev},
 		func(start time.Time) *Episode {
-			return e.newEpisode(v, RuleRouteDeviation, start, "m", corridor, 0, "gps")
+			ep := e.newEpisode(v, RuleRouteDeviation, start, "m", corridor, 0, "gps")
+			e.groundService(v, r.T, ep)
+			return ep
 		})
 }

@@ -20,6 +20,8 @@ type trip struct {
 	tacho   bool
 	gps     bool
 	clock   wire.Clock
+	// service, when set, is the service switch's state sent with every second.
+	service *bool
 }
 
 func newTrip(start time.Time) *trip {
@@ -44,6 +46,9 @@ func (tr *trip) batches(speeds ...float64) []*wire.Batch {
 		}
 		if tr.gps {
 			b.GPS = append(b.GPS, wire.GPS{T: t, Lat: tr.lat, Lon: tr.lon, SpeedKmh: ptr(kmh), HDOP: ptr(0.9), Fix: wire.Fix3D})
+		}
+		if tr.service != nil {
+			b.Service = append(b.Service, wire.Service{T: t, On: *tr.service})
 		}
 		b.SentAt = t
 		tr.t = tr.t.Add(time.Second)

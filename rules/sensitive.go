@@ -70,7 +70,7 @@ func (sensitiveZoneRule) observe(e *Engine, v *Vehicle, r *reading) {
 	}, sample{T: r.T, Cond: cond, Value: level, Lat: lat, Lon: lon, Evidence: soundEvidence(r, *r.Sound.LAeqDB, lat, lon, true)},
 		func(start time.Time) *Episode {
 			ep := e.newEpisode(v, RuleSensitiveZoneSound, start, "dB(A)", p.EmissionDB, 0, soundSource)
-			e.nameSite(ep, site, dist, margin, hoursKnown)
+			e.nameSite(ep, site, dist, margin, hoursKnown, r.T)
 			return ep
 		})
 	// While open, the episode names the site that grounds the most, then the nearest.
@@ -78,7 +78,7 @@ func (sensitiveZoneRule) observe(e *Engine, v *Vehicle, r *reading) {
 		better := siteRank(site, hoursKnown) < siteRank2(ep.Site) ||
 			siteRank(site, hoursKnown) == siteRank2(ep.Site) && dist+margin < ep.Site.MaxDistanceM
 		if better {
-			e.nameSite(ep, site, dist, margin, hoursKnown)
+			e.nameSite(ep, site, dist, margin, hoursKnown, r.T)
 		}
 	}
 }
@@ -91,7 +91,7 @@ const (
 )
 
 // nameSite makes the site the one the episode names, and the episode's grounds follow it.
-func (e *Engine) nameSite(ep *Episode, f *geofences.Feature, dist, margin float64, hoursKnown bool) {
+func (e *Engine) nameSite(ep *Episode, f *geofences.Feature, dist, margin float64, hoursKnown bool, t time.Time) {
 	ep.Site = siteOf(f, dist)
 	ep.Site.MarginM = margin
 	ep.Site.MaxDistanceM = dist + margin
@@ -109,7 +109,33 @@ func (e *Engine) nameSite(ep *Episode, f *geofences.Feature, dist, margin float6
 	if !hoursKnown {
 		ep.noGround(noteHoursUnknown)
 	}
+	ep.CalendarUnconfirmed = nil
+	for _, c := range siteCalendars(e.profile, f) {
+		ep.calendarUnconfirmed(c)
+	}
 	e.groundSound(ep)
+}
+
+// siteCalendars lists the empty calendars whether a sensitive site was open depends on: the
+// school recess for a school; the municipal holidays for a site closed on holidays (its
+// category is not holiday_open and its hours do not name PH). The site was found open, so the
+// day is no known recess or holiday: only an empty calendar could make it one.
+func siteCalendars(p *profile.Profile, f *geofences.Feature) []string {
+	var out []string
+	for _, c := range p.UnconfirmedCalendars() {
+		switch c {
+		case profile.CalendarSchoolRecess:
+			if f.Category == geofences.CategorySchool {
+				out = append(out, c)
+			}
+		case profile.CalendarMunicipalHolidays:
+			if f.OpeningHours != nil && !slices.Contains(p.Sensitive.HolidayOpen, string(f.Category)) &&
+				!strings.Contains(f.OpeningHours.String(), "PH") {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // siteRank orders candidate sites: 0 verified with known hours, 1 otherwise.

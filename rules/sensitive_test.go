@@ -49,7 +49,7 @@ const (
 )
 
 func TestSensitiveSiteGrounds(t *testing.T) {
-	p := profile.Piuma()
+	p := withCalendars(profile.Piuma())
 	// A verified school with hours, open: an episode that lacks only the agent's confirmation
 	// of the music.
 	eps := soundNear(t, p, "school-ok", 50, weekday)
@@ -81,7 +81,7 @@ func TestSensitiveSiteGrounds(t *testing.T) {
 	}
 	// With the profile naming a penalty for unconfirmed sound, a verified site with hours
 	// grounds an auto by itself.
-	q := profile.Piuma()
+	q := withCalendars(profile.Piuma())
 	q.Sensitive.UnconfirmedSoundPenalty = "Art. 47"
 	if eps = soundNear(t, q, "school-ok", 50, weekday); len(eps) != 1 || !eps[0].GroundsAuto || eps[0].Penalty != "Art. 47" {
 		t.Fatalf("unconfirmed sound penalty: %+v", eps)

@@ -54,6 +54,7 @@ func (speedRule) observe(e *Engine, v *Vehicle, r *reading) {
 				// meter.
 				ep.noGround(noteGPSSpeed)
 			}
+			e.groundService(v, r.T, ep)
 			return ep
 		})
 }

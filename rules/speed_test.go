@@ -105,6 +105,7 @@ func TestGPSOnlySpeedGroundsNoAuto(t *testing.T) {
 	r := newRun(t)
 	tr := newTrip(noon)
 	tr.tacho = false
+	tr.service = ptr(true)
 	r.apply(t, tr.batches(concat(repeat(20, 10), repeat(45, 30), repeat(20, 20))...), time.Second)
 	eps := r.rule(RuleSpeed)
 	if len(eps) != 1 || eps[0].GroundsAuto || eps[0].GroundsNote != noteGPSSpeed || eps[0].Draftable() {
@@ -112,6 +113,7 @@ func TestGPSOnlySpeedGroundsNoAuto(t *testing.T) {
 	}
 	r = newRun(t)
 	tr = newTrip(noon)
+	tr.service = ptr(true)
 	r.apply(t, tr.batches(concat(repeat(20, 10), repeat(45, 30), repeat(20, 20))...), time.Second)
 	if eps := r.rule(RuleSpeed); len(eps) != 1 || !eps[0].GroundsAuto || eps[0].GroundsNote != "" {
 		t.Fatalf("tachograph speed: %+v", eps)

@@ -1,6 +1,10 @@
 package rules
 
-import "github.com/trenzinho/trenzinho/registry"
+import (
+	"strings"
+
+	"github.com/trenzinho/trenzinho/registry"
+)
 
 // uninspectedRule flags a vehicle in service after it failed an inspection, or after an accident
 // that compromised its safety, before an approved inspection released it (registry vehicle
@@ -32,5 +36,15 @@ func (uninspectedRule) observe(e *Engine, v *Vehicle, r *reading) {
 	if !judged {
 		return
 	}
-	stepInService(e, v, r, RuleUninspectedCirculating, cond, func(ep *Episode) { ep.Detail = detail })
+	stepInService(e, v, r, RuleUninspectedCirculating, cond, func(ep *Episode) {
+		ep.Detail = detail
+		if strings.HasPrefix(detail, registry.EventAccident+" ") {
+			// The rule's mapping is the failed inspection's (Art. 32 § 3º c/c Art. 47); an
+			// accident on record is Art. 45, VI, another article and penalty: the agent's.
+			ep.noGround(noteUninspectedAccident)
+		}
+	})
 }
+
+// noteUninspectedAccident is the grounds note of circulating after an accident on record.
+const noteUninspectedAccident = "circulação após acidente registrado: a infração é a do Art. 45, VI (não submeter o veículo à inspeção técnica depois de acidente), não a do Art. 32, § 3º; autuação manual pelo agente"

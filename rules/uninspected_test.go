@@ -1,13 +1,14 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/trenzinho/trenzinho/registry"
 )
 
-// A vehicle that failed its inspection on the 20th circulates on the 25th: an Art. 45, VI
+// A vehicle that failed its inspection on the 20th circulates on the 25th: an Art. 32, § 3º
 // episode; after an approved re-inspection on the 26th, nothing; an accident on the 27th stops
 // it again until inspected.
 func TestUninspectedCirculating(t *testing.T) {
@@ -43,8 +44,15 @@ func TestUninspectedCirculating(t *testing.T) {
 			}
 			continue
 		}
-		if len(eps) != 1 || eps[0].Detail != c.detail || eps[0].Penalty != "Art. 45, VI" || !eps[0].GroundsAuto {
+		// A failed inspection: Art. 32 § 3º, fined by Art. 47 (Art. 45, VI punishes not
+		// re-inspecting after a repair or an accident, not circulating after a failure). An
+		// accident on record: Art. 45, VI's, which the rule leaves to the agent.
+		accident := strings.HasPrefix(c.detail, "accident")
+		if len(eps) != 1 || eps[0].Detail != c.detail || eps[0].Article != "Art. 32, § 3º" || eps[0].Penalty != "Art. 47" || eps[0].GroundsAuto == accident {
 			t.Errorf("%s: %+v", c.day, eps)
+		}
+		if accident && !strings.Contains(eps[0].GroundsNote, "Art. 45, VI") {
+			t.Errorf("%s: note %q", c.day, eps[0].GroundsNote)
 		}
 	}
 }

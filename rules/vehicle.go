@@ -30,6 +30,16 @@ type Vehicle struct {
 	LAeqDB    *float64  `json:"laeq_db,omitempty"`
 	SoundT    time.Time `json:"sound_t,omitzero"`
 	ServiceOn *bool     `json:"service_on,omitempty"` // the bridge's service switch, when wired
+	// ServiceSince is when the service switch last turned on (zero while off or unknown).
+	ServiceSince time.Time `json:"service_since,omitzero"`
+	// BoardedAt is the last boarding observed at a boarding point (stopped there with the
+	// passenger door open), BoardedPlace that point's name: service observed (ServiceBoarding).
+	BoardedAt    time.Time `json:"boarded_at,omitzero"`
+	BoardedPlace string    `json:"boarded_place,omitempty"`
+	// ParkedReadFrom and ParkedReadT are the first and last reading of the run of readings the
+	// vehicle sent while stopped (parked_public_road: what readings observed, not silence).
+	ParkedReadFrom time.Time `json:"parked_read_from,omitzero"`
+	ParkedReadT    time.Time `json:"parked_read_t,omitzero"`
 	// DoorOpen is the passenger door's state, when its input is wired (nil: unknown); DoorT
 	// the device time of its newest change and DoorOpenedAt when it last opened (zero while
 	// closed).

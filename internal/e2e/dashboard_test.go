@@ -133,7 +133,7 @@ func walkDashboard(t *testing.T, at time.Time) {
 	// driver card (driver_unregistered judges only a card).
 	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=DASH", "--scenario=20:24,45:30,20:60", "--card=",
 		"--duration=114s", "--speed-up=2", "--start="+yesterdayNoon(t, now()).Format(time.RFC3339))
-	startBridge(t, bin, broker.URL(), "DASH-001", sim.devices["DASH-001"])
+	startBridge(t, bin, broker.URL(), "DASH-001", sim.devices["DASH-001"], serviceInput(t, sim.devices["DASH-001"])...)
 
 	marker := `document.querySelector('.leaflet-marker-icon[data-vehicle="DASH-001"]')`
 	b.waitJS(marker+` !== null`, 60*time.Second, "the vehicle's marker")

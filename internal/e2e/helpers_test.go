@@ -157,6 +157,17 @@ func startBridge(t *testing.T, bin, mqttURL, vehicle string, dev map[string]stri
 	return testenv.StartProcess(t, "bridge-"+vehicle, []string{"TRENZINHO_MQTT_URL=" + mqttURL}, args...)
 }
 
+// serviceInput is the bridge's flag that reads the simulated vehicle's service switch (its
+// GPIO value file; on unless the scenario turns it off): with it, "em serviço" is observed and a
+// speed or hours episode grounds an auto; without it, service is only inferred from movement.
+func serviceInput(t *testing.T, dev map[string]string) []string {
+	t.Helper()
+	if dev["service"] == "" {
+		t.Fatalf("simulate printed no service switch file: %v", dev)
+	}
+	return []string{"--service-input", dev["service"]}
+}
+
 // batchKey identifies a batch (docs/protocol.md §5).
 type batchKey struct {
 	vehicle, epoch string

@@ -151,7 +151,7 @@ email: {addr: "%s", username: %s, from: "Monitor do trenzinho <monitor@piuma.exa
 	smtpd.FailNext(550)
 	sim := startSimulation(t, bin, "--vehicles=1", "--prefix=NOTE", "--scenario=20:15,45:30,20:30",
 		"--duration=75s", "--speed-up=3", "--start=2026-11-27T15:00:00Z")
-	startBridge(t, bin, broker.URL(), "NOTE-001", sim.devices["NOTE-001"])
+	startBridge(t, bin, broker.URL(), "NOTE-001", sim.devices["NOTE-001"], serviceInput(t, sim.devices["NOTE-001"])...)
 	b.waitJS(`window.__notes.length > 0`, 3*time.Minute, "the system notification of the speed episode")
 	var notes []struct{ Title, Body, Tag string }
 	if err := json.Unmarshal([]byte(b.evalString(`JSON.stringify(window.__notes)`)), &notes); err != nil {
@@ -250,7 +250,7 @@ telegram: {base_url: "%s"}
 
 	fast := startSimulation(t, bin, "--vehicles=1", "--prefix=DUTY", "--scenario=20:15,45:30,20:30", "--duration=75s", "--speed-up=3",
 		"--start=2026-11-27T15:00:00Z")
-	startBridge(t, bin, broker.URL(), "DUTY-001", fast.devices["DUTY-001"])
+	startBridge(t, bin, broker.URL(), "DUTY-001", fast.devices["DUTY-001"], serviceInput(t, fast.devices["DUTY-001"])...)
 	box := smtpd.Wait(1, 3*time.Minute)
 	if len(box) == 0 {
 		t.Fatal("no e-mail within 3 minutes")

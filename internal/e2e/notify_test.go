@@ -56,7 +56,7 @@ users:
 	// Friday noon in Piúma: in service hours, so only the speed rule can fire.
 	start := "2026-11-27T15:00:00Z"
 	fast := startSimulation(t, bin, "--vehicles=1", "--prefix=FAST", "--scenario=20:15,45:30,20:30", "--duration=75s", "--speed-up=3", "--start="+start)
-	startBridge(t, bin, broker.URL(), "FAST-001", fast.devices["FAST-001"])
+	startBridge(t, bin, broker.URL(), "FAST-001", fast.devices["FAST-001"], serviceInput(t, fast.devices["FAST-001"])...)
 
 	box := smtpd.Wait(1, 3*time.Minute)
 	if len(box) == 0 {

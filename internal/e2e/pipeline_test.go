@@ -109,8 +109,8 @@ func TestSpeedEpisodeThroughThePipeline(t *testing.T) {
 	start := "2026-11-27T15:00:00Z"
 	fast := startSimulation(t, bin, "--vehicles=1", "--prefix=FAST", "--scenario=20:15,45:30,20:30", "--duration=75s", "--speed-up=3", "--start="+start)
 	slow := startSimulation(t, bin, "--vehicles=1", "--prefix=SLOW", "--scenario=25:75", "--duration=75s", "--speed-up=3", "--start="+start)
-	startBridge(t, bin, broker.URL(), "FAST-001", fast.devices["FAST-001"])
-	startBridge(t, bin, broker.URL(), "SLOW-001", slow.devices["SLOW-001"])
+	startBridge(t, bin, broker.URL(), "FAST-001", fast.devices["FAST-001"], serviceInput(t, fast.devices["FAST-001"])...)
+	startBridge(t, bin, broker.URL(), "SLOW-001", slow.devices["SLOW-001"], serviceInput(t, slow.devices["SLOW-001"])...)
 
 	deadline := time.Now().Add(3 * time.Minute)
 	var got []rules.Episode

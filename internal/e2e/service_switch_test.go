@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,10 @@ import (
 // readings, and the monitor judges speed only in service (Art. 23, "quando em serviço"). A
 // vehicle at 45 km/h for 30 s with the switch off, away from any itinerary (not in the registry:
 // no itinerary of its own, no suspicion), opens no speed episode but the operational alert
-// speed_out_of_service, which grounds no auto; the same trip with the switch on is speeding.
+// speed_out_of_service, which grounds no auto; the same trip with the switch on is speeding,
+// and its draft states that the switch was on. The same trip on a bridge wired to no switch and
+// no door input is a speed episode too, but "em serviço" was only inferred from its movement (it
+// could be driving empty to a workshop): it grounds no auto and is not drafted.
 func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
 	bin := testenv.Build(t)
 	broker := testenv.StartMosquitto(t, testenv.MosquittoOptions{})
@@ -24,6 +28,9 @@ func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
 		"--duration=75s", "--speed-up=3", "--start="+start)
 	on := startSimulation(t, bin, "--vehicles=1", "--prefix=ON", "--scenario=20:15,45:30,20:30",
 		"--duration=75s", "--speed-up=3", "--start="+start)
+	none := startSimulation(t, bin, "--vehicles=1", "--prefix=NONE", "--scenario=20:15,45:30,20:30",
+		"--duration=75s", "--speed-up=3", "--start="+start)
+	startBridge(t, bin, broker.URL(), "NONE-001", none.devices["NONE-001"]) // no --service-input, no --door-input
 	for id, s := range map[string]*simulation{"OFF-001": off, "ON-001": on} {
 		d := s.devices[id]
 		if d["service"] == "" || d["door"] == "" {
@@ -47,7 +54,12 @@ func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
 	if sp := closed("ON-001", rules.RuleSpeed)[0]; !sp.GroundsAuto || sp.Peak != 45 {
 		t.Errorf("speeding in service %+v", sp)
 	}
-	// Both trips are over (their episodes closed): nothing else will come.
+	inferred := closed("NONE-001", rules.RuleSpeed)[0]
+	if inferred.GroundsAuto || inferred.Peak != 45 || !strings.Contains(inferred.GroundsNote, "em serviço inferido apenas pelo movimento") ||
+		inferred.Service == nil || inferred.Service.How != rules.ServiceMovement {
+		t.Errorf("speeding with service inferred from movement: %+v", inferred)
+	}
+	// The trips are over (their episodes closed): nothing else will come.
 	if eps := mon.episodes(t, "vehicle=OFF-001&rule=speed"); len(eps) != 0 {
 		t.Errorf("switch off: %d speed episodes: %+v", len(eps), eps)
 	}
@@ -57,6 +69,7 @@ func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
 	// The alert is never drafted: only the speeding in service is.
 	var drafts struct {
 		Items []struct {
+			ID         string
 			Vehicle    string
 			EpisodeIDs []string `json:"episode_ids"`
 		}
@@ -67,8 +80,13 @@ func TestSwitchOffSpeedingThroughThePipeline(t *testing.T) {
 	})
 	for _, d := range drafts.Items {
 		for _, id := range d.EpisodeIDs {
-			if id == alert.ID {
-				t.Errorf("the out-of-service alert was drafted: %+v", d)
+			if id == alert.ID || id == inferred.ID {
+				t.Errorf("an episode that grounds no auto was drafted (%s): %+v", id, d)
+			}
+		}
+		if d.Vehicle == "ON-001" {
+			if raw := string(mon.raw(t, "/api/v1/drafts/"+d.ID)); !strings.Contains(raw, "chave de serviço ligada desde") {
+				t.Errorf("the draft does not state how service was established: %s", raw)
 			}
 		}
 	}

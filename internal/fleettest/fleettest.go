@@ -15,6 +15,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
@@ -26,6 +27,8 @@ type Second struct {
 	Lat, Lon float64
 	Kmh      float64
 	DB       float64 // LAeq of the second; 0: no sound reading
+	// ServiceOff: the service switch is off this second (when the trip has one).
+	ServiceOff bool
 }
 
 // metresPerDegreeEast is the length of a degree of longitude at Piúma's latitude (about 20.8° S).
@@ -47,6 +50,24 @@ func Stand(lat, lon, kmh, db float64, n int) []Second {
 	return slices.Repeat([]Second{{Lat: lat, Lon: lon, Kmh: kmh, DB: db}}, n)
 }
 
+// OffWhenStopped turns the service switch off on the seconds the vehicle stands still (below
+// 3 km/h): the driver ends the service when the trip ends. It changes secs and returns it.
+func OffWhenStopped(secs []Second) []Second {
+	for i := range secs {
+		secs[i].ServiceOff = secs[i].Kmh < 3
+	}
+	return secs
+}
+
+// WithCalendars fills the calendars Piúma's profile ships empty, as an operator would once they
+// are confirmed (rules: an episode that depends on an empty calendar grounds no auto): the school
+// recess of 2026/2027 and one municipal holiday, on none of the days the tests play.
+func WithCalendars(p *profile.Profile) *profile.Profile {
+	p.Calendars.SchoolRecess = []profile.DateRange{{From: "2026-07-13", To: "2026-07-31"}, {From: "2026-12-21", To: "2027-02-05"}}
+	p.Holidays.Dates = append(p.Holidays.Dates, profile.DateHoliday{Date: "2026-12-24", Name: "Aniversário do município", Scope: "municipal"})
+	return p
+}
+
 // Repeat returns n times v.
 func Repeat(v float64, n int) []float64 { return slices.Repeat([]float64{v}, n) }
 
@@ -64,6 +85,10 @@ type Trip struct {
 	Seconds []Second
 	Key     ed25519.PrivateKey // signs the batches under Kid when set
 	Kid     string
+	// NoServiceSwitch: the bridge has no service switch wired. Otherwise every second reports
+	// the switch on: the train is in service, observed (rules: "em serviço" grounds an auto only
+	// when observed).
+	NoServiceSwitch bool
 }
 
 // Batch is one batch of a trip as the bridge publishes it and the monitor receives it.
@@ -102,6 +127,9 @@ func (tr Trip) Batches(t testing.TB, seq *uint64) []Batch {
 			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: s.Lat, Lon: s.Lon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
 			if s.DB > 0 {
 				b.Sound = append(b.Sound, wire.Sound{T: wt, LAeqDB: &level, DurS: &dur})
+			}
+			if !tr.NoServiceSwitch {
+				b.Service = append(b.Service, wire.Service{T: wt, On: !s.ServiceOff})
 			}
 			b.SentAt = wt
 			at = at.Add(time.Second)

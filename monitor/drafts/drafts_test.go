@@ -75,7 +75,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { db.Close() })
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	p := profile.Piuma()
+	p := fleettest.WithCalendars(profile.Piuma())
 	return &fixture{db: db, engine: rules.New(p, places), key: key,
 		drafter: drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Places: places, Key: key, Software: "test", Settle: time.Minute})}
 }

@@ -148,8 +148,14 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		if s := ep.Site; s != nil && s.Kind == "public_road" {
 			where = fmt.Sprintf("em via pública (%s)", cmp.Or(s.Name, s.ID))
 		}
-		fmt.Fprintf(&b, "Veículo estacionado %s, fora dos dias e horários da prestação do serviço, parado por %s min, de %s a %s.",
+		fmt.Fprintf(&b, "Veículo estacionado %s, fora dos dias e horários da prestação do serviço, parado por %s min, de %s a %s",
 			where, Num(ep.Peak, 0), from, to)
+		// Only the readings observed it parked; the silence of the vehicle is no constatação.
+		if obs := ep.ObservedS / 60; obs < ep.Peak-1 {
+			fmt.Fprintf(&b, ", dos quais %s min constatados por leituras do veículo; o restante, sem dados do veículo, não é constatação.", Num(obs, 0))
+		} else {
+			b.WriteString(", constatado por leituras do veículo durante todo o período.")
+		}
 	case "telemetry_fault":
 		what := "sem sinal"
 		if ep.Detail == "contradicts_gps" {
@@ -185,6 +191,10 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		describeDocument(&b, ep, from, to, dur)
 	default:
 		fmt.Fprintf(&b, "%s: %s %s, de %s a %s.", ep.Rule, Num(ep.Peak, 2), ep.Unit, from, to)
+	}
+	if s := ep.Service; s != nil {
+		// "Em serviço" is an element of the article: how it was established.
+		b.WriteString(" " + s.Text(p.Location()))
 	}
 	if ep.Closed != nil && *ep.Closed == rules.ClosedInterrupted {
 		b.WriteString(" Os dados do veículo foram interrompidos antes do fim do episódio.")

@@ -11,6 +11,7 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/trenzinho/trenzinho/geofences"
+	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/rules"
@@ -100,7 +101,7 @@ func TestPlaceAt(t *testing.T) {
 func TestDraftNamesThePlace(t *testing.T) {
 	f := newFixture(t)
 	set := townWithStreets(t)
-	p := profile.Piuma()
+	p := fleettest.WithCalendars(profile.Piuma())
 	f.engine = rules.New(p, set)
 	f.drafter = drafts.NewDrafter(drafts.Config{Store: f.db, Profile: p, ProfileYAML: profile.PiumaYAML(), Places: set, Key: f.key, Software: "test", Settle: time.Minute})
 	start := time.Date(2026, 11, 27, 10, 0, 0, 0, p.Location())

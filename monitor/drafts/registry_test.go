@@ -57,6 +57,13 @@ func (f *regFixture) play(t *testing.T, vehicle string, start time.Time, card st
 		Seconds: fleettest.Drive(-20.8367, -40.7292, speeds...)})
 }
 
+// playToTheEnd is play with the service switch off once the vehicle stops: the service ends.
+func (f *regFixture) playToTheEnd(t *testing.T, vehicle string, start time.Time, card string, speeds []float64) {
+	t.Helper()
+	fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: vehicle, Card: card, Start: start,
+		Seconds: fleettest.OffWhenStopped(fleettest.Drive(-20.8367, -40.7292, speeds...))})
+}
+
 func (f *regFixture) drafts(t *testing.T) []drafts.Made {
 	t.Helper()
 	made, err := f.drafter.Run(context.Background(), time.Now().Add(10*time.Minute))
@@ -157,7 +164,7 @@ func TestDraftWithAnUnregisteredCard(t *testing.T) {
 func TestDocumentExpiredDraftCitesTheMappedArticle(t *testing.T) {
 	f := newRegFixture(t)
 	// PIU-003's inspection ran out on 2026-11-20 (the example registry); D3 drives it.
-	f.play(t, "PIU-003", noonFriday, "0000000077B303", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	f.playToTheEnd(t, "PIU-003", noonFriday, "0000000077B303", slices.Concat(repeat(20, 180), repeat(0, 400)))
 	made := f.drafts(t)
 	if len(made) != 1 {
 		t.Fatalf("%d drafts, want 1 (the inspection): %+v", len(made), made)
@@ -203,7 +210,7 @@ func TestDocumentAlertIsNotDrafted(t *testing.T) {
 	if _, err := f.reg.PutVehicle(v); err != nil {
 		t.Fatal(err)
 	}
-	f.play(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	f.playToTheEnd(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
 	eps, _, err := f.db.Episodes(context.Background(), store.EpisodeFilter{Rule: "document_expired"}, 100, "")
 	if err != nil {
 		t.Fatal(err)
@@ -255,4 +262,32 @@ func repeat(v float64, n int) []float64 {
 		s[i] = v
 	}
 	return s
+}
+
+// A vehicle in service after it failed an inspection (no repair or accident on record): the
+// draft cites Art. 32, § 3º and the penalty the profile documents, Art. 47 (250 UFMP) — not
+// Art. 45, VI, which punishes not re-inspecting after a repair or an accident.
+func TestFailedInspectionDraftCitesArt32(t *testing.T) {
+	f := newRegFixture(t)
+	v, _ := f.reg.Vehicle("PIU-001")
+	v.Events = []registry.VehicleEvent{{Date: registry.MustDate("2026-11-20"), Kind: registry.EventInspection, Note: "freios reprovados"}}
+	if _, err := f.reg.PutVehicle(v); err != nil {
+		t.Fatal(err)
+	}
+	f.playToTheEnd(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	var d *drafts.Draft
+	for _, m := range f.drafts(t) {
+		if m.Draft.Rules[0] == rules.RuleUninspectedCirculating {
+			d = &m.Draft
+		}
+	}
+	if d == nil {
+		t.Fatal("no uninspected_circulating draft")
+	}
+	if d.Penalty != "Art. 47" || d.FineUFMP != 250 || len(d.Articles) != 1 || d.Articles[0] != "Art. 32, § 3º" {
+		t.Fatalf("draft cites %v / %s, %v UFMP; want Art. 32, § 3º / Art. 47, 250", d.Articles, d.Penalty, d.FineUFMP)
+	}
+	if lt := d.Facts[0].LegalText; !strings.Contains(lt, "impossibilitados de trafegar") {
+		t.Errorf("legal text %q", lt)
+	}
 }

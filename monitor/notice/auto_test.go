@@ -76,7 +76,7 @@ func TestIssuedAutoQuotesTheLawExactly(t *testing.T) {
 		t.Fatalf("only %d citations", len(all))
 	}
 	for i, c := range all {
-		name := strings.NewReplacer(" ", "", ",", "-", ".", "").Replace(c.rule + "-" + c.article)
+		name := strings.NewReplacer(" ", "", ",", "-", ".", "", "/", "").Replace(c.rule + "-" + c.article)
 		text := issuedAuto(t, p, name+"-"+string(rune('a'+i%26)), c.rule, c.article, c.penalty, true)
 		basis := c.article + " c/c " + c.penalty + " da Lei Municipal nº 2.277/2018"
 		if c.article == c.penalty {
@@ -94,7 +94,7 @@ func TestIssuedAutoQuotesTheLawExactly(t *testing.T) {
 				t.Errorf("%s (%s): quotation %q is not the profile's text", c.rule, c.article, q[1])
 			}
 		}
-		for _, art := range []string{c.article, c.penalty} {
+		for _, art := range slices.Concat(profile.Provisions(c.article), profile.Provisions(c.penalty)) {
 			want, _ := p.ArticleText(art)
 			if !strings.Contains(text, "“"+strings.Join(strings.Fields(want), " ")+"”") {
 				t.Errorf("%s: %s not quoted", c.rule, art)

@@ -430,7 +430,7 @@ func TestNoticeSaysWhetherEvidenceIsSigned(t *testing.T) {
 
 // testProfile is Piúma's with a default NBR area for the test towns, which have no nbr_zone.
 func testProfile() *profile.Profile {
-	p := profile.Piuma()
+	p := fleettest.WithCalendars(profile.Piuma())
 	p.Noise.DefaultArea = "mixed_residential"
 	p.Noise.DefaultAreaReason = "cidade de teste sem zoneamento"
 	return p

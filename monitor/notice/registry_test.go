@@ -62,6 +62,14 @@ func (f *registered) play(t *testing.T, vehicle, card string, start time.Time, s
 	fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: vehicle, Card: card, Start: start, Seconds: secs})
 }
 
+// playToTheEnd is play (no sound) with the service switch off once the vehicle stops: the
+// service ends, and an episode that lasts while in service closes.
+func (f *registered) playToTheEnd(t *testing.T, vehicle, card string, start time.Time, speeds []float64) {
+	t.Helper()
+	secs := fleettest.OffWhenStopped(fleettest.Drive(-20.8418, -40.7330, speeds...))
+	fleettest.Play(t, f.engine, f.db, &f.seq, fleettest.Trip{Vehicle: vehicle, Card: card, Start: start, Seconds: secs})
+}
+
 func (f *registered) draft(t *testing.T) drafts.Made {
 	t.Helper()
 	verifyAll(t, f.db)
@@ -127,7 +135,7 @@ func TestNoticeOfAnExpiredDocument(t *testing.T) {
 	f := newRegistered(t)
 	start := time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC) // 12:00 in Piúma
 	// PIU-003's inspection ran out on 2026-11-20 (the example registry); D3's card.
-	f.play(t, "PIU-003", "0000000077B303", start, slices.Concat(repeat(20, 180), repeat(0, 400)), 0)
+	f.playToTheEnd(t, "PIU-003", "0000000077B303", start, slices.Concat(repeat(20, 180), repeat(0, 400)))
 	m := f.draft(t)
 	text := render(t, notice.Input{Sealed: m.Sealed, Profile: f.p}, "notice-document-expired")
 	mustContain(t, text, "Art. 32", "Art. 45, IV", "300 UFMP", "inspeções técnicas determinadas por esta lei",

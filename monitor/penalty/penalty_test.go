@@ -362,9 +362,9 @@ func TestWarningFirstRule(t *testing.T) {
 	p := piuma(t)
 	opt := Options{Repeat: map[string]RepeatFine{"route_deviation": {Penalty: "Art. 47", UFMP: 250}}}
 	o := Offence{Rules: []string{"route_deviation"}, Licensee: "L1", Date: at("2026-12-10 15:00"), Issue: at("2026-12-14")}
-	warning := Notice{ID: "12/2026", Licensee: "L1", Articles: []string{"Art. 36"}, Penalty: "Art. 41, I", Warning: true,
+	warning := Notice{ID: "12/2026", Licensee: "L1", Articles: []string{"Art. 38"}, Penalty: "Art. 41, I", Warning: true,
 		Offence: at("2026-11-01 19:00"), Issued: at("2026-11-01"), Notified: at("2026-11-03"), Mode: ModeInPerson, Status: StatusNotified}
-	fined := Notice{ID: "13/2026", Licensee: "L1", Articles: []string{"Art. 36"}, Penalty: "Art. 47",
+	fined := Notice{ID: "13/2026", Licensee: "L1", Articles: []string{"Art. 38"}, Penalty: "Art. 47",
 		Offence: at("2026-11-06 19:00"), Issued: at("2026-11-07"), Notified: at("2026-11-09"), Mode: ModeInPerson, Status: StatusConfirmed}
 	cases := []struct {
 		name       string

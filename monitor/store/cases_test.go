@@ -471,7 +471,7 @@ func putDraftOf(t *testing.T, db *DB, id, licensee, rule, pen string, fine float
 func TestIssueWarningFirstRule(t *testing.T) {
 	ctx := context.Background()
 	db, p := openTemp(t), caseProfile(t)
-	putDraftOf(t, db, "R1", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 1, 15, 0), "Art. 36")
+	putDraftOf(t, db, "R1", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 1, 15, 0), "Art. 38")
 	c, err := db.IssueDraft(ctx, "R1", "", p, local(2026, 10, 2, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
@@ -480,7 +480,7 @@ func TestIssueWarningFirstRule(t *testing.T) {
 		t.Fatalf("first route deviation: %+v", a)
 	}
 	// Not yet delivered (Art. 54): a new deviation is again a first one.
-	putDraftOf(t, db, "R0", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 3, 15, 0), "Art. 36")
+	putDraftOf(t, db, "R0", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 3, 15, 0), "Art. 38")
 	c0, err := db.IssueDraft(ctx, "R0", "", p, local(2026, 10, 4, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
@@ -489,12 +489,12 @@ func TestIssueWarningFirstRule(t *testing.T) {
 		t.Fatalf("after an undelivered warning: %+v", a)
 	}
 	act(t, db, p, c.ID, local(2026, 10, 5, 10, 0), CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"})
-	putDraftOf(t, db, "R2", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 10, 15, 0), "Art. 36")
+	putDraftOf(t, db, "R2", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 10, 15, 0), "Art. 38")
 	c, err = db.IssueDraft(ctx, "R2", "", p, local(2026, 10, 11, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := c.Assessment; a.Warning || a.Penalty != "Art. 47" || a.TotalUFMP != 250 || len(a.RepeatOf) != 1 || c.Penalty != "Art. 47" {
+	if a := c.Assessment; a.Warning || a.Penalty != "Art. 45, I" || a.TotalUFMP != 300 || len(a.RepeatOf) != 1 || c.Penalty != "Art. 45, I" {
 		t.Fatalf("repeated route deviation: %+v", a)
 	}
 }
