@@ -355,8 +355,8 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a st
 	// The acts that decide on an auto are the competent authority's (the appeal's, the
 	// superior authority's), never its issuer's nor, for the appeal, who decided the defence.
 	u := userFrom(r.Context())
-	if !u.Role.AtLeast(store.Role(cases.RoleFor(s.cases.Profile, a.Action))) {
-		s.writeError(w, r, http.StatusForbidden, cases.RoleRequired(s.cases.Profile, a.Action))
+	if err := cases.MayAct(s.cases.Profile, u.Role, a.Action); err != nil {
+		s.fail(w, r, err, "auto")
 		return
 	}
 	if msg := c.Process().Impediment(a.Action, u.Name); msg != "" {

@@ -183,7 +183,7 @@ func TestOnlyAnImpartialAutoridadeDecides(t *testing.T) {
 	}
 	_, _, err = cf.db.CaseAct(ctx, c.ID, store.CaseAction{Action: "divida_ativa", Date: "2026-12-01"}, cf.p, at(2026, 12, 1, 10), store.Actor{User: "chefe"})
 	var ce *store.CaseError
-	if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
+	if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
 		t.Errorf("store: %v", err)
 	}
 }

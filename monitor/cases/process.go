@@ -62,20 +62,39 @@ const (
 	OutcomeRejected = "rejected" // rejected: the fine is confirmed
 )
 
-// Error is an act the case cannot take: Conflict when it contradicts the case (a wrong state,
-// a date before the previous step, a deadline), otherwise invalid input. Msg is in Portuguese.
+// Kind is what kind of refusal an Error is; the API maps each to one HTTP status.
+type Kind int
+
+// The kinds of refusal.
+const (
+	// Invalid: the request is malformed (a missing or unreadable field).
+	Invalid Kind = iota
+	// Forbidden: the user's role may not take the act.
+	Forbidden
+	// Conflict: the act contradicts the case (a wrong state, a date before the previous step,
+	// a deadline, an impediment), or an auto cannot be issued (Reasons).
+	Conflict
+)
+
+// Error is an act the office refuses: Kind says why in general, Msg in Portuguese in
+// particular; a refused issue carries every blocking reason (Reasons).
 type Error struct {
-	Conflict bool
-	Msg      string
+	Kind    Kind
+	Msg     string
+	Reasons []Reason
 }
 
 func (e *Error) Error() string { return e.Msg }
 
 func conflictf(format string, a ...any) error {
-	return &Error{Conflict: true, Msg: fmt.Sprintf(format, a...)}
+	return &Error{Kind: Conflict, Msg: fmt.Sprintf(format, a...)}
 }
 
-func invalidf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
+func invalidf(format string, a ...any) error {
+	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+func forbidden(msg string) error { return &Error{Kind: Forbidden, Msg: msg} }
 
 // Action is an act on a case after issue, as the API receives it and as its event keeps it.
 // Dates are calendar days, "YYYY-MM-DD", in the profile's time zone.

@@ -28,7 +28,7 @@ func newCase() *Case {
 // step checks and applies an act on the day today, by user.
 func step(c *Case, p *profile.Profile, today string, user string, a Action) error {
 	if msg := c.Impediment(a.Action, user); msg != "" {
-		return &Error{Conflict: true, Msg: msg}
+		return &Error{Kind: Conflict, Msg: msg}
 	}
 	if _, err := c.Check(p, &a, noon(today)); err != nil {
 		return err
@@ -131,7 +131,7 @@ func TestTransitions(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			case c.err == "" && k.State != c.state:
 				t.Fatalf("state %s, want %s", k.State, c.state)
-			case c.err != "" && (!errors.As(err, &e) || !strings.Contains(e.Msg, c.err) || e.Conflict == c.invalid):
+			case c.err != "" && (!errors.As(err, &e) || !strings.Contains(e.Msg, c.err) || (e.Kind == Conflict) == c.invalid):
 				t.Fatalf("got %v, want %q (invalid %v)", err, c.err, c.invalid)
 			}
 		})
@@ -244,7 +244,7 @@ func TestNextAndWhoMayAct(t *testing.T) {
 func acts(n Next) string {
 	var s []string
 	for _, a := range n.Acts {
-		s = append(s, a.Action+":"+a.Role)
+		s = append(s, a.Action+":"+string(a.Role))
 	}
 	return strings.Join(s, ",")
 }

@@ -80,10 +80,12 @@ type Actor struct {
 }
 
 func conflictf(format string, a ...any) error {
-	return &CaseError{Conflict: true, Msg: fmt.Sprintf(format, a...)}
+	return &CaseError{Kind: cases.Conflict, Msg: fmt.Sprintf(format, a...)}
 }
 
-func invalidf(format string, a ...any) error { return &CaseError{Msg: fmt.Sprintf(format, a...)} }
+func invalidf(format string, a ...any) error {
+	return &CaseError{Kind: cases.Invalid, Msg: fmt.Sprintf(format, a...)}
+}
 
 // ManualDetails are what an agent writes on a manual notice.
 type ManualDetails struct {
@@ -810,7 +812,7 @@ func (db *DB) caseActTx(ctx context.Context, tx *sql.Tx, id int64, a CaseAction,
 	// here too, whoever calls).
 	pc := c.Process()
 	if msg := pc.Impediment(a.Action, actor.User); msg != "" {
-		return nil, nil, &CaseError{Conflict: true, Msg: msg}
+		return nil, nil, &CaseError{Kind: cases.Conflict, Msg: msg}
 	}
 	day, err := pc.Check(p, &a, now)
 	if err != nil {

@@ -87,7 +87,7 @@ func TestIssuerCannotDecide(t *testing.T) {
 		{Action: ActionDividaAtiva, Date: "2026-12-20"}, {Action: ActionSuspension, From: "2026-12-20", Days: 10}} {
 		_, _, err := db.CaseAct(context.Background(), c.ID, a, p, local(2026, 12, 20, 10, 0), fiscal)
 		var ce *CaseError
-		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
+		if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
 			t.Errorf("%s by the issuer: %v", a.Action, err)
 		}
 	}
@@ -297,7 +297,7 @@ func TestCaseInvalidActions(t *testing.T) {
 			switch {
 			case ok && err != nil:
 				t.Errorf("%s: %s refused: %v", state, action, err)
-			case !ok && (!errors.As(err, &ce) || !ce.Conflict):
+			case !ok && (!errors.As(err, &ce) || ce.Kind != cases.Conflict):
 				t.Errorf("%s: %s: want a conflict, got %v", state, action, err)
 			case !ok && !strings.Contains(ce.Msg, "não é possível"):
 				t.Errorf("%s: %s: message %q", state, action, ce.Msg)
@@ -343,8 +343,8 @@ func TestCaseInvalidActions(t *testing.T) {
 		k := caseAt(t, db, p, fmt.Sprintf("T%d", n), c.steps...)
 		_, _, err := db.CaseAct(context.Background(), k.ID, c.a, p, now, actorFor(c.a))
 		var ce *CaseError
-		if !errors.As(err, &ce) || ce.Conflict != c.conflict || !strings.Contains(ce.Msg, c.msg) {
-			t.Errorf("%s: got %v (conflict %v), want %q (conflict %v)", c.name, err, ce != nil && ce.Conflict, c.msg, c.conflict)
+		if !errors.As(err, &ce) || (ce.Kind == cases.Conflict) != c.conflict || !strings.Contains(ce.Msg, c.msg) {
+			t.Errorf("%s: got %v (conflict %v), want %q (conflict %v)", c.name, err, ce != nil && ce.Kind == cases.Conflict, c.msg, c.conflict)
 		}
 	}
 	// A refused act leaves no event and no audit entry.
@@ -399,7 +399,7 @@ func TestNoticeNumbersOneSeries(t *testing.T) {
 	_, err = db.ImportNotices(ctx, []ImportedNotice{{Number: "AI-2026/0007", Offence: local(2026, 9, 1, 0, 0), Issued: local(2026, 9, 2, 0, 0),
 		Licensee: "L2", Articles: []string{"Art. 29"}, Penalty: "Art. 47", Status: penalty.StatusIssued}}, time.Now(), fiscal)
 	var ce *CaseError
-	if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "AI-2026/0007") {
+	if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, "AI-2026/0007") {
 		t.Errorf("duplicate import: %v", err)
 	}
 	if _, err := db.IssueManual(ctx, ManualNotice{Licensee: "L1", Infractions: []string{"art99"}, Offence: local(2026, 10, 3, 16, 0)}, p, local(2026, 10, 3, 17, 0), fiscal); err == nil {
@@ -531,7 +531,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 		t.Helper()
 		_, _, err := db.CaseAct(ctx, c.ID, a, p, now, actorFor(a))
 		var ce *CaseError
-		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, msg) {
+		if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, msg) {
 			t.Errorf("%s from %s: %v, want a conflict saying %q", a.Action, a.From, err, msg)
 		}
 	}
@@ -620,7 +620,7 @@ func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
 		t.Helper()
 		_, _, err := db.CaseAct(context.Background(), c.ID, CaseAction{Action: ActionDividaAtiva, Date: date}, p, now, autoridade)
 		var ce *CaseError
-		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, want) {
+		if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, want) {
 			t.Errorf("dívida ativa on %s: %v, want %q", date, err, want)
 		}
 	}
