@@ -22,7 +22,6 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
-	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/profile"
@@ -516,18 +515,6 @@ type PortalCase struct {
 	Manual          *store.ManualDetails `json:"manual,omitempty"`
 }
 
-// canFile is what the licensee may file online on the case today: a defence once notified and
-// not yet defended, an appeal against a rejected defence whose decision was notified.
-func canFile(c *store.Case) string {
-	switch {
-	case c.State == penalty.StatusNotified && c.DefenceFiled == "":
-		return store.FilingDefence
-	case c.State == penalty.StatusConfirmed && c.Outcome == store.OutcomeRejected && c.DecisionNotified != "" && c.Appealed == "" && c.Paid == "":
-		return store.FilingAppeal
-	}
-	return ""
-}
-
 func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 	p := s.cases.Profile
 	now := s.casesNow()
@@ -565,7 +552,7 @@ func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 		fs.Suspended, fs.Explanation = pc.Suspended(p, cases.DayOf(now, p.Location()))
 		v.FineSuspended = &fs
 	}
-	v.CanFile = canFile(c)
+	v.CanFile = c.Process().Fileable()
 	if c.DraftID != "" && s.drafts != nil {
 		v.HasBundle = true
 		v.HasPDF = s.renderPDF != nil
@@ -838,7 +825,7 @@ func (s *Server) handlePortalFiling(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("o texto deve ter até %d caracteres UTF-8", maxFilingText))
 		return
 	}
-	if can := canFile(c); can != kind {
+	if can := c.Process().Fileable(); can != kind {
 		msg := "este auto não admite " + map[string]string{store.FilingDefence: "defesa", store.FilingAppeal: "recurso"}[kind] + " agora: está " + store.StateText(c.State)
 		s.writeError(w, r, http.StatusConflict, msg)
 		return

@@ -437,3 +437,15 @@ func (c *Case) lastStep(loc *time.Location) (day, what string) {
 	}
 	return day, what
 }
+
+// Fileable is the act the licensee may file online on the case today, ActionDefence or
+// ActionAppeal, as the case's state admits it — the same gate as the control room's
+// (stateAllows); "" when neither. Its date and deadline are Check's, as for every act.
+func (c *Case) Fileable() string {
+	for _, a := range []string{ActionDefence, ActionAppeal} {
+		if c.stateAllows(a) {
+			return a
+		}
+	}
+	return ""
+}

@@ -261,3 +261,31 @@ func TestElectronicNotice(t *testing.T) {
 		t.Error("a refusal to sign an electronic notice")
 	}
 }
+
+// TestFileable: the licensee files online what the state admits, as the control room records
+// it: a defence once notified, an appeal once the rejecting decision is notified, nothing after.
+func TestFileable(t *testing.T) {
+	p := profile.Piuma()
+	c := newCase()
+	for _, s := range []struct {
+		act  *Action
+		want string
+	}{
+		{nil, ""},
+		{&notifyMail, ActionDefence},
+		{&defence, ""},
+		{&reject, ""},
+		{&notifyDec, ActionAppeal},
+		{&Action{Action: ActionAppeal, Date: "2026-10-20"}, ""},
+	} {
+		if s.act != nil {
+			must(t, c, p, "2026-10-21", *s.act)
+		}
+		if got := c.Fileable(); got != s.want {
+			t.Errorf("state %s: fileable %q, want %q", c.State, got, s.want)
+		}
+		if s.want != "" && !c.stateAllows(s.want) {
+			t.Errorf("state %s: fileable %q the control room would refuse", c.State, s.want)
+		}
+	}
+}

@@ -75,8 +75,8 @@ func (db *DB) OpenInPortal(ctx context.Context, id int64, p *profile.Profile, no
 
 // Filing kinds.
 const (
-	FilingDefence = "defence"
-	FilingAppeal  = "appeal"
+	FilingDefence = cases.ActionDefence
+	FilingAppeal  = cases.ActionAppeal
 )
 
 // FilingFile is an attachment of a filing.
