@@ -166,7 +166,7 @@ func TestPortalInTheBrowser(t *testing.T) {
 	b.shot("portal-defesa")
 	c, err := db.CaseByID(ctx, mine)
 	if err != nil || c.State != "defence_filed" || c.DefenceFiled != "2026-11-05" {
-		t.Errorf("after the defence in the browser: %+v %v", c.CaseStatus, err)
+		t.Errorf("after the defence in the browser: %+v %v", c.Status, err)
 	}
 
 	// The control room reads it: signed out, the admin signs in and opens the case.

@@ -192,7 +192,7 @@ func (s *Server) caseView(c *store.Case) CaseView {
 	v := CaseView{ID: c.ID, Notice: c.Notice, Origin: c.Origin, DraftID: c.DraftID, Vehicle: c.Vehicle, Licensee: c.Licensee,
 		LicenseeName: c.LicenseeName, LicenseeCNPJ: c.LicenseeCNPJ, Rules: c.Rules, Articles: c.Articles, Penalty: c.Penalty,
 		Warning: c.Warning, OffenceAt: wire.NewTime(c.Offence), IssuedAt: wire.NewTime(c.Issued), IssuedBy: c.IssuedBy,
-		Manual: c.Manual, CaseStatus: c.CaseStatus, StateText: store.StateText(c.State), Assessment: c.Assessment,
+		Manual: c.Manual, CaseStatus: c.Status, StateText: store.StateText(c.State), Assessment: c.Assessment,
 		Allowed: c.Allowed(), UpdatedAt: wire.NewTime(c.UpdatedAt)}
 	if v.Articles == nil {
 		v.Articles = []string{}
@@ -219,7 +219,7 @@ func (s *Server) caseView(c *store.Case) CaseView {
 			}
 		}
 	}
-	pc := c.Process()
+	pc := c
 	if c.Origin == store.OriginImport {
 		v.FineSuspended.Suspended, v.FineSuspended.Explanation = penalty.FineSuspended(p, c.PenaltyNotice(p), s.casesNow())
 	} else {
@@ -359,7 +359,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a st
 		s.fail(w, r, err, "auto")
 		return
 	}
-	if msg := c.Process().Impediment(a.Action, u.Name); msg != "" {
+	if msg := c.Impediment(a.Action, u.Name); msg != "" {
 		s.writeError(w, r, http.StatusConflict, msg)
 		return
 	}

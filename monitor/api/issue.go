@@ -26,7 +26,7 @@ func (s *Server) issueBlockers(ctx context.Context, d *store.DraftRecord, u *sto
 	f := cases.IssueFacts{Unregistered: d.Doc.Unregistered, Integrity: s.verify(ctx, d), FactEnd: d.Doc.End.Time,
 		Now: s.casesNow()}
 	if u != nil {
-		f.Agent = cases.Agent{User: u.Name, FullName: u.FullName, Matricula: u.Matricula, Cargo: u.Cargo}
+		f.User, f.Agent = u.Name, u.Agent
 	}
 	f.Licensee = s.licenseeAtFact(ctx, &d.Doc)
 	seen := map[string]bool{}

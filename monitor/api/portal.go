@@ -518,7 +518,7 @@ type PortalCase struct {
 func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 	p := s.cases.Profile
 	now := s.casesNow()
-	pc := c.Process()
+	pc := c
 	v := PortalCase{ID: c.ID, Notice: c.Notice, Vehicle: c.Vehicle, IssuedAt: wire.NewTime(c.Issued), State: string(c.State),
 		StateText: store.StateText(c.State), Opened: c.Opening != nil}
 	v.AwaitingCiencia = c.Opening == nil && pc.OpeningCounts(p, now)
@@ -552,7 +552,7 @@ func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 		fs.Suspended, fs.Explanation = pc.Suspended(p, cases.DayOf(now, p.Location()))
 		v.FineSuspended = &fs
 	}
-	v.CanFile = c.Process().Fileable()
+	v.CanFile = c.Fileable()
 	if c.DraftID != "" && s.drafts != nil {
 		v.HasBundle = true
 		v.HasPDF = s.renderPDF != nil
@@ -825,7 +825,7 @@ func (s *Server) handlePortalFiling(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("o texto deve ter até %d caracteres UTF-8", maxFilingText))
 		return
 	}
-	if can := c.Process().Fileable(); can != kind {
+	if can := c.Fileable(); can != kind {
 		msg := "este auto não admite " + map[string]string{store.FilingDefence: "defesa", store.FilingAppeal: "recurso"}[kind] + " agora: está " + store.StateText(c.State)
 		s.writeError(w, r, http.StatusConflict, msg)
 		return

@@ -83,7 +83,7 @@ func (c *Case) stateAllows(action string) bool {
 	case ActionSuspension:
 		// Art. 52: a suspension follows specific recidivism, which the calculus at issue found,
 		// on a fine whose decision was notified and is not under appeal; see checkSuspension.
-		return !c.Void() && c.Suspension == nil && c.SuspensionRecommended && c.DecisionNotified != "" && !c.AppealPending()
+		return !c.Void() && c.Suspension == nil && c.suspensionRecommended() && c.DecisionNotified != "" && !c.AppealPending()
 	}
 	return false
 }
@@ -132,7 +132,7 @@ func (c *Case) checkState(p *profile.Profile, action string) error {
 	case action == ActionSuspension && c.Suspension != nil:
 		return conflictf("não é possível %s: já há suspensão registrada no auto %s (a partir de %s, %d dias).",
 			label, c.Notice, br(c.Suspension.From), c.Suspension.Days)
-	case action == ActionSuspension && !c.Void() && c.State != penalty.StatusIssued && !c.SuspensionRecommended:
+	case action == ActionSuspension && !c.Void() && c.State != penalty.StatusIssued && !c.suspensionRecommended():
 		return conflictf("não é possível %s: o cálculo da emissão do auto %s não constatou reincidência específica, condição da suspensão (Art. 52).",
 			label, c.Notice)
 	case (action == ActionSuspension || action == ActionDividaAtiva) && c.AppealPending() && !c.Void():

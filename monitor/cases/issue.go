@@ -54,12 +54,26 @@ type Site struct {
 	Source   string // "sample" for the sample set
 }
 
-// Agent is the issuing user's identification on file.
+// Agent is how an auto identifies the agent who issues it: full name, registration number
+// (matrícula) and post (cargo). Issuing requires all three (ReasonAgentIncomplete).
 type Agent struct {
-	User      string
-	FullName  string
-	Matricula string
-	Cargo     string
+	FullName  string `json:"full_name"`
+	Matricula string `json:"matricula"`
+	Cargo     string `json:"cargo"`
+}
+
+// Complete reports whether the agent has a full name, matrícula and cargo.
+func (a Agent) Complete() bool { return len(a.missing()) == 0 }
+
+// missing names what the agent's identification lacks, in Portuguese.
+func (a Agent) missing() []string {
+	var out []string
+	for _, m := range []struct{ v, what string }{{a.FullName, "nome completo"}, {a.Matricula, "matrícula"}, {a.Cargo, "cargo"}} {
+		if strings.TrimSpace(m.v) == "" {
+			out = append(out, m.what)
+		}
+	}
+	return out
 }
 
 // IssueFacts is everything the issue check looks at.
@@ -82,7 +96,9 @@ type IssueFacts struct {
 	PrescriptionYears int
 	Now               time.Time
 	Location          *time.Location
-	Agent             Agent
+	// User is the issuing user's login and Agent their identification on file.
+	User  string
+	Agent Agent
 	// GroundsMissing are the episodes that do not ground an auto by themselves, with why.
 	GroundsMissing []string
 }
@@ -134,15 +150,8 @@ func IssueBlockers(f IssueFacts) []Reason {
 				f.FactEnd.In(loc).Format("02/01/2006"), f.PrescriptionYears, limit.Format("02/01/2006"))
 		}
 	}
-	a := f.Agent
-	var missing []string
-	for _, m := range []struct{ v, what string }{{a.FullName, "nome completo"}, {a.Matricula, "matrícula"}, {a.Cargo, "cargo"}} {
-		if strings.TrimSpace(m.v) == "" {
-			missing = append(missing, m.what)
-		}
-	}
-	if len(missing) > 0 {
-		add(ReasonAgentIncomplete, "O usuário %s não tem %s cadastrados: o auto identifica o agente que o lavra (peça a um administrador).", a.User, join(missing))
+	if missing := f.Agent.missing(); len(missing) > 0 {
+		add(ReasonAgentIncomplete, "O usuário %s não tem %s cadastrados: o auto identifica o agente que o lavra (peça a um administrador).", f.User, join(missing))
 	}
 	for _, g := range f.GroundsMissing {
 		add(ReasonGroundsMissing, "%s", g)

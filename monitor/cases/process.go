@@ -211,19 +211,6 @@ func (s *Status) Apply(a Action, user string) {
 	}
 }
 
-// Case is what the process reads of a case: who issued it when, and its status.
-type Case struct {
-	Notice   string
-	Issued   time.Time
-	IssuedBy string
-	// Imported: an earlier paper notice, whose process before the import is what the record
-	// says (its issuer is not known, its finality may be recorded directly).
-	Imported bool
-	// SuspensionRecommended: the calculus at issue found specific recidivism (Art. 52).
-	SuspensionRecommended bool
-	Status
-}
-
 // Void reports whether the case carries no fine: dismissed, annulled, or its defence or
 // appeal accepted.
 func (c *Case) Void() bool {

@@ -20,7 +20,8 @@ func noon(day string) time.Time { return NoonOf(day, sp) }
 
 // newCase is an auto issued on Friday 2 October 2026 by joao, with specific recidivism found.
 func newCase() *Case {
-	c := &Case{Notice: "AI-2026/0001", Issued: time.Date(2026, 10, 2, 10, 0, 0, 0, sp), IssuedBy: "joao", SuspensionRecommended: true}
+	c := &Case{Notice: "AI-2026/0001", Issued: time.Date(2026, 10, 2, 10, 0, 0, 0, sp), CaseDoc: CaseDoc{IssuedBy: "joao"},
+		Assessment: &penalty.Result{SuspensionRecommended: &penalty.SuspensionRecommendation{MinDays: 10, MaxDays: 45}}}
 	c.Apply(Action{Action: ActionIssue}, "joao")
 	return c
 }

@@ -97,7 +97,7 @@ func AuthorityRefusal(action, user, issuer string) string {
 // decides on the auto, and who decided the defence never decides the appeal against the
 // decision (Lei nº 9.784/1999, arts. 18 and 56, § 1º, by analogy). "" when none.
 func (c *Case) Impediment(action, user string) string {
-	if !c.Imported {
+	if !c.Imported() {
 		if msg := AuthorityRefusal(action, user, c.IssuedBy); msg != "" {
 			return msg
 		}
@@ -112,7 +112,7 @@ func (c *Case) Impediment(action, user string) string {
 // impeded are the users who may not record the act on the case.
 func (c *Case) impeded(action string) []string {
 	var out []string
-	if NeedsAuthority(action) && !c.Imported && c.IssuedBy != "" {
+	if NeedsAuthority(action) && !c.Imported() && c.IssuedBy != "" {
 		out = append(out, c.IssuedBy)
 	}
 	if action == ActionDecideAppeal && c.DecidedBy != "" && !strings.EqualFold(c.DecidedBy, c.IssuedBy) {

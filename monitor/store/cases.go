@@ -31,11 +31,11 @@ import (
 // is that derivation, written in the same transaction as each event. Every event is also written
 // to the audit log in that transaction, with the case before and after.
 
-// Origins of a case.
+// Origins of a case (cases.Origin*).
 const (
-	OriginDraft  = "draft"  // an issued draft of the monitor
-	OriginManual = "manual" // a notice an agent wrote from a street observation
-	OriginImport = "import" // an earlier paper notice, imported as it stood
+	OriginDraft  = cases.OriginDraft
+	OriginManual = cases.OriginManual
+	OriginImport = cases.OriginImport
 )
 
 // The actions, outcomes, acts and status of a case are the process's (monitor/cases); the
@@ -68,6 +68,18 @@ type (
 	AppliedSuspension = cases.AppliedSuspension
 	// CaseStatus is the state of a case as its events make it (cases.Status).
 	CaseStatus = cases.Status
+	// Case is a notice and its process (cases.Case); the store persists it.
+	Case = cases.Case
+	// CaseDoc are the facts of a case, fixed when it is created (cases.CaseDoc).
+	CaseDoc = cases.CaseDoc
+	// CaseEvent is one event of a case (cases.Event).
+	CaseEvent = cases.Event
+	// ManualDetails are what an agent writes on a manual notice (cases.ManualDetails).
+	ManualDetails = cases.ManualDetails
+	// ImportedNotice is an earlier paper notice as it stood when imported (cases.ImportedNotice).
+	ImportedNotice = cases.ImportedNotice
+	// ManualNotice is a notice an agent writes from a street observation (cases.ManualNotice).
+	ManualNotice = cases.ManualNotice
 )
 
 // Actor is who acts, as the audit log records it.
@@ -87,15 +99,6 @@ func invalidf(format string, a ...any) error {
 	return &CaseError{Kind: cases.Invalid, Msg: fmt.Sprintf(format, a...)}
 }
 
-// ManualDetails are what an agent writes on a manual notice.
-type ManualDetails struct {
-	Place       string   `json:"place"`
-	Lat         *float64 `json:"lat,omitempty"`
-	Lon         *float64 `json:"lon,omitempty"`
-	Description string   `json:"description"`
-	Agent       string   `json:"agent"` // the agent who observed the facts
-}
-
 // agent is the actor's identification when on file, else nil.
 func (a Actor) agent() *Agent {
 	if a.Agent == (Agent{}) {
@@ -104,179 +107,6 @@ func (a Actor) agent() *Agent {
 	ag := a.Agent
 	return &ag
 }
-
-// CaseDoc are the facts of a case, fixed when it is created.
-type CaseDoc struct {
-	// Rules are the rules (or manual infractions) of the offence, when the monitor knows them.
-	Rules        []string `json:"rules,omitempty"`
-	Articles     []string `json:"articles"`
-	Penalty      string   `json:"penalty"`
-	Warning      bool     `json:"warning,omitempty"` // a notificação preliminar (Art. 41, I)
-	LicenseeName string   `json:"licensee_name,omitempty"`
-	LicenseeCNPJ string   `json:"licensee_cnpj,omitempty"`
-	IssuedBy     string   `json:"issued_by,omitempty"`
-	// IssuerAgent is the issuing agent's identification as on file at the issue (the auto
-	// prints it); nil for cases issued before it was recorded.
-	IssuerAgent *Agent         `json:"issuer_agent,omitempty"`
-	Manual      *ManualDetails `json:"manual,omitempty"`
-}
-
-// CaseEvent is one event of a case.
-type CaseEvent struct {
-	Seq    int             `json:"seq"`
-	Action string          `json:"action"`
-	Date   string          `json:"date,omitempty"` // the day of the act as declared
-	At     time.Time       `json:"recorded_at"`    // when it was recorded
-	User   string          `json:"user"`
-	Data   json.RawMessage `json:"data"`
-}
-
-// Case is a notice and its process.
-type Case struct {
-	ID       int64
-	Notice   string // AI-2026/0001, or an imported paper notice's own number
-	Origin   string
-	DraftID  string
-	Vehicle  string
-	Licensee string // the registry's licensee id, the key of recidivism; "" when not known
-	Offence  time.Time
-	Issued   time.Time
-	CaseDoc
-	// Assessment is the penalty calculus made when the notice was issued (Art. 44, 48, 52, 53);
-	// nil for imported notices and for drafts issued before cases existed.
-	Assessment *penalty.Result
-	Events     []CaseEvent
-	// Opening is the first opening of the auto in the licensee's portal (electronic notice);
-	// nil when it was never opened there.
-	Opening    *cases.Opening
-	CaseStatus // folded from Events
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-}
-
-// ImportedNotice is an earlier paper notice as it stood when it was imported. Dates are calendar
-// days ("YYYY-MM-DD"); Offence and Issued are instants (the caller reads the days in the
-// profile's time zone).
-type ImportedNotice struct {
-	Number        string             `json:"number"`
-	Offence       time.Time          `json:"offence"`
-	Issued        time.Time          `json:"issued"`
-	Licensee      string             `json:"licensee"`
-	LicenseeCNPJ  string             `json:"licensee_cnpj,omitempty"`
-	LicenseeName  string             `json:"licensee_name,omitempty"`
-	Vehicle       string             `json:"vehicle,omitempty"`
-	Articles      []string           `json:"articles"`
-	Penalty       string             `json:"penalty"`
-	Warning       bool               `json:"warning,omitempty"`
-	Status        penalty.Status     `json:"status"`
-	Notified      string             `json:"notified,omitempty"`
-	Mode          string             `json:"mode,omitempty"`
-	Published     string             `json:"published,omitempty"`
-	RefusedToSign bool               `json:"refused_to_sign,omitempty"`
-	DefenceFiled  string             `json:"defence_filed,omitempty"`
-	Decided       string             `json:"decided,omitempty"`
-	Paid          string             `json:"paid,omitempty"`
-	DividaAtiva   string             `json:"divida_ativa,omitempty"`
-	Final         string             `json:"final,omitempty"`
-	Suspension    *AppliedSuspension `json:"suspension,omitempty"`
-	Note          string             `json:"note,omitempty"`
-}
-
-// ManualNotice is a notice an agent writes from a street observation: the infractions are ids
-// of the profile's manual_infractions, fined by one penalty.
-type ManualNotice struct {
-	Vehicle      string
-	Licensee     string // the registry's licensee id; "" when not known
-	LicenseeName string
-	LicenseeCNPJ string
-	Infractions  []string
-	Offence      time.Time
-	ManualDetails
-}
-
-// fold derives the case's status from its events: an imported record's status as it stood,
-// then each act as the process applies it (cases.Status.Apply).
-func (c *Case) fold() error {
-	c.CaseStatus = CaseStatus{}
-	for _, e := range c.Events {
-		switch e.Action {
-		case ActionImport:
-			var n ImportedNotice
-			if err := json.Unmarshal(e.Data, &n); err != nil {
-				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
-			}
-			c.CaseStatus = n.status()
-		case ActionIssue:
-			c.CaseStatus.Apply(CaseAction{Action: ActionIssue}, e.User)
-		default:
-			var a CaseAction
-			if err := json.Unmarshal(e.Data, &a); err != nil {
-				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
-			}
-			c.CaseStatus.Apply(a, e.User)
-		}
-	}
-	return nil
-}
-
-// status is an imported record's status as it stood.
-func (n *ImportedNotice) status() CaseStatus {
-	s := CaseStatus{State: n.Status, Notified: n.Notified, Mode: n.Mode, Published: n.Published,
-		RefusedToSign: n.RefusedToSign, DefenceFiled: n.DefenceFiled, Decided: n.Decided, Paid: n.Paid,
-		DividaAtiva: n.DividaAtiva, Final: n.Final, Suspension: n.Suspension}
-	switch {
-	case n.Status == penalty.StatusDefenceAccepted:
-		s.Outcome = OutcomeAccepted
-	case n.Decided != "" && n.DefenceFiled != "":
-		s.Outcome = OutcomeRejected
-	}
-	return s
-}
-
-// Process is the case as its administrative process reads it (monitor/cases).
-func (c *Case) Process() *cases.Case {
-	return &cases.Case{Notice: c.Notice, Issued: c.Issued, IssuedBy: c.IssuedBy, Imported: c.Origin == OriginImport,
-		SuspensionRecommended: c.Assessment != nil && c.Assessment.SuspensionRecommended != nil, Status: c.CaseStatus}
-}
-
-// PenaltyNotice is the case as the penalty calculus reads it. Its dates are noon of their days
-// in the profile's time zone. The process says when the fine became final — from the
-// notification of the decision that confirmed it (of the appeal's, when one was filed), or its
-// payment before any decision — or why it is not yet (cases.Case.FinalFrom). An imported
-// paper notice's finality is what its record says, else the calculus derives it from its
-// dates; one paid without a defence on or before the last day to defend became final the day
-// it was paid (paying is giving up the defence).
-func (c *Case) PenaltyNotice(p *profile.Profile) penalty.Notice {
-	loc := p.Location()
-	noon := func(day string) time.Time { return cases.NoonOf(day, loc) }
-	n := penalty.Notice{ID: c.Notice, Vehicle: c.Vehicle, Licensee: c.Licensee, Articles: c.Articles,
-		Penalty: c.Penalty, Warning: c.Warning, Offence: c.Offence, Issued: c.Issued, Status: c.State,
-		Notified: noon(c.Notified), Mode: c.Mode, Published: noon(c.Published),
-		RefusedToSign: c.RefusedToSign, DefenceFiled: noon(c.DefenceFiled), Decided: noon(c.Decided),
-		DecisionNotified: noon(c.DecisionNotified), Final: noon(c.Final)}
-	switch final, why, ok := c.Process().FinalFrom(); {
-	case c.Origin != OriginImport && ok:
-		n.Final = noon(final)
-	case c.Origin != OriginImport:
-		n.Pending = why
-	case n.Final.IsZero() && c.State == penalty.StatusPaid && c.DefenceFiled == "" && c.Paid != "":
-		if deadline, _ := n.DefenceDeadline(p); deadline.IsZero() || c.Paid <= deadline.Format(time.DateOnly) {
-			n.Final = noon(c.Paid)
-		}
-	}
-	if s := c.Suspension; s != nil {
-		n.Suspension = &penalty.Suspension{From: noon(s.From), Days: s.Days, NoticeID: c.Notice}
-	}
-	return n
-}
-
-// DefenceDeadline is the last day to file a defence (Art. 55); see cases.Case.DefenceDeadline.
-func (c *Case) DefenceDeadline(p *profile.Profile) (time.Time, string) {
-	return c.Process().DefenceDeadline(p)
-}
-
-// Allowed lists the acts the case's state admits, in the order of the process.
-func (c *Case) Allowed() []string { return c.Process().Allowed() }
 
 // ParseDay reads a calendar day: "YYYY-MM-DD", or an RFC 3339 time whose day in loc is taken.
 func ParseDay(s string, loc *time.Location) (string, bool) { return cases.ParseDay(s, loc) }
@@ -339,7 +169,7 @@ func loadEvents(ctx context.Context, q queryer, cs []*Case) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := c.fold(); err != nil {
+		if err := c.Fold(); err != nil {
 			return err
 		}
 		if c.Opening, err = openingOf(ctx, q, c.ID); err != nil {
@@ -530,7 +360,7 @@ func (db *DB) insertCase(ctx context.Context, tx *sql.Tx, c *Case, first CaseEve
 		assessment = string(j)
 	}
 	c.Events = []CaseEvent{first}
-	if err := c.fold(); err != nil {
+	if err := c.Fold(); err != nil {
 		return err
 	}
 	now := db.now()
@@ -714,7 +544,7 @@ func (db *DB) issue(ctx context.Context, tx *sql.Tx, c *Case, actor Actor, at ti
 		return err
 	}
 	return db.auditTx(ctx, tx, actor, "case.issue", "case:"+c.Notice, nil,
-		caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: c.CaseDoc, Assessment: c.Assessment})
+		caseAudit{Notice: c.Notice, CaseStatus: c.Status, Event: c.CaseDoc, Assessment: c.Assessment})
 }
 
 // IssueManual issues a manual notice at the time at: the next notice number of the year (the
@@ -772,7 +602,7 @@ func (db *DB) ImportNotices(ctx context.Context, ns []ImportedNotice, at time.Ti
 				}
 				return err
 			}
-			if err := db.auditTx(ctx, tx, actor, "case.import", "case:"+c.Notice, nil, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: n}); err != nil {
+			if err := db.auditTx(ctx, tx, actor, "case.import", "case:"+c.Notice, nil, caseAudit{Notice: c.Notice, CaseStatus: c.Status, Event: n}); err != nil {
 				return err
 			}
 			out = append(out, c)
@@ -810,7 +640,7 @@ func (db *DB) caseActTx(ctx context.Context, tx *sql.Tx, id int64, a CaseAction,
 	before = &b
 	// Nobody judges their own auto, nor the appeal against their own decision (enforced
 	// here too, whoever calls).
-	pc := c.Process()
+	pc := c
 	if msg := pc.Impediment(a.Action, actor.User); msg != "" {
 		return nil, nil, &CaseError{Kind: cases.Conflict, Msg: msg}
 	}
@@ -827,7 +657,7 @@ func (db *DB) caseActTx(ctx context.Context, tx *sql.Tx, id int64, a CaseAction,
 		return nil, nil, err
 	}
 	c.Events = append(slices.Clip(c.Events), e)
-	if err := c.fold(); err != nil {
+	if err := c.Fold(); err != nil {
 		return nil, nil, err
 	}
 	c.UpdatedAt = fromMillis(millis(now))
@@ -835,7 +665,7 @@ func (db *DB) caseActTx(ctx context.Context, tx *sql.Tx, id int64, a CaseAction,
 		return nil, nil, err
 	}
 	err = db.auditTx(ctx, tx, actor, "case."+a.Action, "case:"+c.Notice,
-		caseAudit{Notice: c.Notice, CaseStatus: before.CaseStatus}, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: a})
+		caseAudit{Notice: c.Notice, CaseStatus: before.Status}, caseAudit{Notice: c.Notice, CaseStatus: c.Status, Event: a})
 	if err != nil {
 		return nil, nil, err
 	}

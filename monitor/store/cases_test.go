@@ -137,7 +137,7 @@ func TestCaseWorkflow(t *testing.T) {
 	now := local(2026, 11, 29, 12, 0)
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05", RefusedToSign: true})
 	if c.State != penalty.StatusNotified || c.Notified != "2026-10-05" || !c.RefusedToSign {
-		t.Fatalf("notified %+v", c.CaseStatus)
+		t.Fatalf("notified %+v", c.Status)
 	}
 	deadline, why := c.DefenceDeadline(p)
 	if deadline.Format(time.DateOnly) != "2026-10-15" || !strings.Contains(why, "recusou-se") {
@@ -152,16 +152,16 @@ func TestCaseWorkflow(t *testing.T) {
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-30", Text: "Defesa indeferida: a velocidade foi medida pelo tacógrafo."})
 	if c.State != penalty.StatusConfirmed || c.Decided != "2026-10-30" || c.Outcome != OutcomeRejected {
-		t.Fatalf("decided %+v", c.CaseStatus)
+		t.Fatalf("decided %+v", c.Status)
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-31"})
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 10})
 	if c.Suspension == nil || c.Suspension.To != "2026-11-11" || c.State != penalty.StatusConfirmed {
-		t.Fatalf("suspension %+v", c.CaseStatus)
+		t.Fatalf("suspension %+v", c.Status)
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionPay, Date: "2026-11-05"})
 	if c.State != penalty.StatusPaid || len(c.Events) != 7 {
-		t.Fatalf("paid %+v, %d events", c.CaseStatus, len(c.Events))
+		t.Fatalf("paid %+v, %d events", c.Status, len(c.Events))
 	}
 
 	// The stored state is the fold of the events; the row's state column agrees.
@@ -633,7 +633,7 @@ func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
 	try("2026-11-23", "termina em 23/11/2026")
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-24"})
 	if c.State != penalty.StatusDividaAtiva || c.DecisionNotified != "2026-10-23" {
-		t.Fatalf("after the period: %+v", c.CaseStatus)
+		t.Fatalf("after the period: %+v", c.Status)
 	}
 	if n := c.PenaltyNotice(p); n.DecisionNotified.IsZero() {
 		t.Error("the calculus does not see the decision's notification")

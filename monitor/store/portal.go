@@ -48,7 +48,7 @@ func (db *DB) OpenInPortal(ctx context.Context, id int64, p *profile.Profile, no
 			out = c
 			return nil
 		}
-		o := &cases.Opening{At: fromMillis(millis(now)), User: actor.User, RemoteAddr: actor.RemoteAddr, Counted: c.Process().OpeningCounts(p, now)}
+		o := &cases.Opening{At: fromMillis(millis(now)), User: actor.User, RemoteAddr: actor.RemoteAddr, Counted: c.OpeningCounts(p, now)}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO electronic_openings (case_id, opened_at, remote_addr, user, counted) VALUES (?, ?, ?, ?, ?)`,
 			c.ID, millis(now), o.RemoteAddr, o.User, o.Counted); err != nil {
 			return err

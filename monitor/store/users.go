@@ -44,23 +44,13 @@ type User struct {
 	Agent
 }
 
-// Agent is how an auto identifies the agent who issues it: full name, registration number
-// (matrícula) and post (cargo). Issuing requires all three (issue refusal agent_incomplete).
-type Agent struct {
-	FullName  string `json:"full_name"`
-	Matricula string `json:"matricula"`
-	Cargo     string `json:"cargo"`
-}
-
-// Complete reports whether the agent has a full name, matrícula and cargo.
-func (a Agent) Complete() bool {
-	return strings.TrimSpace(a.FullName) != "" && strings.TrimSpace(a.Matricula) != "" && strings.TrimSpace(a.Cargo) != ""
-}
+// Agent is how an auto identifies the agent who issues it (cases.Agent).
+type Agent = cases.Agent
 
 // Limits of an agent's fields, in characters.
 const maxAgentField = 200
 
-func (a Agent) valid() bool {
+func validAgent(a Agent) bool {
 	for _, f := range []string{a.FullName, a.Matricula, a.Cargo} {
 		if utf8.RuneCountInString(f) > maxAgentField || strings.ContainsFunc(f, unicode.IsControl) {
 			return false
@@ -77,7 +67,7 @@ var ErrInvalidAgent = errors.New("store: invalid agent identification")
 // trimmed).
 func (db *DB) SetAgent(ctx context.Context, name string, a Agent) error {
 	a = Agent{FullName: strings.TrimSpace(a.FullName), Matricula: strings.TrimSpace(a.Matricula), Cargo: strings.TrimSpace(a.Cargo)}
-	if !a.valid() {
+	if !validAgent(a) {
 		return fmt.Errorf("store: set agent of %q: %w", name, ErrInvalidAgent)
 	}
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
