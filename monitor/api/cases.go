@@ -21,12 +21,11 @@ import (
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// Cases is the store of the notices and their process after issue (store.DB implements it).
+// Cases is the store of the notices and their process after issue (store.DB implements it): the
+// ledger the office of the auto runs its acts in (cases.Ledger), and what the API reads.
 type Cases interface {
-	IssueDraft(ctx context.Context, id, reason string, p *profile.Profile, at time.Time, actor store.Actor) (*store.Case, error)
-	IssueManual(ctx context.Context, m store.ManualNotice, p *profile.Profile, at time.Time, actor store.Actor) (*store.Case, error)
+	cases.Ledger
 	ImportNotices(ctx context.Context, ns []store.ImportedNotice, at time.Time, actor store.Actor) ([]*store.Case, error)
-	CaseAct(ctx context.Context, id int64, a store.CaseAction, p *profile.Profile, now time.Time, actor store.Actor) (before, after *store.Case, err error)
 	CaseByID(ctx context.Context, id int64) (*store.Case, error)
 	CaseByDraft(ctx context.Context, draftID string) (*store.Case, error)
 	Cases(ctx context.Context, f store.CaseFilter, limit int, cursor string) ([]*store.Case, string, error)
@@ -76,21 +75,7 @@ func (s *Server) casesNow() time.Time {
 
 func actor(r *http.Request) store.Actor {
 	u := userFrom(r.Context())
-	return store.Actor{User: u.Name, RemoteAddr: remoteIP(r), Agent: u.Agent}
-}
-
-// decide records an agent's decision on a draft. With a case store, issuing also opens the
-// draft's case and makes the penalty calculus, audited as case.issue; without one, the draft is
-// only numbered.
-func (s *Server) decide(r *http.Request, d *store.DraftRecord, decision, reason, user string) (string, error) {
-	if s.cases == nil || s.cases.Store == nil || s.cases.Profile == nil || decision != drafts.StatusIssued {
-		return s.drafts.DecideDraft(r.Context(), d.Sealed.ID, decision, reason, user, s.casesNow())
-	}
-	c, err := s.cases.Store.IssueDraft(r.Context(), d.Sealed.ID, reason, s.cases.Profile, s.casesNow(), actor(r))
-	if err != nil {
-		return "", err
-	}
-	return c.Notice, nil
+	return store.Actor{User: u.Name, RemoteAddr: remoteIP(r), Role: u.Role, Agent: u.Agent}
 }
 
 // DecisionAnswer is the answer of POST /api/v1/drafts/{id}/decision: the draft, and the case
@@ -352,18 +337,7 @@ func (s *Server) handleDraftCaseAction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a store.CaseAction) {
-	// The acts that decide on an auto are the competent authority's (the appeal's, the
-	// superior authority's), never its issuer's nor, for the appeal, who decided the defence.
-	u := userFrom(r.Context())
-	if err := cases.MayAct(s.cases.Profile, u.Role, a.Action); err != nil {
-		s.fail(w, r, err, "auto")
-		return
-	}
-	if msg := c.Impediment(a.Action, u.Name); msg != "" {
-		s.writeError(w, r, http.StatusConflict, msg)
-		return
-	}
-	_, after, err := s.cases.Store.CaseAct(r.Context(), c.ID, a, s.cases.Profile, s.casesNow(), actor(r))
+	_, after, err := s.office().Act(r.Context(), c.ID, a, actor(r))
 	if err != nil {
 		s.fail(w, r, err, "auto")
 		return
@@ -467,7 +441,7 @@ func (s *Server) handleManualNotice(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	c, err := s.cases.Store.IssueManual(r.Context(), m, s.cases.Profile, now, actor(r))
+	c, err := s.office().IssueManual(r.Context(), m, actor(r))
 	if err != nil {
 		s.fail(w, r, err, "auto")
 		return

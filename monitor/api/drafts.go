@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -40,28 +41,10 @@ type DraftView struct {
 	IssueBlockers []cases.Reason `json:"issue_blockers"`
 }
 
-// verify re-checks a stored draft: the bundle against its hash, the monitor's signature, the
-// chain link to the previous draft, and the draft row against the draft in the bundle. Editing
-// any of them in the database shows here.
+// verify re-checks a stored draft (cases.VerifyDraft): editing the bundle, its signature, the
+// chain or the draft row in the database shows here.
 func (s *Server) verify(ctx context.Context, d *store.DraftRecord) string {
-	b, err := drafts.Verify(&d.Sealed, s.draftKey)
-	if err != nil {
-		return err.Error()
-	}
-	if d.Sealed.Seq > 1 {
-		prev, err := s.drafts.HashAt(ctx, d.Sealed.Seq-1)
-		if err != nil || prev != d.Sealed.PrevHash {
-			return "o encadeamento com o auto anterior não confere"
-		}
-	} else if d.Sealed.PrevHash != "" {
-		return "o encadeamento com o auto anterior não confere"
-	}
-	row, _ := json.Marshal(&d.Doc)
-	sealed, _ := json.Marshal(&b.Draft)
-	if string(row) != string(sealed) {
-		return "os dados do auto no banco diferem dos selados no pacote de evidências"
-	}
-	return "ok"
+	return cases.VerifyDraft(ctx, s.draftKey, s.drafts.HashAt, &d.Sealed, &d.Doc)
 }
 
 func (s *Server) summary(ctx context.Context, d *store.DraftRecord) view.DraftSummary {
@@ -119,7 +102,7 @@ func (s *Server) handleDraft(w http.ResponseWriter, r *http.Request) {
 	v.Case = s.draftCase(r.Context(), d.Sealed.ID)
 	v.IssueBlockers = []cases.Reason{}
 	if d.Status == drafts.StatusDraft {
-		if rs := s.issueBlockers(r.Context(), d, userFrom(r.Context())); rs != nil {
+		if rs := s.office().Blockers(r.Context(), &d.Doc, v.Integrity, actor(r)); rs != nil {
 			v.IssueBlockers = rs
 		}
 	}
@@ -212,27 +195,37 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if decision == drafts.StatusIssued && d.Status == drafts.StatusDraft && s.refuseIssue(w, r, d) {
-		return
+	if decision == drafts.StatusIssued {
+		// The office of the auto decides and records the issue in one transaction: the
+		// checks, the number, the case with the calculus, the audit, the public code.
+		o := s.office()
+		if o.Ledger == nil {
+			s.internalError(w, r, errors.New("no ledger to issue autos in"))
+			return
+		}
+		if _, _, err := o.Issue(r.Context(), d.Sealed.ID, req.Reason, actor(r)); err != nil {
+			s.fail(w, r, err, "auto")
+			return
+		}
+	} else {
+		if status := s.verify(r.Context(), d); status != "ok" {
+			s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser decidido: "+status)
+			return
+		}
+		user := userFrom(r.Context())
+		notice, err := s.drafts.DecideDraft(r.Context(), d.Sealed.ID, decision, req.Reason, user.Name, s.casesNow())
+		if err != nil {
+			s.fail(w, r, err, "auto")
+			return
+		}
+		before, _ := json.Marshal(map[string]string{"status": d.Status})
+		after, _ := json.Marshal(map[string]string{"status": decision, "notice": notice, "reason": req.Reason})
+		s.record(r, store.AuditEntry{User: user.Name, Action: "draft." + req.Decision, Object: "draft:" + d.Sealed.ID, Before: before, After: after})
 	}
-	if status := s.verify(r.Context(), d); status != "ok" {
-		s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser decidido: "+status)
-		return
-	}
-	user := userFrom(r.Context())
-	notice, err := s.decide(r, d, decision, req.Reason, user.Name) // cases.go: issuing opens the case
-	if err != nil {
-		s.fail(w, r, err, "auto")
-		return
-	}
-	before, _ := json.Marshal(map[string]string{"status": d.Status})
-	after, _ := json.Marshal(map[string]string{"status": decision, "notice": notice, "reason": req.Reason})
-	s.record(r, store.AuditEntry{User: user.Name, Action: "draft." + req.Decision, Object: "draft:" + d.Sealed.ID, Before: before, After: after})
 	d, ok = s.loadDraft(w, r)
 	if !ok {
 		return
 	}
-	s.assignPublicCode(r.Context(), d) // public.go: the issued auto's verification code
 	if s.hub != nil {
 		s.hub.Publish(EventDraft, s.summary(r.Context(), d))
 	}

@@ -176,12 +176,13 @@ func TestOnlyAnImpartialAutoridadeDecides(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(string(body), `"state":"defence_rejected"`) && !strings.Contains(string(body), `"state":"confirmed"`) {
 		t.Errorf("the autoridade could not decide: %d %s", code, body)
 	}
-	// The store refuses the issuer too, whoever calls it.
+	// The office refuses the issuer too, whoever calls it, whatever the role.
 	c, err := cf.db.CaseByDraft(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = cf.db.CaseAct(ctx, c.ID, store.CaseAction{Action: "divida_ativa", Date: "2026-12-01"}, cf.p, at(2026, 12, 1, 10), store.Actor{User: "chefe"})
+	o := &cases.Office{Ledger: cf.db, Profile: cf.p, Now: func() time.Time { return at(2026, 12, 1, 10) }}
+	_, _, err = o.Act(ctx, c.ID, store.CaseAction{Action: "divida_ativa", Date: "2026-12-01"}, store.Actor{User: "chefe", Role: store.RoleAdmin})
 	var ce *store.CaseError
 	if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
 		t.Errorf("store: %v", err)

@@ -24,7 +24,6 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
-	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
@@ -39,8 +38,6 @@ import (
 
 // PortalStore is what the portal needs of the store beyond the cases (store.DB implements it).
 type PortalStore interface {
-	OpenInPortal(ctx context.Context, id int64, p *profile.Profile, now time.Time, actor store.Actor) (*store.Case, error)
-	FileOnline(ctx context.Context, id int64, kind, text string, files []store.FilingFile, p *profile.Profile, now time.Time, actor store.Actor) (*store.Filing, *store.Case, error)
 	Filings(ctx context.Context, caseID int64) ([]store.Filing, error)
 	Filing(ctx context.Context, id int64, withData bool) (*store.Filing, error)
 }
@@ -609,7 +606,7 @@ func (s *Server) open(r *http.Request, c *store.Case) (*store.Case, error) {
 	if c.Opening != nil {
 		return c, nil
 	}
-	return s.portal.Store.OpenInPortal(r.Context(), c.ID, s.cases.Profile, s.casesNow(), actor(r))
+	return s.office().Open(r.Context(), c.ID, actor(r))
 }
 
 // handlePortalCase serves GET /api/v1/portal/cases/{id}: the auto, its process and deadlines,
@@ -825,12 +822,7 @@ func (s *Server) handlePortalFiling(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("o texto deve ter até %d caracteres UTF-8", maxFilingText))
 		return
 	}
-	if can := c.Fileable(); can != kind {
-		msg := "este auto não admite " + map[string]string{store.FilingDefence: "defesa", store.FilingAppeal: "recurso"}[kind] + " agora: está " + store.StateText(c.State)
-		s.writeError(w, r, http.StatusConflict, msg)
-		return
-	}
-	f, _, err := s.portal.Store.FileOnline(r.Context(), c.ID, kind, text, files, s.cases.Profile, s.casesNow(), actor(r))
+	f, _, err := s.office().File(r.Context(), c.ID, kind, text, files, actor(r))
 	if err != nil {
 		s.fail(w, r, err, "auto")
 		return

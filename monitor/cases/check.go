@@ -14,6 +14,7 @@ var order = []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDe
 	ActionAppeal, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionDividaAtiva, ActionSuspension, ActionAnnul}
 
 var actionText = map[string]string{
+	ActionIssue:                "emitir o auto",
 	ActionDeliveryFailed:       "registrar a tentativa de entrega frustrada",
 	ActionAnnul:                "anular o auto de ofício",
 	ActionNotify:               "registrar a notificação",

@@ -53,29 +53,36 @@ func ValidPublicCode(s string) bool {
 func (db *DB) PublicCode(ctx context.Context, draftID string) (string, error) {
 	var code string
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		var status string
-		if err := tx.QueryRowContext(ctx, `SELECT status FROM drafts WHERE id = ?`, draftID).Scan(&status); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
-			return err
-		}
-		if status != drafts.StatusIssued {
-			return ErrNotFound
-		}
-		err := tx.QueryRowContext(ctx, `SELECT code FROM public_codes WHERE draft_id = ?`, draftID).Scan(&code)
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		code = NewPublicCode()
-		_, err = tx.ExecContext(ctx, `INSERT INTO public_codes (draft_id, code, created_at) VALUES (?, ?, ?)`,
-			draftID, code, millis(db.now()))
+		var err error
+		code, err = db.publicCodeTx(ctx, tx, draftID)
 		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: public code of %s: %w", draftID, err)
 	}
 	return code, nil
+}
+
+// publicCodeTx is PublicCode inside tx.
+func (db *DB) publicCodeTx(ctx context.Context, tx *sql.Tx, draftID string) (string, error) {
+	var status, code string
+	if err := tx.QueryRowContext(ctx, `SELECT status FROM drafts WHERE id = ?`, draftID).Scan(&status); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", ErrNotFound
+		}
+		return "", err
+	}
+	if status != drafts.StatusIssued {
+		return "", ErrNotFound
+	}
+	err := tx.QueryRowContext(ctx, `SELECT code FROM public_codes WHERE draft_id = ?`, draftID).Scan(&code)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return code, err
+	}
+	code = NewPublicCode()
+	_, err = tx.ExecContext(ctx, `INSERT INTO public_codes (draft_id, code, created_at) VALUES (?, ?, ?)`,
+		draftID, code, millis(db.now()))
+	return code, err
 }
 
 // DraftByPublicCode returns the issued auto whose public code is code, or ErrNotFound.

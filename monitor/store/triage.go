@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/rules"
 )
 
@@ -480,4 +481,12 @@ func (db *DB) MarkEscalated(ctx context.Context, id string, at time.Time, to []s
 		return nil, false, fmt.Errorf("store: escalate episode %q: %w", id, err)
 	}
 	return ep, done, nil
+}
+
+func conflictf(format string, a ...any) error {
+	return &CaseError{Kind: cases.Conflict, Msg: fmt.Sprintf(format, a...)}
+}
+
+func invalidf(format string, a ...any) error {
+	return &CaseError{Kind: cases.Invalid, Msg: fmt.Sprintf(format, a...)}
 }
