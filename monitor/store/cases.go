@@ -256,26 +256,24 @@ SELECT coalesce(max(CAST(substr(notice, ?) AS INTEGER)), 0) FROM (
 	return fmt.Sprintf("%s%04d", prefix, n+1), nil
 }
 
-// auditTx appends an audit entry in tx: the entry is written with the act or not at all.
+// auditTx appends an audit entry of the actor's act in tx (writeAudit), before and after as
+// JSON.
 func (db *DB) auditTx(ctx context.Context, tx *sql.Tx, actor Actor, action, object string, before, after any) error {
-	var b, a any
-	if before != nil {
-		j, err := json.Marshal(before)
+	e := AuditEntry{Time: db.now(), User: actor.User, Action: action, Object: object, RemoteAddr: actor.RemoteAddr}
+	for _, v := range []struct {
+		dst *json.RawMessage
+		v   any
+	}{{&e.Before, before}, {&e.After, after}} {
+		if v.v == nil {
+			continue
+		}
+		j, err := json.Marshal(v.v)
 		if err != nil {
 			return err
 		}
-		b = string(j)
+		*v.dst = j
 	}
-	if after != nil {
-		j, err := json.Marshal(after)
-		if err != nil {
-			return err
-		}
-		a = string(j)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO audit (time, user, action, object, before, after, remote_addr) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		millis(db.now()), actor.User, action, object, b, a, actor.RemoteAddr)
-	return err
+	return writeAudit(ctx, tx, e)
 }
 
 // insertCase inserts a case with its first event (c.Events[0]), setting c.ID.
