@@ -37,8 +37,9 @@ type Cases interface {
 type CasesConfig struct {
 	Store   Cases
 	Profile *profile.Profile // required: the calculus, the deadlines, the time zone
-	// Registry finds the licensee of a vehicle and licensees by id or CNPJ; nil: none is known
-	// (the calculus then says recidivism cannot be checked).
+	// Registry finds the licensee of a vehicle and licensees by id or CNPJ for manual notices;
+	// nil: none is known. The issue of a draft reads the registry's record sealed in the draft,
+	// as its auto prints it.
 	Registry *registry.Store
 	Now      func() time.Time // default time.Now
 	// LicenseeAtFact finds the licensee responsible for a draft's facts (Art. 48, § 2º) on the

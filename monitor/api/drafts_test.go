@@ -28,7 +28,7 @@ func sealDraft(t *testing.T, db *store.DB, key ed25519.PrivateKey, id string, fi
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Rules: []string{"speed"},
 		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: fine, Start: now, End: now, CreatedAt: now,
 		Licensee: "L1", Registry: &drafts.Registered{Licensee: "L1", RazaoSocial: "Trenzinho Alegria da Orla Ltda",
-			CNPJ: "11222333000181", Address: "Avenida Beira-Mar, 1000, Centro, Piúma-ES"}}
+			CNPJ: "11222333000181", Address: "Avenida Beira-Mar, 1000, Centro, Piúma-ES", Plate: "ABC1D23"}}
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)

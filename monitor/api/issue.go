@@ -20,7 +20,7 @@ func (s *Server) office() *cases.Office {
 		o.Ledger = l
 	}
 	if c := s.cases; c != nil {
-		o.Registry, o.LicenseeAtFact, o.GroundsMissing = c.Registry, c.LicenseeAtFact, c.GroundsMissing
+		o.LicenseeAtFact, o.GroundsMissing = c.LicenseeAtFact, c.GroundsMissing
 		if c.Store != nil && c.Profile != nil {
 			o.Ledger, o.Profile = c.Store, c.Profile
 		}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/cases"
+	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/rules"
+	"github.com/trenzinho/trenzinho/wire"
 )
 
 func reasonCodes(rs []cases.Reason) []string {
@@ -216,5 +218,55 @@ func TestAnnulmentExOfficio(t *testing.T) {
 	cf.mustAct(t, paid, map[string]any{"action": "pay", "date": "2026-10-06"})
 	if code, _, body := cf.act(t, paid, annul); code != http.StatusConflict {
 		t.Errorf("a paid fine annulled: %d %s", code, body)
+	}
+}
+
+// The issue reads what the auto prints: the registry's record sealed with the draft. A draft
+// whose sealed record lacks the licensee's razão social, CNPJ and address is refused even when
+// today's registry has them (its auto would print "razão social e CNPJ não informados"), one
+// without the vehicle's plate is refused, and so is an issue dated before the end of the facts.
+func TestIssueReadsWhatTheAutoPrints(t *testing.T) {
+	cf := newCaseFixture(t)
+	ctx := context.Background()
+	now := at(2026, 11, 29, 15)
+	cf.setClock(now)
+	good := cf.draft(t, "PIU-001", "L1", "speed", now.Add(-2*time.Hour))
+	d, err := cf.db.DraftByID(ctx, good)
+	if err != nil || d.Doc.Registry == nil || d.Doc.Registry.Plate == "" || d.Doc.Registry.RazaoSocial == "" {
+		t.Fatalf("fixture draft: %+v %v", d, err)
+	}
+	variant := func(suffix string, change func(*drafts.Draft)) string {
+		doc := d.Doc
+		reg := *doc.Registry
+		doc.Registry = &reg
+		doc.ID += suffix
+		doc.EpisodeIDs = []string{doc.ID + ".ep"}
+		doc.Facts = slices.Clone(doc.Facts)
+		doc.Facts[0].EpisodeID = doc.ID + ".ep"
+		change(&doc)
+		return cf.seal(t, doc)
+	}
+	noRecord := variant(".norecord", func(d *drafts.Draft) { d.Registry = nil })
+	noPlate := variant(".noplate", func(d *drafts.Draft) { d.Registry.Plate = "" })
+	early := variant(".early", func(d *drafts.Draft) {
+		end := wire.NewTime(now.Add(time.Hour))
+		d.End, d.Facts[0].End = end, end
+	})
+	for _, c := range []struct {
+		id   string
+		want []string
+	}{
+		{noRecord, []string{cases.ReasonLicenseeUnidentified, cases.ReasonVehicleUnidentified}},
+		{noPlate, []string{cases.ReasonVehicleUnidentified}},
+		{early, []string{cases.ReasonIssueBeforeFacts}},
+	} {
+		code, body, _ := cf.do("POST", "/api/v1/drafts/"+c.id+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal})
+		var ref api.IssueRefusal
+		if code != http.StatusConflict || json.Unmarshal(body, &ref) != nil || !slices.Equal(reasonCodes(ref.Reasons), c.want) {
+			t.Errorf("%s: %d %s, want %v", c.id, code, body, c.want)
+		}
+	}
+	if code, body, _ := cf.do("POST", "/api/v1/drafts/"+good+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal}); code != http.StatusOK {
+		t.Errorf("the sealed record complete: %d %s", code, body)
 	}
 }

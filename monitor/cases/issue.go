@@ -30,6 +30,11 @@ const (
 	// ReasonGroundsMissing: an episode of the draft does not ground an auto by itself
 	// (grounds_auto: false).
 	ReasonGroundsMissing = "grounds_missing"
+	// ReasonVehicleUnidentified: the vehicle's plate is not in what the auto prints (the
+	// registry's record sealed with the draft).
+	ReasonVehicleUnidentified = "vehicle_unidentified"
+	// ReasonIssueBeforeFacts: the issue would be dated before the end of the facts it states.
+	ReasonIssueBeforeFacts = "issue_before_facts"
 )
 
 // Reason is one thing that blocks the issue, with its code and a text for the agent.
@@ -82,6 +87,9 @@ type IssueFacts struct {
 	Licensee *Licensee
 	// Unregistered: the draft's vehicle is not in the registry.
 	Unregistered bool
+	// Plate is the vehicle's plate as the auto prints it; PlateChecked false skips the check.
+	Plate        string
+	PlateChecked bool
 	Sites        []Site
 	// UnitName is the fiscal unit's name (UFMP) and UnitConfirmed whether its value is
 	// confirmed; UnitChecked false skips the check (no profile at hand).
@@ -125,6 +133,17 @@ func IssueBlockers(f IssueFacts) []Reason {
 		if len(missing) > 0 {
 			add(ReasonLicenseeUnidentified, "O cadastro do prestador %s não tem %s: o autuado deve estar identificado (Art. 48, § 2º).", l.ID, join(missing))
 		}
+	}
+	if f.PlateChecked && strings.TrimSpace(f.Plate) == "" {
+		add(ReasonVehicleUnidentified, "A placa do veículo não consta do registro do cadastro selado com a minuta: o auto deve identificar o veículo.")
+	}
+	if !f.FactEnd.IsZero() && !f.Now.IsZero() && f.Now.Before(f.FactEnd) {
+		loc := f.Location
+		if loc == nil {
+			loc = time.UTC
+		}
+		add(ReasonIssueBeforeFacts, "O auto seria emitido (%s) antes do fim dos fatos que descreve (%s).",
+			f.Now.In(loc).Format("02/01/2006 15:04:05"), f.FactEnd.In(loc).Format("02/01/2006 15:04:05"))
 	}
 	for _, s := range f.Sites {
 		if s.Verified && s.Source != "sample" {

@@ -14,7 +14,6 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/profile"
-	"github.com/trenzinho/trenzinho/registry"
 )
 
 // The office of the auto: every act on a notice after its draft — its issue (Issue,
@@ -125,11 +124,9 @@ type Office struct {
 	Profile *profile.Profile
 	// Key is the monitor's public key, against which a draft's seal is verified.
 	Key ed25519.PublicKey
-	// Registry finds the licensee of a draft when its snapshot does not say; nil: none.
-	Registry *registry.Store
 	// LicenseeAtFact finds the licensee responsible for a draft's facts (Art. 48, § 2º) on the
-	// day of the facts; nil: the licensee as the drafter recorded it (the draft's registry
-	// snapshot, else Registry's record of draft.Licensee).
+	// day of the facts; nil: the licensee as the drafter sealed it in the draft (its registry
+	// snapshot), which is what the auto prints — the issue and the document read one source.
 	LicenseeAtFact func(ctx context.Context, d *drafts.Draft) (Licensee, bool)
 	// GroundsMissing says which episodes of a draft do not ground an auto by themselves, one
 	// text each (ReasonGroundsMissing); nil: none is checked.
@@ -175,7 +172,10 @@ func VerifyDraft(ctx context.Context, key ed25519.PublicKey, hashAt func(ctx con
 // account say.
 func (o *Office) Blockers(ctx context.Context, d *drafts.Draft, integrity string, a Actor) []Reason {
 	f := IssueFacts{Unregistered: d.Unregistered, Integrity: integrity, FactEnd: d.End.Time, Now: o.now(),
-		User: a.User, Agent: a.Agent, Licensee: o.licenseeAtFact(ctx, d)}
+		User: a.User, Agent: a.Agent, Licensee: o.licenseeAtFact(ctx, d), PlateChecked: !d.Unregistered}
+	if r := d.Registry; r != nil {
+		f.Plate = r.Plate
+	}
 	seen := map[string]bool{}
 	for _, fact := range d.Facts {
 		if st := fact.Site; st != nil && !seen[st.ID] {
@@ -207,14 +207,11 @@ func (o *Office) licenseeAtFact(ctx context.Context, d *drafts.Draft) *Licensee 
 	if r := d.Registry; r != nil && r.Licensee != "" {
 		return &Licensee{ID: r.Licensee, RazaoSocial: r.RazaoSocial, CNPJ: r.CNPJ, Address: r.Address}
 	}
-	if strings.TrimSpace(d.Licensee) == "" || o.Registry == nil {
+	if strings.TrimSpace(d.Licensee) == "" {
 		return nil
 	}
-	l, ok := o.Registry.Licensee(d.Licensee)
-	if !ok {
-		return nil
-	}
-	return &Licensee{ID: l.ID, RazaoSocial: l.RazaoSocial, CNPJ: l.CNPJ, Address: l.Address}
+	// Known by its code only: the auto would print "razão social e CNPJ não informados".
+	return &Licensee{ID: d.Licensee}
 }
 
 // Issue issues the draft id now, in one transaction: its integrity verified once, every reason

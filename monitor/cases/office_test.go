@@ -213,7 +213,8 @@ func putDraft(t *testing.T, m *memory, id string, start time.Time) *Draft {
 	s := wire.NewTime(start)
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: "L1", Rules: []string{"speed"},
 		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: 400, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
-		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}}}
+		Facts:    []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}},
+		Registry: &drafts.Registered{Licensee: "L1", Plate: "ABC1D23"}}
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)

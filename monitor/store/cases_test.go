@@ -49,7 +49,8 @@ func putDraft(t *testing.T, db *DB, id, licensee string, start time.Time) {
 	s := wire.NewTime(start)
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: licensee, Rules: []string{"speed"},
 		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: 400, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
-		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}}}
+		Facts:    []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}},
+		Registry: &drafts.Registered{Licensee: licensee, Plate: "ABC1D23"}}
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +483,8 @@ func putDraftOf(t *testing.T, db *DB, id, licensee, rule, pen string, fine float
 	ctx := context.Background()
 	s := wire.NewTime(start)
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: licensee, Rules: []string{rule},
-		Articles: articles, Penalty: pen, FineUFMP: fine, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s}
+		Articles: articles, Penalty: pen, FineUFMP: fine, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
+		Registry: &drafts.Registered{Licensee: licensee, Plate: "ABC1D23"}}
 	for i, a := range articles {
 		d.Facts = append(d.Facts, drafts.Fact{EpisodeID: fmt.Sprintf("%s.ep%d", id, i), Rule: rule, Article: a, Start: s, End: s})
 	}
