@@ -149,18 +149,56 @@ func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusConflict, "integridade do auto violada: "+status)
 		return
 	}
-	var buf bytes.Buffer
-	if err := s.renderPDF(&buf, d); err != nil {
+	pdf, sum, err := s.documentPDF(r.Context(), d)
+	if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftPDF, Object: "draft:" + d.Sealed.ID})
+	if sum != "" {
+		w.Header().Set(HeaderPDFSHA256, sum)
+	}
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `inline; filename="`+pdfName(d)+`"`)
 	// The review page previews the PDF in a frame: its own origin may frame it, no other.
 	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 	w.Header().Set("Content-Security-Policy", "frame-ancestors 'self'")
-	w.Write(buf.Bytes())
+	w.Write(pdf)
+}
+
+// HeaderPDFSHA256 carries the SHA-256 (hex) of an issued auto's frozen PDF, the hash the
+// monitor registered for it (the public page recognises it).
+const HeaderPDFSHA256 = "X-Trenzinho-PDF-SHA256"
+
+// frozenPDFs keeps the notified document (store.DB implements it).
+type frozenPDFs interface {
+	FrozenPDF(ctx context.Context, draftID string) ([]byte, string, error)
+	FreezePDF(ctx context.Context, draftID string, pdf []byte) ([]byte, string, error)
+}
+
+// documentPDF is the PDF of a draft. An issued auto's is frozen: the bytes rendered at its issue
+// (or at its first download, for autos issued before documents were frozen), served as they
+// are whatever the profile or the map tiles say later, with their SHA-256 (hex). A draft still
+// to decide is rendered anew (the review's preview), without a hash.
+func (s *Server) documentPDF(ctx context.Context, d *store.DraftRecord) ([]byte, string, error) {
+	f, frozen := s.drafts.(frozenPDFs)
+	if frozen && d.Status == drafts.StatusIssued {
+		pdf, sum, err := f.FrozenPDF(ctx, d.Sealed.ID)
+		if err == nil {
+			return pdf, sum, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, "", err
+		}
+	}
+	var buf bytes.Buffer
+	if err := s.renderPDF(&buf, d); err != nil {
+		return nil, "", err
+	}
+	if !frozen || d.Status != drafts.StatusIssued {
+		return buf.Bytes(), "", nil
+	}
+	return f.FreezePDF(ctx, d.Sealed.ID, buf.Bytes())
 }
 
 // pdfName is the file name of a draft's PDF: the auto's number once issued, "/" made "-"
@@ -225,6 +263,13 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	d, ok = s.loadDraft(w, r)
 	if !ok {
 		return
+	}
+	if d.Status == drafts.StatusIssued && s.renderPDF != nil {
+		// The notified document is frozen now, as issued. A failure is logged, not answered:
+		// the auto is issued, and its first download freezes it.
+		if _, _, err := s.documentPDF(r.Context(), d); err != nil {
+			s.log.Error("freezing the issued auto's PDF", "draft", d.Sealed.ID, "err", err)
+		}
 	}
 	if s.hub != nil {
 		s.hub.Publish(EventDraft, s.summary(r.Context(), d))

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -268,5 +270,47 @@ func TestIssueReadsWhatTheAutoPrints(t *testing.T) {
 	}
 	if code, body, _ := cf.do("POST", "/api/v1/drafts/"+good+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal}); code != http.StatusOK {
 		t.Errorf("the sealed record complete: %d %s", code, body)
+	}
+}
+
+// The notified document is frozen: an issued auto's PDF is the one rendered at its issue, served
+// byte for byte after the profile changed, with the SHA-256 the monitor registered for it.
+func TestIssuedPDFIsFrozen(t *testing.T) {
+	cf := newCaseFixture(t)
+	ctx := context.Background()
+	now := at(2026, 11, 29, 15)
+	id := cf.draft(t, "PIU-001", "L1", "speed", now.Add(-2*time.Hour))
+	cf.issue(t, id, now)
+	get := func() ([]byte, string) {
+		t.Helper()
+		code, body, h := cf.do("GET", "/api/v1/drafts/"+id+"/pdf", nil, session{bearer: cf.fiscal})
+		if code != http.StatusOK || !strings.HasPrefix(string(body), "%PDF") {
+			t.Fatalf("pdf: %d %.80s", code, body)
+		}
+		return body, h.Get(api.HeaderPDFSHA256)
+	}
+	first, sum := get()
+	cf.p.Defence.To = "Outra autoridade, de outro endereço"
+	second, sum2 := get()
+	if string(first) != string(second) || sum == "" || sum2 != sum {
+		t.Fatalf("the auto changed after the profile did: %d and %d bytes, hashes %q %q", len(first), len(second), sum, sum2)
+	}
+	h := sha256.Sum256(first)
+	if hex.EncodeToString(h[:]) != sum {
+		t.Errorf("header hash %s is not the document's", sum)
+	}
+	if ok, err := cf.db.IsPublicPDF(ctx, id, sum); err != nil || !ok {
+		t.Errorf("the frozen PDF's hash is not registered: %v %v", ok, err)
+	}
+	frozen, fh, err := cf.db.FrozenPDF(ctx, id)
+	if err != nil || fh != sum || string(frozen) != string(first) {
+		t.Errorf("frozen at the issue: %s %v", fh, err)
+	}
+	// The frozen document cannot be rewritten.
+	if _, _, err := cf.db.FreezePDF(ctx, id, []byte("%PDF-forged")); err != nil {
+		t.Fatal(err)
+	}
+	if third, _ := get(); string(third) != string(first) {
+		t.Error("a second freeze replaced the document")
 	}
 }

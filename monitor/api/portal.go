@@ -665,8 +665,8 @@ func (s *Server) handlePortalCasePDF(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var buf bytes.Buffer
-	if err := s.renderPDF(&buf, d); err != nil {
+	pdf, sum, err := s.documentPDF(r.Context(), d)
+	if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
@@ -677,7 +677,10 @@ func (s *Server) handlePortalCasePDF(w http.ResponseWriter, r *http.Request) {
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "portal.pdf", Object: "case:" + c.Notice})
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+bundleName(c)+`.pdf"`)
-	w.Write(buf.Bytes())
+	if sum != "" {
+		w.Header().Set(HeaderPDFSHA256, sum)
+	}
+	w.Write(pdf)
 }
 
 // handlePortalCaseBundle serves GET /api/v1/portal/cases/{id}/bundle: the auto's sealed evidence
