@@ -1,6 +1,8 @@
-// Package cases is the administrative process of an auto de infração as a pure domain: what
-// must hold before an auto is issued, in Portuguese for the agent. It reads no database and
-// keeps no state; the store persists what it decides and the API applies it.
+// Package cases is the office of the auto de infração: the whole life of an auto after its
+// draft as a domain — what must hold before it is issued, the penalty calculus at issue, the
+// administrative process after it, who may record each act — in Portuguese for the agent. The
+// Office runs each act as one transaction of a Ledger; it speaks no SQL and no HTTP: the store
+// persists what it decides and the API translates HTTP to it.
 package cases
 
 import (

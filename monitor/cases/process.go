@@ -25,7 +25,7 @@ import (
 // A case's state is a penalty.Status; what happened on which day is in Status. The package
 // checks an act against both and the day (Check), folds an accepted act into the status
 // (Status.Apply), and says what comes next, by when and by whom (Case.Next). It reads no
-// database: the store persists the events and the API applies the roles.
+// database: the Office (office.go) records the acts through a Ledger the store implements.
 
 // Actions on a case: the kinds of its events.
 const (
