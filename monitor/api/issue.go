@@ -12,8 +12,8 @@ type IssueRefusal struct {
 }
 
 // office is the office of the auto (monitor/cases) the server's acts on autos run through: the
-// case store as its ledger with the profile and the registry of Config.Cases; without them, the
-// drafts store, where issuing a draft only numbers it.
+// case store as its ledger with the profile of Config.Cases; without them the drafts store,
+// where the office refuses to issue (no auto without its penalty calculus).
 func (s *Server) office() *cases.Office {
 	o := &cases.Office{Key: s.draftKey, Now: s.casesNow}
 	if l, ok := s.drafts.(cases.Ledger); ok {

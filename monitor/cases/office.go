@@ -119,8 +119,8 @@ type Ledger interface {
 // Office runs the acts on autos.
 type Office struct {
 	Ledger Ledger
-	// Profile is the legal profile: the calculus, the deadlines, the time zone. nil: an issued
-	// draft is only numbered, without a case (no act of the process can follow).
+	// Profile is the legal profile: the calculus, the deadlines, the time zone. nil: no auto is
+	// issued (the calculus is part of every auto) and no act is recorded.
 	Profile *profile.Profile
 	// Key is the monitor's public key, against which a draft's seal is verified.
 	Key ed25519.PublicKey
@@ -133,6 +133,11 @@ type Office struct {
 	GroundsMissing func(ctx context.Context, d *drafts.Draft) []string
 	Now            func() time.Time // default time.Now
 }
+
+// errNoProfile refuses an issue without the legal profile: the penalty calculus — the amount
+// in UFMP and in reais at the confirmed UFMP value, the recidivism decided — is part of every
+// auto.
+var errNoProfile = &Error{Kind: Conflict, Msg: "O auto não pode ser emitido: o perfil legal não está carregado, e o cálculo da penalidade (valor em UFMP e em reais, reincidência) é parte de todo auto."}
 
 // now is the time of an act, to the millisecond the ledger keeps.
 func (o *Office) now() time.Time {
@@ -218,10 +223,13 @@ func (o *Office) licenseeAtFact(ctx context.Context, d *drafts.Draft) *Licensee 
 // against the issue (a refusal is audited and returned as a Conflict *Error with its Reasons),
 // the next notice number, the draft marked issued, its case with the penalty calculus made over
 // every earlier notice of its licensee (Art. 44, 48, 52, 53), the audit entries and the public
-// verification code. It returns the case (nil without a Profile) and the notice number.
+// verification code. It returns the case and the notice number.
 func (o *Office) Issue(ctx context.Context, id, reason string, a Actor) (*Case, string, error) {
 	if err := MayAct(o.Profile, a.Role, ActionIssue); err != nil {
 		return nil, "", err
+	}
+	if o.Profile == nil {
+		return nil, "", errNoProfile
 	}
 	at := o.now()
 	var c *Case
@@ -239,20 +247,14 @@ func (o *Office) Issue(ctx context.Context, id, reason string, a Actor) (*Case, 
 		if refused = o.Blockers(ctx, &d.Doc, integrity, a); len(refused) > 0 {
 			return b.Audit(ctx, a, AuditIssueRefused, "draft:"+id, nil, map[string]any{"reasons": refused})
 		}
-		year := at.Year()
-		if o.Profile != nil {
-			year = at.In(o.Profile.Location()).Year()
+		res, err := o.assess(ctx, b, d.Doc.Licensee, func(p *profile.Profile) (*profile.Profile, penalty.Offence, error) {
+			pp, off := draftOffence(p, &d.Doc, at)
+			return pp, off, nil
+		})
+		if err != nil {
+			return err
 		}
-		var res *penalty.Result
-		if o.Profile != nil {
-			if res, err = o.assess(ctx, b, d.Doc.Licensee, func(p *profile.Profile) (*profile.Profile, penalty.Offence, error) {
-				pp, off := draftOffence(p, &d.Doc, at)
-				return pp, off, nil
-			}); err != nil {
-				return err
-			}
-		}
-		if notice, err = b.NextNumber(ctx, year); err != nil {
+		if notice, err = b.NextNumber(ctx, at.In(o.Profile.Location()).Year()); err != nil {
 			return err
 		}
 		if err := b.MarkIssued(ctx, id, notice, a.User, reason, at); err != nil {
@@ -264,9 +266,6 @@ func (o *Office) Issue(ctx context.Context, id, reason string, a Actor) (*Case, 
 		}
 		if _, err := b.PublicCode(ctx, id); err != nil {
 			return err
-		}
-		if o.Profile == nil {
-			return nil
 		}
 		c = &Case{Notice: notice, Origin: OriginDraft, DraftID: id, Vehicle: d.Doc.Vehicle, Licensee: d.Doc.Licensee,
 			Offence: d.Doc.Start.Time, Issued: at, Assessment: res,
@@ -290,7 +289,7 @@ func (o *Office) IssueManual(ctx context.Context, m ManualNotice, a Actor) (*Cas
 		return nil, err
 	}
 	if o.Profile == nil {
-		return nil, conflictf("o perfil legal não está carregado: não é possível emitir autos manuais.")
+		return nil, errNoProfile
 	}
 	at := o.now()
 	var c *Case
