@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// groundsMissing is the last check before an auto is issued: an episode of the draft that, as
+// cases.EpisodeGrounds over the store is the last check before an auto is issued: an episode of the draft that, as
 // stored now, does not ground an auto (and has no verification that supplies its missing
 // ground), or that is not in the store at all, is a grounds_missing reason.
 func TestGroundsMissing(t *testing.T) {
@@ -35,7 +36,7 @@ func TestGroundsMissing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check := groundsMissing(db)
+	check := cases.EpisodeGrounds(db.Episode, store.ErrNotFound)
 	if got := check(ctx, &drafts.Draft{Facts: []drafts.Fact{{EpisodeID: grounded.ID}}}); len(got) != 0 {
 		t.Errorf("a grounded episode: %q, want no reason", got)
 	}

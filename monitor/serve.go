@@ -28,6 +28,7 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/batchsig"
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/judge"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -341,7 +342,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore: regStore,
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore, Now: now,
-			GroundsMissing: groundsMissing(db)},
+			GroundsMissing: cases.EpisodeGrounds(db.Episode, store.ErrNotFound)},
 		TrustedProxies: c.http.trusted,
 		DeadLetters:    deadLetters,
 		Triage:         db,
@@ -452,32 +453,4 @@ func monitorMQTTOptions(c serveConfig, tlsCfg *tls.Config, log *slog.Logger, han
 		o.SetTLSConfig(tlsCfg)
 	}
 	return o
-}
-
-// groundsMissing says which episodes of a draft do not ground an auto as the store holds them
-// now (grounds_auto false and no agent's verification that supplies the missing ground): the
-// drafter makes no draft of them, so this is the last check before an auto is issued.
-func groundsMissing(db *store.DB) func(ctx context.Context, d *drafts.Draft) []string {
-	return func(ctx context.Context, d *drafts.Draft) []string {
-		var missing []string
-		for _, f := range d.Facts {
-			ep, err := db.Episode(ctx, f.EpisodeID)
-			if errors.Is(err, store.ErrNotFound) {
-				missing = append(missing, fmt.Sprintf("episódio %s não encontrado", f.EpisodeID))
-				continue
-			}
-			if err != nil {
-				missing = append(missing, fmt.Sprintf("episódio %s: não foi possível lê-lo (%v)", f.EpisodeID, err))
-				continue
-			}
-			if !ep.Draftable() {
-				note := ep.GroundsNote
-				if note == "" {
-					note = "não fundamenta auto de infração"
-				}
-				missing = append(missing, fmt.Sprintf("episódio %s (%s): %s", ep.ID, ep.Rule, note))
-			}
-		}
-		return missing
-	}
 }

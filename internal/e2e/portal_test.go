@@ -18,6 +18,7 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -60,7 +61,8 @@ func TestPortalInTheBrowser(t *testing.T) {
 	var mine int64
 	for _, m := range []store.ManualNotice{{Vehicle: "PIU-001", Licensee: "L1"}, {Vehicle: "PIU-003", Licensee: "L2"}} {
 		m.Infractions, m.Offence = []string{"art16"}, start
-		c, err := db.IssueManual(ctx, m, p, start.Add(time.Hour), store.Actor{User: "joao"})
+		o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return start.Add(time.Hour) }}
+		c, err := o.IssueManual(ctx, m, store.Actor{User: "joao", Role: store.RoleFiscal})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +72,8 @@ func TestPortalInTheBrowser(t *testing.T) {
 	}
 	// Delivered by post the next day: the defence may be filed.
 	now := start.Add(48 * time.Hour)
-	if _, _, err := db.CaseAct(ctx, mine, store.CaseAction{Action: store.ActionNotify, Mode: "mail", Date: "2026-11-04"}, p, now, store.Actor{User: "joao"}); err != nil {
+	o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return now }}
+	if _, _, err := o.Act(ctx, mine, store.CaseAction{Action: store.ActionNotify, Mode: "mail", Date: "2026-11-04"}, store.Actor{User: "joao", Role: store.RoleFiscal}); err != nil {
 		t.Fatal(err)
 	}
 	attachment := filepath.Join(t.TempDir(), "comprovante.pdf")
@@ -166,7 +169,7 @@ func TestPortalInTheBrowser(t *testing.T) {
 	b.shot("portal-defesa")
 	c, err := db.CaseByID(ctx, mine)
 	if err != nil || c.State != "defence_filed" || c.DefenceFiled != "2026-11-05" {
-		t.Errorf("after the defence in the browser: %+v %v", c.CaseStatus, err)
+		t.Errorf("after the defence in the browser: %+v %v", c.Status, err)
 	}
 
 	// The control room reads it: signed out, the admin signs in and opens the case.
@@ -204,8 +207,9 @@ func TestCaseElectronicFallbackInTheBrowser(t *testing.T) {
 	}
 	reg.SetLocation(p.Location())
 	issued := time.Date(2026, 11, 3, 11, 0, 0, 0, p.Location())
-	c, err := db.IssueManual(ctx, store.ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"}, Offence: issued.Add(-time.Hour)},
-		p, issued, store.Actor{User: "joao"})
+	o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return issued }}
+	c, err := o.IssueManual(ctx, store.ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"}, Offence: issued.Add(-time.Hour)},
+		store.Actor{User: "joao", Role: store.RoleFiscal})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
 	"github.com/trenzinho/trenzinho/profile"
@@ -47,8 +48,9 @@ func TestTransparencyPageInTheBrowser(t *testing.T) {
 	start := time.Date(2026, 11, 3, 10, 0, 0, 0, loc)
 	fleettest.Play(t, engine, db, &seq, fleettest.Trip{Vehicle: "PIU-001", Card: "0000000086H101", Start: start,
 		Seconds: fleettest.Drive(-20.84, -40.73, fleettest.Speeding()...)})
-	if _, err := db.IssueManual(ctx, store.ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"},
-		Offence: start}, p, start.Add(time.Hour), store.Actor{User: "joao"}); err != nil {
+	o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return start.Add(time.Hour) }}
+	if _, err := o.IssueManual(ctx, store.ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"},
+		Offence: start}, store.Actor{User: "joao", Role: store.RoleFiscal}); err != nil {
 		t.Fatal(err)
 	}
 	srv := api.New(api.Config{Users: db, Audit: db, Episodes: db, RegistryStore: reg, Transparency: db,

@@ -21,12 +21,11 @@ import (
 	"github.com/trenzinho/trenzinho/wire"
 )
 
-// Cases is the store of the notices and their process after issue (store.DB implements it).
+// Cases is the store of the notices and their process after issue (store.DB implements it): the
+// ledger the office of the auto runs its acts in (cases.Ledger), and what the API reads.
 type Cases interface {
-	IssueDraft(ctx context.Context, id, reason string, p *profile.Profile, at time.Time, actor store.Actor) (*store.Case, error)
-	IssueManual(ctx context.Context, m store.ManualNotice, p *profile.Profile, at time.Time, actor store.Actor) (*store.Case, error)
+	cases.Ledger
 	ImportNotices(ctx context.Context, ns []store.ImportedNotice, at time.Time, actor store.Actor) ([]*store.Case, error)
-	CaseAct(ctx context.Context, id int64, a store.CaseAction, p *profile.Profile, now time.Time, actor store.Actor) (before, after *store.Case, err error)
 	CaseByID(ctx context.Context, id int64) (*store.Case, error)
 	CaseByDraft(ctx context.Context, draftID string) (*store.Case, error)
 	Cases(ctx context.Context, f store.CaseFilter, limit int, cursor string) ([]*store.Case, string, error)
@@ -38,8 +37,9 @@ type Cases interface {
 type CasesConfig struct {
 	Store   Cases
 	Profile *profile.Profile // required: the calculus, the deadlines, the time zone
-	// Registry finds the licensee of a vehicle and licensees by id or CNPJ; nil: none is known
-	// (the calculus then says recidivism cannot be checked).
+	// Registry finds the licensee of a vehicle and licensees by id or CNPJ for manual notices;
+	// nil: none is known. The issue of a draft reads the registry's record sealed in the draft,
+	// as its auto prints it.
 	Registry *registry.Store
 	Now      func() time.Time // default time.Now
 	// LicenseeAtFact finds the licensee responsible for a draft's facts (Art. 48, § 2º) on the
@@ -76,21 +76,7 @@ func (s *Server) casesNow() time.Time {
 
 func actor(r *http.Request) store.Actor {
 	u := userFrom(r.Context())
-	return store.Actor{User: u.Name, RemoteAddr: remoteIP(r), Agent: u.Agent}
-}
-
-// decide records an agent's decision on a draft. With a case store, issuing also opens the
-// draft's case and makes the penalty calculus, audited as case.issue; without one, the draft is
-// only numbered.
-func (s *Server) decide(r *http.Request, d *store.DraftRecord, decision, reason, user string) (string, error) {
-	if s.cases == nil || s.cases.Store == nil || s.cases.Profile == nil || decision != drafts.StatusIssued {
-		return s.drafts.DecideDraft(r.Context(), d.Sealed.ID, decision, reason, user, s.casesNow())
-	}
-	c, err := s.cases.Store.IssueDraft(r.Context(), d.Sealed.ID, reason, s.cases.Profile, s.casesNow(), actor(r))
-	if err != nil {
-		return "", err
-	}
-	return c.Notice, nil
+	return store.Actor{User: u.Name, RemoteAddr: remoteIP(r), Role: u.Role, Agent: u.Agent}
 }
 
 // DecisionAnswer is the answer of POST /api/v1/drafts/{id}/decision: the draft, and the case
@@ -192,7 +178,7 @@ func (s *Server) caseView(c *store.Case) CaseView {
 	v := CaseView{ID: c.ID, Notice: c.Notice, Origin: c.Origin, DraftID: c.DraftID, Vehicle: c.Vehicle, Licensee: c.Licensee,
 		LicenseeName: c.LicenseeName, LicenseeCNPJ: c.LicenseeCNPJ, Rules: c.Rules, Articles: c.Articles, Penalty: c.Penalty,
 		Warning: c.Warning, OffenceAt: wire.NewTime(c.Offence), IssuedAt: wire.NewTime(c.Issued), IssuedBy: c.IssuedBy,
-		Manual: c.Manual, CaseStatus: c.CaseStatus, StateText: store.StateText(c.State), Assessment: c.Assessment,
+		Manual: c.Manual, CaseStatus: c.Status, StateText: store.StateText(c.State), Assessment: c.Assessment,
 		Allowed: c.Allowed(), UpdatedAt: wire.NewTime(c.UpdatedAt)}
 	if v.Articles == nil {
 		v.Articles = []string{}
@@ -219,7 +205,7 @@ func (s *Server) caseView(c *store.Case) CaseView {
 			}
 		}
 	}
-	pc := c.Process()
+	pc := c
 	if c.Origin == store.OriginImport {
 		v.FineSuspended.Suspended, v.FineSuspended.Explanation = penalty.FineSuspended(p, c.PenaltyNotice(p), s.casesNow())
 	} else {
@@ -352,18 +338,7 @@ func (s *Server) handleDraftCaseAction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a store.CaseAction) {
-	// The acts that decide on an auto are the competent authority's (the appeal's, the
-	// superior authority's), never its issuer's nor, for the appeal, who decided the defence.
-	u := userFrom(r.Context())
-	if !u.Role.AtLeast(store.Role(cases.RoleFor(s.cases.Profile, a.Action))) {
-		s.writeError(w, r, http.StatusForbidden, cases.RoleRequired(s.cases.Profile, a.Action))
-		return
-	}
-	if msg := c.Process().Impediment(a.Action, u.Name); msg != "" {
-		s.writeError(w, r, http.StatusConflict, msg)
-		return
-	}
-	_, after, err := s.cases.Store.CaseAct(r.Context(), c.ID, a, s.cases.Profile, s.casesNow(), actor(r))
+	_, after, err := s.office().Act(r.Context(), c.ID, a, actor(r))
 	if err != nil {
 		s.fail(w, r, err, "auto")
 		return
@@ -467,7 +442,7 @@ func (s *Server) handleManualNotice(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	c, err := s.cases.Store.IssueManual(r.Context(), m, s.cases.Profile, now, actor(r))
+	c, err := s.office().IssueManual(r.Context(), m, actor(r))
 	if err != nil {
 		s.fail(w, r, err, "auto")
 		return

@@ -49,6 +49,7 @@ type caseFixture struct {
 	auth    string // an autoridade who issued nothing
 	viewer  string
 	drafted int
+	reg     *registry.Store
 }
 
 func newCaseFixture(t *testing.T) *caseFixture {
@@ -81,7 +82,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 	}
 	reg.SetLocation(p.Location())
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
-	cf := &caseFixture{key: key, p: p, clock: at(2026, 11, 29, 15)}
+	cf := &caseFixture{key: key, p: p, reg: reg, clock: at(2026, 11, 29, 15)}
 	cf.fixture = newFixture(t, func(c *api.Config) {
 		db := c.Episodes.(*store.DB)
 		c.Drafts, c.DraftKey = db, key.Public().(ed25519.PublicKey)
@@ -166,7 +167,22 @@ func (cf *caseFixture) draft(t *testing.T, vehicle, licensee, rule string, start
 		Software: "test", ProfileID: "piuma", ProfileVer: cf.p.Version,
 		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: rule, Article: r.Article, LegalText: r.Text, Description: "Fato de teste.",
 			Start: s, End: e, DurationS: 40, Peak: 45, Unit: "km/h", Limit: 37, Source: "tacho"}}}
+	d.Registry = cf.snapshot(vehicle, licensee)
 	return cf.seal(t, d)
+}
+
+// snapshot is the registry's record of the vehicle and licensee as the drafter seals it in a
+// draft; nil when the vehicle or the licensee is not in the registry.
+func (cf *caseFixture) snapshot(vehicle, licensee string) *drafts.Registered {
+	v, ok := cf.reg.Vehicle(vehicle)
+	if !ok || licensee == "" {
+		return nil
+	}
+	r := &drafts.Registered{Licensee: licensee, Plate: v.Plate}
+	if l, ok := cf.reg.Licensee(licensee); ok {
+		r.RazaoSocial, r.CNPJ, r.Address = l.RazaoSocial, l.CNPJ, l.Address
+	}
+	return r
 }
 
 // seal stores d sealed at the head of the chain and returns its id.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -40,28 +41,10 @@ type DraftView struct {
 	IssueBlockers []cases.Reason `json:"issue_blockers"`
 }
 
-// verify re-checks a stored draft: the bundle against its hash, the monitor's signature, the
-// chain link to the previous draft, and the draft row against the draft in the bundle. Editing
-// any of them in the database shows here.
+// verify re-checks a stored draft (cases.VerifyDraft): editing the bundle, its signature, the
+// chain or the draft row in the database shows here.
 func (s *Server) verify(ctx context.Context, d *store.DraftRecord) string {
-	b, err := drafts.Verify(&d.Sealed, s.draftKey)
-	if err != nil {
-		return err.Error()
-	}
-	if d.Sealed.Seq > 1 {
-		prev, err := s.drafts.HashAt(ctx, d.Sealed.Seq-1)
-		if err != nil || prev != d.Sealed.PrevHash {
-			return "o encadeamento com o auto anterior não confere"
-		}
-	} else if d.Sealed.PrevHash != "" {
-		return "o encadeamento com o auto anterior não confere"
-	}
-	row, _ := json.Marshal(&d.Doc)
-	sealed, _ := json.Marshal(&b.Draft)
-	if string(row) != string(sealed) {
-		return "os dados do auto no banco diferem dos selados no pacote de evidências"
-	}
-	return "ok"
+	return cases.VerifyDraft(ctx, s.draftKey, s.drafts.HashAt, &d.Sealed, &d.Doc)
 }
 
 func (s *Server) summary(ctx context.Context, d *store.DraftRecord) view.DraftSummary {
@@ -119,7 +102,7 @@ func (s *Server) handleDraft(w http.ResponseWriter, r *http.Request) {
 	v.Case = s.draftCase(r.Context(), d.Sealed.ID)
 	v.IssueBlockers = []cases.Reason{}
 	if d.Status == drafts.StatusDraft {
-		if rs := s.issueBlockers(r.Context(), d, userFrom(r.Context())); rs != nil {
+		if rs := s.office().Blockers(r.Context(), &d.Doc, v.Integrity, actor(r)); rs != nil {
 			v.IssueBlockers = rs
 		}
 	}
@@ -166,18 +149,56 @@ func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusConflict, "integridade do auto violada: "+status)
 		return
 	}
-	var buf bytes.Buffer
-	if err := s.renderPDF(&buf, d); err != nil {
+	pdf, sum, err := s.documentPDF(r.Context(), d)
+	if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: auditDraftPDF, Object: "draft:" + d.Sealed.ID})
+	if sum != "" {
+		w.Header().Set(HeaderPDFSHA256, sum)
+	}
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `inline; filename="`+pdfName(d)+`"`)
 	// The review page previews the PDF in a frame: its own origin may frame it, no other.
 	w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 	w.Header().Set("Content-Security-Policy", "frame-ancestors 'self'")
-	w.Write(buf.Bytes())
+	w.Write(pdf)
+}
+
+// HeaderPDFSHA256 carries the SHA-256 (hex) of an issued auto's frozen PDF, the hash the
+// monitor registered for it (the public page recognises it).
+const HeaderPDFSHA256 = "X-Trenzinho-PDF-SHA256"
+
+// frozenPDFs keeps the notified document (store.DB implements it).
+type frozenPDFs interface {
+	FrozenPDF(ctx context.Context, draftID string) ([]byte, string, error)
+	FreezePDF(ctx context.Context, draftID string, pdf []byte) ([]byte, string, error)
+}
+
+// documentPDF is the PDF of a draft. An issued auto's is frozen: the bytes rendered at its issue
+// (or at its first download, for autos issued before documents were frozen), served as they
+// are whatever the profile or the map tiles say later, with their SHA-256 (hex). A draft still
+// to decide is rendered anew (the review's preview), without a hash.
+func (s *Server) documentPDF(ctx context.Context, d *store.DraftRecord) ([]byte, string, error) {
+	f, frozen := s.drafts.(frozenPDFs)
+	if frozen && d.Status == drafts.StatusIssued {
+		pdf, sum, err := f.FrozenPDF(ctx, d.Sealed.ID)
+		if err == nil {
+			return pdf, sum, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, "", err
+		}
+	}
+	var buf bytes.Buffer
+	if err := s.renderPDF(&buf, d); err != nil {
+		return nil, "", err
+	}
+	if !frozen || d.Status != drafts.StatusIssued {
+		return buf.Bytes(), "", nil
+	}
+	return f.FreezePDF(ctx, d.Sealed.ID, buf.Bytes())
 }
 
 // pdfName is the file name of a draft's PDF: the auto's number once issued, "/" made "-"
@@ -212,27 +233,44 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if decision == drafts.StatusIssued && d.Status == drafts.StatusDraft && s.refuseIssue(w, r, d) {
-		return
+	if decision == drafts.StatusIssued {
+		// The office of the auto decides and records the issue in one transaction: the
+		// checks, the number, the case with the calculus, the audit, the public code.
+		o := s.office()
+		if o.Ledger == nil {
+			s.internalError(w, r, errors.New("no ledger to issue autos in"))
+			return
+		}
+		if _, _, err := o.Issue(r.Context(), d.Sealed.ID, req.Reason, actor(r)); err != nil {
+			s.fail(w, r, err, "auto")
+			return
+		}
+	} else {
+		if status := s.verify(r.Context(), d); status != "ok" {
+			s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser decidido: "+status)
+			return
+		}
+		user := userFrom(r.Context())
+		notice, err := s.drafts.DecideDraft(r.Context(), d.Sealed.ID, decision, req.Reason, user.Name, s.casesNow())
+		if err != nil {
+			s.fail(w, r, err, "auto")
+			return
+		}
+		before, _ := json.Marshal(map[string]string{"status": d.Status})
+		after, _ := json.Marshal(map[string]string{"status": decision, "notice": notice, "reason": req.Reason})
+		s.record(r, store.AuditEntry{User: user.Name, Action: "draft." + req.Decision, Object: "draft:" + d.Sealed.ID, Before: before, After: after})
 	}
-	if status := s.verify(r.Context(), d); status != "ok" {
-		s.writeError(w, r, http.StatusConflict, "integridade do auto violada, não pode ser decidido: "+status)
-		return
-	}
-	user := userFrom(r.Context())
-	notice, err := s.decide(r, d, decision, req.Reason, user.Name) // cases.go: issuing opens the case
-	if err != nil {
-		s.fail(w, r, err, "auto")
-		return
-	}
-	before, _ := json.Marshal(map[string]string{"status": d.Status})
-	after, _ := json.Marshal(map[string]string{"status": decision, "notice": notice, "reason": req.Reason})
-	s.record(r, store.AuditEntry{User: user.Name, Action: "draft." + req.Decision, Object: "draft:" + d.Sealed.ID, Before: before, After: after})
 	d, ok = s.loadDraft(w, r)
 	if !ok {
 		return
 	}
-	s.assignPublicCode(r.Context(), d) // public.go: the issued auto's verification code
+	if d.Status == drafts.StatusIssued && s.renderPDF != nil {
+		// The notified document is frozen now, as issued. A failure is logged, not answered:
+		// the auto is issued, and its first download freezes it.
+		if _, _, err := s.documentPDF(r.Context(), d); err != nil {
+			s.log.Error("freezing the issued auto's PDF", "draft", d.Sealed.ID, "err", err)
+		}
+	}
 	if s.hub != nil {
 		s.hub.Publish(EventDraft, s.summary(r.Context(), d))
 	}

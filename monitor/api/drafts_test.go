@@ -15,6 +15,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/wire"
 )
 
@@ -28,7 +29,7 @@ func sealDraft(t *testing.T, db *store.DB, key ed25519.PrivateKey, id string, fi
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Rules: []string{"speed"},
 		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: fine, Start: now, End: now, CreatedAt: now,
 		Licensee: "L1", Registry: &drafts.Registered{Licensee: "L1", RazaoSocial: "Trenzinho Alegria da Orla Ltda",
-			CNPJ: "11222333000181", Address: "Avenida Beira-Mar, 1000, Centro, Piúma-ES"}}
+			CNPJ: "11222333000181", Address: "Avenida Beira-Mar, 1000, Centro, Piúma-ES", Plate: "ABC1D23"}}
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +43,35 @@ func sealDraft(t *testing.T, db *store.DB, key ed25519.PrivateKey, id string, fi
 	}
 }
 
+// confirmedPiuma is the Piúma profile with its UFMP value confirmed, as issuing requires.
+func confirmedPiuma() *profile.Profile {
+	p := profile.Piuma()
+	p.FiscalUnit.ConfirmedBy, p.FiscalUnit.Act = "Secretaria Municipal de Finanças", "Decreto nº 1/2026"
+	return p
+}
+
+// Without the legal profile no auto is issued: the penalty calculus is part of every auto.
+func TestIssueNeedsTheProfile(t *testing.T) {
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	f := newFixture(t, func(c *api.Config) {
+		c.Drafts = c.Episodes.(*store.DB)
+		c.DraftKey = key.Public().(ed25519.PublicKey)
+	})
+	if _, err := f.db.CreateUser(context.Background(), "joao", "senha-do-joao", store.RoleFiscal); err != nil {
+		t.Fatal(err)
+	}
+	setAgent(t, f.db, "joao", "João Batista Moreira", "FP-0042", "Agente de Fiscalização de Posturas")
+	sealDraft(t, f.db, key, "D1", 400)
+	_, fiscal := f.login("joao", "senha-do-joao")
+	code, body, _ := f.do("POST", "/api/v1/drafts/D1/decision", map[string]string{"decision": "issue"}, session{bearer: fiscal})
+	if code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "cálculo da penalidade") {
+		t.Errorf("issued without the profile: %d %s", code, body)
+	}
+	if d, err := f.db.DraftByID(context.Background(), "D1"); err != nil || d.Status != "draft" || d.Notice != "" {
+		t.Errorf("the refused draft: %+v %v", d, err)
+	}
+}
+
 func TestDraftsIssueAndTamper(t *testing.T) {
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	var dbPath string
@@ -49,6 +79,7 @@ func TestDraftsIssueAndTamper(t *testing.T) {
 		c.Drafts = c.Episodes.(*store.DB)
 		c.DraftKey = key.Public().(ed25519.PublicKey)
 		dbPath = c.Drafts.(*store.DB).Path()
+		c.Cases = &api.CasesConfig{Store: c.Episodes.(*store.DB), Profile: confirmedPiuma()}
 	})
 	if _, err := f.db.CreateUser(context.Background(), "joao", "senha-do-joao", store.RoleFiscal); err != nil {
 		t.Fatal(err)

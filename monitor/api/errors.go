@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/registry"
 )
@@ -19,13 +20,16 @@ import (
 // A handler answers with fail what a store call returned; internalError is for what can only be
 // the server's own failure (encoding an answer, rendering a PDF, re-reading what it just wrote).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, what string) {
-	var ce *store.CaseError
+	var ce *cases.Error
 	switch {
-	// The case store: an act refused by the process (409) or malformed (400), in its words.
-	case errors.As(err, &ce) && ce.Conflict:
-		s.writeError(w, r, http.StatusConflict, ce.Msg)
+	// The office of the auto (monitor/cases): an act it refuses, in its words — malformed
+	// (400), beyond the user's role (403), or contradicting the case (409; a refused issue
+	// with every reason at once).
+	case errors.As(err, &ce) && ce.Kind == cases.Conflict && len(ce.Reasons) > 0:
+		s.writeJSON(w, r, http.StatusConflict, IssueRefusal{Error: ce.Msg, Reasons: ce.Reasons})
 	case errors.As(err, &ce):
-		s.writeError(w, r, http.StatusBadRequest, ce.Msg)
+		s.writeError(w, r, map[cases.Kind]int{cases.Invalid: http.StatusBadRequest, cases.Forbidden: http.StatusForbidden,
+			cases.Conflict: http.StatusConflict}[ce.Kind], ce.Msg)
 
 	case errors.Is(err, store.ErrBadCursor):
 		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")

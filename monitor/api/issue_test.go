@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,8 +14,10 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/cases"
+	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/rules"
+	"github.com/trenzinho/trenzinho/wire"
 )
 
 func reasonCodes(rs []cases.Reason) []string {
@@ -176,14 +180,15 @@ func TestOnlyAnImpartialAutoridadeDecides(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(string(body), `"state":"defence_rejected"`) && !strings.Contains(string(body), `"state":"confirmed"`) {
 		t.Errorf("the autoridade could not decide: %d %s", code, body)
 	}
-	// The store refuses the issuer too, whoever calls it.
+	// The office refuses the issuer too, whoever calls it, whatever the role.
 	c, err := cf.db.CaseByDraft(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = cf.db.CaseAct(ctx, c.ID, store.CaseAction{Action: "divida_ativa", Date: "2026-12-01"}, cf.p, at(2026, 12, 1, 10), store.Actor{User: "chefe"})
+	o := &cases.Office{Ledger: cf.db, Profile: cf.p, Now: func() time.Time { return at(2026, 12, 1, 10) }}
+	_, _, err = o.Act(ctx, c.ID, store.CaseAction{Action: "divida_ativa", Date: "2026-12-01"}, store.Actor{User: "chefe", Role: store.RoleAdmin})
 	var ce *store.CaseError
-	if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
+	if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
 		t.Errorf("store: %v", err)
 	}
 }
@@ -215,5 +220,97 @@ func TestAnnulmentExOfficio(t *testing.T) {
 	cf.mustAct(t, paid, map[string]any{"action": "pay", "date": "2026-10-06"})
 	if code, _, body := cf.act(t, paid, annul); code != http.StatusConflict {
 		t.Errorf("a paid fine annulled: %d %s", code, body)
+	}
+}
+
+// The issue reads what the auto prints: the registry's record sealed with the draft. A draft
+// whose sealed record lacks the licensee's razão social, CNPJ and address is refused even when
+// today's registry has them (its auto would print "razão social e CNPJ não informados"), one
+// without the vehicle's plate is refused, and so is an issue dated before the end of the facts.
+func TestIssueReadsWhatTheAutoPrints(t *testing.T) {
+	cf := newCaseFixture(t)
+	ctx := context.Background()
+	now := at(2026, 11, 29, 15)
+	cf.setClock(now)
+	good := cf.draft(t, "PIU-001", "L1", "speed", now.Add(-2*time.Hour))
+	d, err := cf.db.DraftByID(ctx, good)
+	if err != nil || d.Doc.Registry == nil || d.Doc.Registry.Plate == "" || d.Doc.Registry.RazaoSocial == "" {
+		t.Fatalf("fixture draft: %+v %v", d, err)
+	}
+	variant := func(suffix string, change func(*drafts.Draft)) string {
+		doc := d.Doc
+		reg := *doc.Registry
+		doc.Registry = &reg
+		doc.ID += suffix
+		doc.EpisodeIDs = []string{doc.ID + ".ep"}
+		doc.Facts = slices.Clone(doc.Facts)
+		doc.Facts[0].EpisodeID = doc.ID + ".ep"
+		change(&doc)
+		return cf.seal(t, doc)
+	}
+	noRecord := variant(".norecord", func(d *drafts.Draft) { d.Registry = nil })
+	noPlate := variant(".noplate", func(d *drafts.Draft) { d.Registry.Plate = "" })
+	early := variant(".early", func(d *drafts.Draft) {
+		end := wire.NewTime(now.Add(time.Hour))
+		d.End, d.Facts[0].End = end, end
+	})
+	for _, c := range []struct {
+		id   string
+		want []string
+	}{
+		{noRecord, []string{cases.ReasonLicenseeUnidentified, cases.ReasonVehicleUnidentified}},
+		{noPlate, []string{cases.ReasonVehicleUnidentified}},
+		{early, []string{cases.ReasonIssueBeforeFacts}},
+	} {
+		code, body, _ := cf.do("POST", "/api/v1/drafts/"+c.id+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal})
+		var ref api.IssueRefusal
+		if code != http.StatusConflict || json.Unmarshal(body, &ref) != nil || !slices.Equal(reasonCodes(ref.Reasons), c.want) {
+			t.Errorf("%s: %d %s, want %v", c.id, code, body, c.want)
+		}
+	}
+	if code, body, _ := cf.do("POST", "/api/v1/drafts/"+good+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal}); code != http.StatusOK {
+		t.Errorf("the sealed record complete: %d %s", code, body)
+	}
+}
+
+// The notified document is frozen: an issued auto's PDF is the one rendered at its issue, served
+// byte for byte after the profile changed, with the SHA-256 the monitor registered for it.
+func TestIssuedPDFIsFrozen(t *testing.T) {
+	cf := newCaseFixture(t)
+	ctx := context.Background()
+	now := at(2026, 11, 29, 15)
+	id := cf.draft(t, "PIU-001", "L1", "speed", now.Add(-2*time.Hour))
+	cf.issue(t, id, now)
+	get := func() ([]byte, string) {
+		t.Helper()
+		code, body, h := cf.do("GET", "/api/v1/drafts/"+id+"/pdf", nil, session{bearer: cf.fiscal})
+		if code != http.StatusOK || !strings.HasPrefix(string(body), "%PDF") {
+			t.Fatalf("pdf: %d %.80s", code, body)
+		}
+		return body, h.Get(api.HeaderPDFSHA256)
+	}
+	first, sum := get()
+	cf.p.Defence.To = "Outra autoridade, de outro endereço"
+	second, sum2 := get()
+	if string(first) != string(second) || sum == "" || sum2 != sum {
+		t.Fatalf("the auto changed after the profile did: %d and %d bytes, hashes %q %q", len(first), len(second), sum, sum2)
+	}
+	h := sha256.Sum256(first)
+	if hex.EncodeToString(h[:]) != sum {
+		t.Errorf("header hash %s is not the document's", sum)
+	}
+	if ok, err := cf.db.IsPublicPDF(ctx, id, sum); err != nil || !ok {
+		t.Errorf("the frozen PDF's hash is not registered: %v %v", ok, err)
+	}
+	frozen, fh, err := cf.db.FrozenPDF(ctx, id)
+	if err != nil || fh != sum || string(frozen) != string(first) {
+		t.Errorf("frozen at the issue: %s %v", fh, err)
+	}
+	// The frozen document cannot be rewritten.
+	if _, _, err := cf.db.FreezePDF(ctx, id, []byte("%PDF-forged")); err != nil {
+		t.Fatal(err)
+	}
+	if third, _ := get(); string(third) != string(first) {
+		t.Error("a second freeze replaced the document")
 	}
 }

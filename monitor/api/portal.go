@@ -22,10 +22,8 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
-	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
-	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
@@ -40,8 +38,6 @@ import (
 
 // PortalStore is what the portal needs of the store beyond the cases (store.DB implements it).
 type PortalStore interface {
-	OpenInPortal(ctx context.Context, id int64, p *profile.Profile, now time.Time, actor store.Actor) (*store.Case, error)
-	FileOnline(ctx context.Context, id int64, kind, text string, files []store.FilingFile, p *profile.Profile, now time.Time, actor store.Actor) (*store.Filing, *store.Case, error)
 	Filings(ctx context.Context, caseID int64) ([]store.Filing, error)
 	Filing(ctx context.Context, id int64, withData bool) (*store.Filing, error)
 }
@@ -516,22 +512,10 @@ type PortalCase struct {
 	Manual          *store.ManualDetails `json:"manual,omitempty"`
 }
 
-// canFile is what the licensee may file online on the case today: a defence once notified and
-// not yet defended, an appeal against a rejected defence whose decision was notified.
-func canFile(c *store.Case) string {
-	switch {
-	case c.State == penalty.StatusNotified && c.DefenceFiled == "":
-		return store.FilingDefence
-	case c.State == penalty.StatusConfirmed && c.Outcome == store.OutcomeRejected && c.DecisionNotified != "" && c.Appealed == "" && c.Paid == "":
-		return store.FilingAppeal
-	}
-	return ""
-}
-
 func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 	p := s.cases.Profile
 	now := s.casesNow()
-	pc := c.Process()
+	pc := c
 	v := PortalCase{ID: c.ID, Notice: c.Notice, Vehicle: c.Vehicle, IssuedAt: wire.NewTime(c.Issued), State: string(c.State),
 		StateText: store.StateText(c.State), Opened: c.Opening != nil}
 	v.AwaitingCiencia = c.Opening == nil && pc.OpeningCounts(p, now)
@@ -565,7 +549,7 @@ func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 		fs.Suspended, fs.Explanation = pc.Suspended(p, cases.DayOf(now, p.Location()))
 		v.FineSuspended = &fs
 	}
-	v.CanFile = canFile(c)
+	v.CanFile = c.Fileable()
 	if c.DraftID != "" && s.drafts != nil {
 		v.HasBundle = true
 		v.HasPDF = s.renderPDF != nil
@@ -622,7 +606,7 @@ func (s *Server) open(r *http.Request, c *store.Case) (*store.Case, error) {
 	if c.Opening != nil {
 		return c, nil
 	}
-	return s.portal.Store.OpenInPortal(r.Context(), c.ID, s.cases.Profile, s.casesNow(), actor(r))
+	return s.office().Open(r.Context(), c.ID, actor(r))
 }
 
 // handlePortalCase serves GET /api/v1/portal/cases/{id}: the auto, its process and deadlines,
@@ -681,8 +665,8 @@ func (s *Server) handlePortalCasePDF(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var buf bytes.Buffer
-	if err := s.renderPDF(&buf, d); err != nil {
+	pdf, sum, err := s.documentPDF(r.Context(), d)
+	if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
@@ -693,7 +677,10 @@ func (s *Server) handlePortalCasePDF(w http.ResponseWriter, r *http.Request) {
 	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "portal.pdf", Object: "case:" + c.Notice})
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+bundleName(c)+`.pdf"`)
-	w.Write(buf.Bytes())
+	if sum != "" {
+		w.Header().Set(HeaderPDFSHA256, sum)
+	}
+	w.Write(pdf)
 }
 
 // handlePortalCaseBundle serves GET /api/v1/portal/cases/{id}/bundle: the auto's sealed evidence
@@ -838,12 +825,7 @@ func (s *Server) handlePortalFiling(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, http.StatusBadRequest, fmt.Sprintf("o texto deve ter até %d caracteres UTF-8", maxFilingText))
 		return
 	}
-	if can := canFile(c); can != kind {
-		msg := "este auto não admite " + map[string]string{store.FilingDefence: "defesa", store.FilingAppeal: "recurso"}[kind] + " agora: está " + store.StateText(c.State)
-		s.writeError(w, r, http.StatusConflict, msg)
-		return
-	}
-	f, _, err := s.portal.Store.FileOnline(r.Context(), c.ID, kind, text, files, s.cases.Profile, s.casesNow(), actor(r))
+	f, _, err := s.office().File(r.Context(), c.ID, kind, text, files, actor(r))
 	if err != nil {
 		s.fail(w, r, err, "auto")
 		return

@@ -86,17 +86,6 @@ func (s *Server) publicRoutes(root *http.ServeMux) {
 	root.HandleFunc("POST /v/{code}", s.handlePublic)
 }
 
-// assignPublicCode gives a just-issued auto its public code. A failure is logged, not
-// answered: the auto is issued, and the PDF renderer assigns the code when it prints it.
-func (s *Server) assignPublicCode(ctx context.Context, d *store.DraftRecord) {
-	if s.public == nil || s.public.Store == nil || d.Status != drafts.StatusIssued {
-		return
-	}
-	if _, err := s.public.Store.PublicCode(ctx, d.Sealed.ID); err != nil {
-		s.log.Error("public verification code", "draft", d.Sealed.ID, "err", err)
-	}
-}
-
 // KeyFingerprint is drafts.KeyFingerprint: the fingerprint of the monitor's public key.
 func KeyFingerprint(pub ed25519.PublicKey) string { return drafts.KeyFingerprint(pub) }
 

@@ -24,6 +24,7 @@ func TestIssueAssignsThePublicCode(t *testing.T) {
 		c.Drafts = db
 		c.DraftKey = key.Public().(ed25519.PublicKey)
 		c.Public = &api.PublicConfig{Store: db}
+		c.Cases = &api.CasesConfig{Store: db, Profile: confirmedPiuma()}
 	})
 	ctx := context.Background()
 	if _, err := f.db.CreateUser(ctx, "joao", "senha-do-joao", store.RoleFiscal); err != nil {

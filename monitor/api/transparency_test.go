@@ -14,6 +14,7 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
 	"github.com/trenzinho/trenzinho/profile"
@@ -67,7 +68,7 @@ func TestTransparencyMonth(t *testing.T) {
 		fleettest.Play(t, engine, f.db, &seq, tr)
 	}
 
-	fiscal := store.Actor{User: "joao"}
+	fiscal := store.Actor{User: "joao", Role: store.RoleFiscal}
 	for _, n := range []struct {
 		vehicle, licensee string
 		infraction        []string
@@ -77,8 +78,9 @@ func TestTransparencyMonth(t *testing.T) {
 		{"PIU-002", "L1", []string{"art16"}, local(11, 12, 10)},
 		{"PIU-003", "L2", []string{"art16"}, local(10, 30, 14)}, // issued in October
 	} {
-		if _, err := f.db.IssueManual(ctx, store.ManualNotice{Vehicle: n.vehicle, Licensee: n.licensee, LicenseeName: "x",
-			Infractions: n.infraction, Offence: n.at.Add(-time.Hour)}, p, n.at, fiscal); err != nil {
+		o := &cases.Office{Ledger: f.db, Profile: p, Now: func() time.Time { return n.at }}
+		if _, err := o.IssueManual(ctx, store.ManualNotice{Vehicle: n.vehicle, Licensee: n.licensee, LicenseeName: "x",
+			Infractions: n.infraction, Offence: n.at.Add(-time.Hour)}, fiscal); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ var order = []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDe
 	ActionAppeal, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionDividaAtiva, ActionSuspension, ActionAnnul}
 
 var actionText = map[string]string{
+	ActionIssue:                "emitir o auto",
 	ActionDeliveryFailed:       "registrar a tentativa de entrega frustrada",
 	ActionAnnul:                "anular o auto de ofício",
 	ActionNotify:               "registrar a notificação",
@@ -83,7 +84,7 @@ func (c *Case) stateAllows(action string) bool {
 	case ActionSuspension:
 		// Art. 52: a suspension follows specific recidivism, which the calculus at issue found,
 		// on a fine whose decision was notified and is not under appeal; see checkSuspension.
-		return !c.Void() && c.Suspension == nil && c.SuspensionRecommended && c.DecisionNotified != "" && !c.AppealPending()
+		return !c.Void() && c.Suspension == nil && c.suspensionRecommended() && c.DecisionNotified != "" && !c.AppealPending()
 	}
 	return false
 }
@@ -132,7 +133,7 @@ func (c *Case) checkState(p *profile.Profile, action string) error {
 	case action == ActionSuspension && c.Suspension != nil:
 		return conflictf("não é possível %s: já há suspensão registrada no auto %s (a partir de %s, %d dias).",
 			label, c.Notice, br(c.Suspension.From), c.Suspension.Days)
-	case action == ActionSuspension && !c.Void() && c.State != penalty.StatusIssued && !c.SuspensionRecommended:
+	case action == ActionSuspension && !c.Void() && c.State != penalty.StatusIssued && !c.suspensionRecommended():
 		return conflictf("não é possível %s: o cálculo da emissão do auto %s não constatou reincidência específica, condição da suspensão (Art. 52).",
 			label, c.Notice)
 	case (action == ActionSuspension || action == ActionDividaAtiva) && c.AppealPending() && !c.Void():
@@ -436,4 +437,16 @@ func (c *Case) lastStep(loc *time.Location) (day, what string) {
 		}
 	}
 	return day, what
+}
+
+// Fileable is the act the licensee may file online on the case today, ActionDefence or
+// ActionAppeal, as the case's state admits it — the same gate as the control room's
+// (stateAllows); "" when neither. Its date and deadline are Check's, as for every act.
+func (c *Case) Fileable() string {
+	for _, a := range []string{ActionDefence, ActionAppeal} {
+		if c.stateAllows(a) {
+			return a
+		}
+	}
+	return ""
 }

@@ -45,7 +45,7 @@ type Electronic struct {
 // opening in the portal (nil: not opened); ok false when the profile does not enable it or the
 // case is not one the portal notifies (imported).
 func (c *Case) ElectronicNotice(p *profile.Profile, opening *Opening, now time.Time) (Electronic, bool) {
-	if !p.Notification.Electronic || c.Imported || c.Issued.IsZero() {
+	if !p.Notification.Electronic || c.Imported() || c.Issued.IsZero() {
 		return Electronic{}, false
 	}
 	loc := p.Location()

@@ -65,7 +65,7 @@ func TestElectronicWindow(t *testing.T) {
 		t.Error("electronic notice without the profile's leave")
 	}
 	imp := newCase()
-	imp.Imported = true
+	imp.Origin = OriginImport
 	if _, ok := imp.ElectronicNotice(p, nil, time.Now()); ok || imp.OpeningCounts(p, noon("2026-10-03")) {
 		t.Error("an imported record notified in the portal")
 	}

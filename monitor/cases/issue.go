@@ -1,6 +1,8 @@
-// Package cases is the administrative process of an auto de infração as a pure domain: what
-// must hold before an auto is issued, in Portuguese for the agent. It reads no database and
-// keeps no state; the store persists what it decides and the API applies it.
+// Package cases is the office of the auto de infração: the whole life of an auto after its
+// draft as a domain — what must hold before it is issued, the penalty calculus at issue, the
+// administrative process after it, who may record each act — in Portuguese for the agent. The
+// Office runs each act as one transaction of a Ledger; it speaks no SQL and no HTTP: the store
+// persists what it decides and the API translates HTTP to it.
 package cases
 
 import (
@@ -30,6 +32,11 @@ const (
 	// ReasonGroundsMissing: an episode of the draft does not ground an auto by itself
 	// (grounds_auto: false).
 	ReasonGroundsMissing = "grounds_missing"
+	// ReasonVehicleUnidentified: the vehicle's plate is not in what the auto prints (the
+	// registry's record sealed with the draft).
+	ReasonVehicleUnidentified = "vehicle_unidentified"
+	// ReasonIssueBeforeFacts: the issue would be dated before the end of the facts it states.
+	ReasonIssueBeforeFacts = "issue_before_facts"
 )
 
 // Reason is one thing that blocks the issue, with its code and a text for the agent.
@@ -54,12 +61,26 @@ type Site struct {
 	Source   string // "sample" for the sample set
 }
 
-// Agent is the issuing user's identification on file.
+// Agent is how an auto identifies the agent who issues it: full name, registration number
+// (matrícula) and post (cargo). Issuing requires all three (ReasonAgentIncomplete).
 type Agent struct {
-	User      string
-	FullName  string
-	Matricula string
-	Cargo     string
+	FullName  string `json:"full_name"`
+	Matricula string `json:"matricula"`
+	Cargo     string `json:"cargo"`
+}
+
+// Complete reports whether the agent has a full name, matrícula and cargo.
+func (a Agent) Complete() bool { return len(a.missing()) == 0 }
+
+// missing names what the agent's identification lacks, in Portuguese.
+func (a Agent) missing() []string {
+	var out []string
+	for _, m := range []struct{ v, what string }{{a.FullName, "nome completo"}, {a.Matricula, "matrícula"}, {a.Cargo, "cargo"}} {
+		if strings.TrimSpace(m.v) == "" {
+			out = append(out, m.what)
+		}
+	}
+	return out
 }
 
 // IssueFacts is everything the issue check looks at.
@@ -68,6 +89,9 @@ type IssueFacts struct {
 	Licensee *Licensee
 	// Unregistered: the draft's vehicle is not in the registry.
 	Unregistered bool
+	// Plate is the vehicle's plate as the auto prints it; PlateChecked false skips the check.
+	Plate        string
+	PlateChecked bool
 	Sites        []Site
 	// UnitName is the fiscal unit's name (UFMP) and UnitConfirmed whether its value is
 	// confirmed; UnitChecked false skips the check (no profile at hand).
@@ -82,7 +106,9 @@ type IssueFacts struct {
 	PrescriptionYears int
 	Now               time.Time
 	Location          *time.Location
-	Agent             Agent
+	// User is the issuing user's login and Agent their identification on file.
+	User  string
+	Agent Agent
 	// GroundsMissing are the episodes that do not ground an auto by themselves, with why.
 	GroundsMissing []string
 }
@@ -110,6 +136,17 @@ func IssueBlockers(f IssueFacts) []Reason {
 			add(ReasonLicenseeUnidentified, "O cadastro do prestador %s não tem %s: o autuado deve estar identificado (Art. 48, § 2º).", l.ID, join(missing))
 		}
 	}
+	if f.PlateChecked && strings.TrimSpace(f.Plate) == "" {
+		add(ReasonVehicleUnidentified, "A placa do veículo não consta do registro do cadastro selado com a minuta: o auto deve identificar o veículo.")
+	}
+	if !f.FactEnd.IsZero() && !f.Now.IsZero() && f.Now.Before(f.FactEnd) {
+		loc := f.Location
+		if loc == nil {
+			loc = time.UTC
+		}
+		add(ReasonIssueBeforeFacts, "O auto seria emitido (%s) antes do fim dos fatos que descreve (%s).",
+			f.Now.In(loc).Format("02/01/2006 15:04:05"), f.FactEnd.In(loc).Format("02/01/2006 15:04:05"))
+	}
 	for _, s := range f.Sites {
 		if s.Verified && s.Source != "sample" {
 			continue
@@ -134,15 +171,8 @@ func IssueBlockers(f IssueFacts) []Reason {
 				f.FactEnd.In(loc).Format("02/01/2006"), f.PrescriptionYears, limit.Format("02/01/2006"))
 		}
 	}
-	a := f.Agent
-	var missing []string
-	for _, m := range []struct{ v, what string }{{a.FullName, "nome completo"}, {a.Matricula, "matrícula"}, {a.Cargo, "cargo"}} {
-		if strings.TrimSpace(m.v) == "" {
-			missing = append(missing, m.what)
-		}
-	}
-	if len(missing) > 0 {
-		add(ReasonAgentIncomplete, "O usuário %s não tem %s cadastrados: o auto identifica o agente que o lavra (peça a um administrador).", a.User, join(missing))
+	if missing := f.Agent.missing(); len(missing) > 0 {
+		add(ReasonAgentIncomplete, "O usuário %s não tem %s cadastrados: o auto identifica o agente que o lavra (peça a um administrador).", f.User, join(missing))
 	}
 	for _, g := range f.GroundsMissing {
 		add(ReasonGroundsMissing, "%s", g)

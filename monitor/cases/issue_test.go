@@ -21,7 +21,7 @@ func TestIssueBlockers(t *testing.T) {
 	ok := IssueFacts{Licensee: &Licensee{ID: "L1", RazaoSocial: "Trenzinho Ltda", CNPJ: "11222333000181", Address: "Av. Beira-Mar, 1000"},
 		Sites: []Site{{ID: "s1", Name: "Escola", Verified: true, Source: "survey"}}, UnitName: "UFMP", UnitConfirmed: true, UnitChecked: true,
 		Integrity: "ok", FactEnd: now.AddDate(0, 0, -3), PrescriptionYears: 5, Now: now, Location: loc,
-		Agent: Agent{User: "joao", FullName: "João", Matricula: "1", Cargo: "Fiscal"}}
+		User: "joao", Agent: Agent{FullName: "João", Matricula: "1", Cargo: "Fiscal"}, Plate: "ABC1D23", PlateChecked: true}
 	if rs := IssueBlockers(ok); len(rs) != 0 {
 		t.Fatalf("nothing blocks, got %+v", rs)
 	}
@@ -44,8 +44,12 @@ func TestIssueBlockers(t *testing.T) {
 		{"3 years", func(f *IssueFacts) { f.PrescriptionYears, f.FactEnd = 3, now.AddDate(-4, 0, 0) }, []string{ReasonPrescribed}, "3 anos"},
 		{"agent", func(f *IssueFacts) { f.Agent.Matricula, f.Agent.Cargo = " ", "" }, []string{ReasonAgentIncomplete}, "matrícula e cargo"},
 		{"grounds", func(f *IssueFacts) { f.GroundsMissing = []string{"O episódio E1 não fundamenta um auto."} }, []string{ReasonGroundsMissing}, "E1"},
+		{"no plate", func(f *IssueFacts) { f.Plate = " " }, []string{ReasonVehicleUnidentified}, "placa"},
+		{"plate not checked", func(f *IssueFacts) { f.Plate, f.PlateChecked = "", false }, nil, ""},
+		{"before the facts end", func(f *IssueFacts) { f.FactEnd = now.Add(time.Second) }, []string{ReasonIssueBeforeFacts}, "29/11/2026 15:00:01"},
+		{"as the facts end", func(f *IssueFacts) { f.FactEnd = now }, nil, ""},
 		{"all at once", func(f *IssueFacts) {
-			f.Licensee, f.Integrity, f.UnitConfirmed, f.Agent = nil, "x", false, Agent{User: "u"}
+			f.Licensee, f.Integrity, f.UnitConfirmed, f.Agent, f.User = nil, "x", false, Agent{}, "u"
 		}, []string{ReasonIntegrityBroken, ReasonLicenseeUnidentified, ReasonUFMPUnconfirmed, ReasonAgentIncomplete}, ""},
 	} {
 		f := ok

@@ -30,7 +30,7 @@ type Act struct {
 	Action string `json:"action"`
 	Label  string `json:"label"` // pt-BR
 	// Role is the least role that records it; NotBy the users impeded from it.
-	Role  string   `json:"role"`
+	Role  Role     `json:"role"`
 	NotBy []string `json:"not_by,omitempty"`
 }
 

@@ -25,7 +25,7 @@ import (
 // A case's state is a penalty.Status; what happened on which day is in Status. The package
 // checks an act against both and the day (Check), folds an accepted act into the status
 // (Status.Apply), and says what comes next, by when and by whom (Case.Next). It reads no
-// database: the store persists the events and the API applies the roles.
+// database: the Office (office.go) records the acts through a Ledger the store implements.
 
 // Actions on a case: the kinds of its events.
 const (
@@ -62,20 +62,39 @@ const (
 	OutcomeRejected = "rejected" // rejected: the fine is confirmed
 )
 
-// Error is an act the case cannot take: Conflict when it contradicts the case (a wrong state,
-// a date before the previous step, a deadline), otherwise invalid input. Msg is in Portuguese.
+// Kind is what kind of refusal an Error is; the API maps each to one HTTP status.
+type Kind int
+
+// The kinds of refusal.
+const (
+	// Invalid: the request is malformed (a missing or unreadable field).
+	Invalid Kind = iota
+	// Forbidden: the user's role may not take the act.
+	Forbidden
+	// Conflict: the act contradicts the case (a wrong state, a date before the previous step,
+	// a deadline, an impediment), or an auto cannot be issued (Reasons).
+	Conflict
+)
+
+// Error is an act the office refuses: Kind says why in general, Msg in Portuguese in
+// particular; a refused issue carries every blocking reason (Reasons).
 type Error struct {
-	Conflict bool
-	Msg      string
+	Kind    Kind
+	Msg     string
+	Reasons []Reason
 }
 
 func (e *Error) Error() string { return e.Msg }
 
 func conflictf(format string, a ...any) error {
-	return &Error{Conflict: true, Msg: fmt.Sprintf(format, a...)}
+	return &Error{Kind: Conflict, Msg: fmt.Sprintf(format, a...)}
 }
 
-func invalidf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
+func invalidf(format string, a ...any) error {
+	return &Error{Kind: Invalid, Msg: fmt.Sprintf(format, a...)}
+}
+
+func forbidden(msg string) error { return &Error{Kind: Forbidden, Msg: msg} }
 
 // Action is an act on a case after issue, as the API receives it and as its event keeps it.
 // Dates are calendar days, "YYYY-MM-DD", in the profile's time zone.
@@ -190,19 +209,6 @@ func (s *Status) Apply(a Action, user string) {
 	case ActionSuspension:
 		s.Suspension = &AppliedSuspension{From: a.From, To: a.To, Days: a.Days}
 	}
-}
-
-// Case is what the process reads of a case: who issued it when, and its status.
-type Case struct {
-	Notice   string
-	Issued   time.Time
-	IssuedBy string
-	// Imported: an earlier paper notice, whose process before the import is what the record
-	// says (its issuer is not known, its finality may be recorded directly).
-	Imported bool
-	// SuspensionRecommended: the calculus at issue found specific recidivism (Art. 52).
-	SuspensionRecommended bool
-	Status
 }
 
 // Void reports whether the case carries no fine: dismissed, annulled, or its defence or

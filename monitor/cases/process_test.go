@@ -20,7 +20,8 @@ func noon(day string) time.Time { return NoonOf(day, sp) }
 
 // newCase is an auto issued on Friday 2 October 2026 by joao, with specific recidivism found.
 func newCase() *Case {
-	c := &Case{Notice: "AI-2026/0001", Issued: time.Date(2026, 10, 2, 10, 0, 0, 0, sp), IssuedBy: "joao", SuspensionRecommended: true}
+	c := &Case{Notice: "AI-2026/0001", Issued: time.Date(2026, 10, 2, 10, 0, 0, 0, sp), CaseDoc: CaseDoc{IssuedBy: "joao"},
+		Assessment: &penalty.Result{SuspensionRecommended: &penalty.SuspensionRecommendation{MinDays: 10, MaxDays: 45}}}
 	c.Apply(Action{Action: ActionIssue}, "joao")
 	return c
 }
@@ -28,7 +29,7 @@ func newCase() *Case {
 // step checks and applies an act on the day today, by user.
 func step(c *Case, p *profile.Profile, today string, user string, a Action) error {
 	if msg := c.Impediment(a.Action, user); msg != "" {
-		return &Error{Conflict: true, Msg: msg}
+		return &Error{Kind: Conflict, Msg: msg}
 	}
 	if _, err := c.Check(p, &a, noon(today)); err != nil {
 		return err
@@ -131,7 +132,7 @@ func TestTransitions(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			case c.err == "" && k.State != c.state:
 				t.Fatalf("state %s, want %s", k.State, c.state)
-			case c.err != "" && (!errors.As(err, &e) || !strings.Contains(e.Msg, c.err) || e.Conflict == c.invalid):
+			case c.err != "" && (!errors.As(err, &e) || !strings.Contains(e.Msg, c.err) || (e.Kind == Conflict) == c.invalid):
 				t.Fatalf("got %v, want %q (invalid %v)", err, c.err, c.invalid)
 			}
 		})
@@ -244,7 +245,7 @@ func TestNextAndWhoMayAct(t *testing.T) {
 func acts(n Next) string {
 	var s []string
 	for _, a := range n.Acts {
-		s = append(s, a.Action+":"+a.Role)
+		s = append(s, a.Action+":"+string(a.Role))
 	}
 	return strings.Join(s, ",")
 }
@@ -259,5 +260,33 @@ func TestElectronicNotice(t *testing.T) {
 	}
 	if err := step(newCase(), &p, "2026-10-06", "fiscal2", Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: "2026-10-05", RefusedToSign: true}); err == nil {
 		t.Error("a refusal to sign an electronic notice")
+	}
+}
+
+// TestFileable: the licensee files online what the state admits, as the control room records
+// it: a defence once notified, an appeal once the rejecting decision is notified, nothing after.
+func TestFileable(t *testing.T) {
+	p := profile.Piuma()
+	c := newCase()
+	for _, s := range []struct {
+		act  *Action
+		want string
+	}{
+		{nil, ""},
+		{&notifyMail, ActionDefence},
+		{&defence, ""},
+		{&reject, ""},
+		{&notifyDec, ActionAppeal},
+		{&Action{Action: ActionAppeal, Date: "2026-10-20"}, ""},
+	} {
+		if s.act != nil {
+			must(t, c, p, "2026-10-21", *s.act)
+		}
+		if got := c.Fileable(); got != s.want {
+			t.Errorf("state %s: fileable %q, want %q", c.State, got, s.want)
+		}
+		if s.want != "" && !c.stateAllows(s.want) {
+			t.Errorf("state %s: fileable %q the control room would refuse", c.State, s.want)
+		}
 	}
 }

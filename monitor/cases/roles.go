@@ -19,13 +19,50 @@ var authorityActs = map[string]string{
 	ActionDecideAppeal: "decidir o recurso",
 }
 
-// The roles the process names (the store defines them all: viewer < fiscal < supervisor <
-// autoridade < admin).
+// Role is what a user may do. Each role of the control room includes the ones before it:
+// viewer < fiscal < supervisor < autoridade < admin. RoleLicensee stands outside that order: it
+// includes none of them and none includes it (AtLeast is false both ways), so that a route
+// admits a licensee's user only when it says so (the portal's routes, monitor/api/portal.go).
+type Role string
+
+// Roles.
 const (
-	RoleFiscal     = "fiscal"
-	RoleAutoridade = "autoridade"
-	RoleAdmin      = "admin"
+	RoleViewer     Role = "viewer"     // watches the fleet and the episodes
+	RoleFiscal     Role = "fiscal"     // reviews drafts and issues notices
+	RoleSupervisor Role = "supervisor" // manages the registry and the inspectors' work
+	// RoleAutoridade is the competent authority (Art. 57): decides defences, appeals,
+	// suspensions, annulments and the inscription in dívida ativa — never on an auto the same
+	// user issued (Lei 9.784/1999, arts. 18–19, by analogy).
+	RoleAutoridade Role = "autoridade"
+	RoleAdmin      Role = "admin" // manages users
+	// RoleLicensee is a licensee's own user (the portal): bound to one licensee of the
+	// registry, it sees that licensee's vehicles, episodes, autos and cases only, and files
+	// their defences and appeals.
+	RoleLicensee Role = "licensee"
 )
+
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleFiscal:
+		return 2
+	case RoleSupervisor:
+		return 3
+	case RoleAutoridade:
+		return 4
+	case RoleAdmin:
+		return 5
+	}
+	return 0
+}
+
+// Valid reports whether r is one of the roles.
+func (r Role) Valid() bool { return r.rank() > 0 || r == RoleLicensee }
+
+// AtLeast reports whether r includes min (viewer < fiscal < supervisor < autoridade < admin). An
+// unknown role includes nothing; RoleLicensee includes nothing and is included by nothing.
+func (r Role) AtLeast(min Role) bool { return r.rank() > 0 && min.rank() > 0 && r.rank() >= min.rank() }
 
 // NeedsAuthority reports whether the act is the competent authority's.
 func NeedsAuthority(action string) bool { _, ok := authorityActs[action]; return ok }
@@ -33,10 +70,10 @@ func NeedsAuthority(action string) bool { _, ok := authorityActs[action]; return
 // RoleFor is the least role that records the act: the appeal's decision is the superior
 // authority's (appeal.decided_by: admin unless the profile says autoridade); the other
 // authority acts are the autoridade's; the rest a fiscal's.
-func RoleFor(p *profile.Profile, action string) string {
+func RoleFor(p *profile.Profile, action string) Role {
 	switch {
 	case action == ActionDecideAppeal:
-		return p.Appeal.Role()
+		return Role(p.Appeal.Role())
 	case NeedsAuthority(action):
 		return RoleAutoridade
 	}
@@ -60,7 +97,7 @@ func AuthorityRefusal(action, user, issuer string) string {
 // decides on the auto, and who decided the defence never decides the appeal against the
 // decision (Lei nº 9.784/1999, arts. 18 and 56, § 1º, by analogy). "" when none.
 func (c *Case) Impediment(action, user string) string {
-	if !c.Imported {
+	if !c.Imported() {
 		if msg := AuthorityRefusal(action, user, c.IssuedBy); msg != "" {
 			return msg
 		}
@@ -75,7 +112,7 @@ func (c *Case) Impediment(action, user string) string {
 // impeded are the users who may not record the act on the case.
 func (c *Case) impeded(action string) []string {
 	var out []string
-	if NeedsAuthority(action) && !c.Imported && c.IssuedBy != "" {
+	if NeedsAuthority(action) && !c.Imported() && c.IssuedBy != "" {
 		out = append(out, c.IssuedBy)
 	}
 	if action == ActionDecideAppeal && c.DecidedBy != "" && !strings.EqualFold(c.DecidedBy, c.IssuedBy) {
@@ -105,4 +142,13 @@ func RoleRequired(p *profile.Profile, action string) string {
 		return AuthorityRequired(action, p.Authority.Title)
 	}
 	return "Somente um fiscal (ou perfil acima) pode " + actionText[action] + "."
+}
+
+// MayAct refuses (Forbidden) the act to a user whose role is below the least that records it
+// (RoleFor).
+func MayAct(p *profile.Profile, role Role, action string) error {
+	if role.AtLeast(RoleFor(p, action)) {
+		return nil
+	}
+	return forbidden(RoleRequired(p, action))
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -40,19 +41,33 @@ func (db *DB) Audit(ctx context.Context, e AuditEntry) error {
 	if e.Time.IsZero() {
 		e.Time = db.now()
 	}
+	if err := writeAudit(ctx, db.db, e); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// execer is a database or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// writeAudit appends e to the audit log through ex: in a transaction, the entry is written
+// with the act or not at all. It is the one writer of audit rows.
+func writeAudit(ctx context.Context, ex execer, e AuditEntry) error {
 	before, err := nullJSON(e.Before)
 	if err != nil {
-		return fmt.Errorf("store: audit %s: before: %w", e.Action, err)
+		return fmt.Errorf("audit %s: before: %w", e.Action, err)
 	}
 	after, err := nullJSON(e.After)
 	if err != nil {
-		return fmt.Errorf("store: audit %s: after: %w", e.Action, err)
+		return fmt.Errorf("audit %s: after: %w", e.Action, err)
 	}
-	_, err = db.db.ExecContext(ctx, `
+	_, err = ex.ExecContext(ctx, `
 INSERT INTO audit (time, user, action, object, before, after, remote_addr) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		millis(e.Time), e.User, e.Action, e.Object, before, after, e.RemoteAddr)
 	if err != nil {
-		return fmt.Errorf("store: audit %s: %w", e.Action, err)
+		return fmt.Errorf("audit %s: %w", e.Action, err)
 	}
 	return nil
 }

@@ -6,36 +6,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/cases"
-	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
-	"github.com/trenzinho/trenzinho/profile"
 )
 
-// Cases are the notices (autos de infração) the penalty calculus counts, and their
-// administrative process after issue (Lei 2.277/2018, Art. 51–57): an issued draft, a manual
-// notice an agent writes from a street observation, or an earlier paper notice imported.
-//
-// A case's identity, facts and the penalty calculus made when it was issued never change. What
-// happens to it is an append-only list of events (issue or import, then the acts of the
-// process: delivery_failed, notify, defence, decide, notify_decision, appeal, decide_appeal,
-// notify_appeal_decision, pay, divida_ativa, suspension, annul). The process itself — which act
-// the state admits, its checks and deadlines, how it changes the state — is monitor/cases
-// (docs/process.md): the store checks each act with it (cases.Case.Check), persists the event,
-// and derives the state by folding the events with it (Case.fold); the state column of the row
-// is that derivation, written in the same transaction as each event. Every event is also written
-// to the audit log in that transaction, with the case before and after.
+// Cases are the notices (autos de infração) and their events, as the office of the auto
+// (monitor/cases, docs/process.md) decides them: the store persists a case, its append-only
+// events and the state column (the folding of the events, written in the same transaction as
+// each), and reads them back folded. Every act runs in one transaction of the ledger
+// (ledger.go); nothing here decides whether an act may be taken.
 
-// Origins of a case.
+// Origins of a case (cases.Origin*).
 const (
-	OriginDraft  = "draft"  // an issued draft of the monitor
-	OriginManual = "manual" // a notice an agent wrote from a street observation
-	OriginImport = "import" // an earlier paper notice, imported as it stood
+	OriginDraft  = cases.OriginDraft
+	OriginManual = cases.OriginManual
+	OriginImport = cases.OriginImport
 )
 
 // The actions, outcomes, acts and status of a case are the process's (monitor/cases); the
@@ -68,213 +57,22 @@ type (
 	AppliedSuspension = cases.AppliedSuspension
 	// CaseStatus is the state of a case as its events make it (cases.Status).
 	CaseStatus = cases.Status
+	// Case is a notice and its process (cases.Case); the store persists it.
+	Case = cases.Case
+	// CaseDoc are the facts of a case, fixed when it is created (cases.CaseDoc).
+	CaseDoc = cases.CaseDoc
+	// CaseEvent is one event of a case (cases.Event).
+	CaseEvent = cases.Event
+	// ManualDetails are what an agent writes on a manual notice (cases.ManualDetails).
+	ManualDetails = cases.ManualDetails
+	// ImportedNotice is an earlier paper notice as it stood when imported (cases.ImportedNotice).
+	ImportedNotice = cases.ImportedNotice
+	// ManualNotice is a notice an agent writes from a street observation (cases.ManualNotice).
+	ManualNotice = cases.ManualNotice
 )
 
-// Actor is who acts, as the audit log records it.
-type Actor struct {
-	User       string
-	RemoteAddr string
-	// Agent is the user's identification on file (full name, matrícula, cargo), frozen into
-	// the cases the user issues.
-	Agent Agent
-}
-
-func conflictf(format string, a ...any) error {
-	return &CaseError{Conflict: true, Msg: fmt.Sprintf(format, a...)}
-}
-
-func invalidf(format string, a ...any) error { return &CaseError{Msg: fmt.Sprintf(format, a...)} }
-
-// ManualDetails are what an agent writes on a manual notice.
-type ManualDetails struct {
-	Place       string   `json:"place"`
-	Lat         *float64 `json:"lat,omitempty"`
-	Lon         *float64 `json:"lon,omitempty"`
-	Description string   `json:"description"`
-	Agent       string   `json:"agent"` // the agent who observed the facts
-}
-
-// agent is the actor's identification when on file, else nil.
-func (a Actor) agent() *Agent {
-	if a.Agent == (Agent{}) {
-		return nil
-	}
-	ag := a.Agent
-	return &ag
-}
-
-// CaseDoc are the facts of a case, fixed when it is created.
-type CaseDoc struct {
-	// Rules are the rules (or manual infractions) of the offence, when the monitor knows them.
-	Rules        []string `json:"rules,omitempty"`
-	Articles     []string `json:"articles"`
-	Penalty      string   `json:"penalty"`
-	Warning      bool     `json:"warning,omitempty"` // a notificação preliminar (Art. 41, I)
-	LicenseeName string   `json:"licensee_name,omitempty"`
-	LicenseeCNPJ string   `json:"licensee_cnpj,omitempty"`
-	IssuedBy     string   `json:"issued_by,omitempty"`
-	// IssuerAgent is the issuing agent's identification as on file at the issue (the auto
-	// prints it); nil for cases issued before it was recorded.
-	IssuerAgent *Agent         `json:"issuer_agent,omitempty"`
-	Manual      *ManualDetails `json:"manual,omitempty"`
-}
-
-// CaseEvent is one event of a case.
-type CaseEvent struct {
-	Seq    int             `json:"seq"`
-	Action string          `json:"action"`
-	Date   string          `json:"date,omitempty"` // the day of the act as declared
-	At     time.Time       `json:"recorded_at"`    // when it was recorded
-	User   string          `json:"user"`
-	Data   json.RawMessage `json:"data"`
-}
-
-// Case is a notice and its process.
-type Case struct {
-	ID       int64
-	Notice   string // AI-2026/0001, or an imported paper notice's own number
-	Origin   string
-	DraftID  string
-	Vehicle  string
-	Licensee string // the registry's licensee id, the key of recidivism; "" when not known
-	Offence  time.Time
-	Issued   time.Time
-	CaseDoc
-	// Assessment is the penalty calculus made when the notice was issued (Art. 44, 48, 52, 53);
-	// nil for imported notices and for drafts issued before cases existed.
-	Assessment *penalty.Result
-	Events     []CaseEvent
-	// Opening is the first opening of the auto in the licensee's portal (electronic notice);
-	// nil when it was never opened there.
-	Opening    *cases.Opening
-	CaseStatus // folded from Events
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-}
-
-// ImportedNotice is an earlier paper notice as it stood when it was imported. Dates are calendar
-// days ("YYYY-MM-DD"); Offence and Issued are instants (the caller reads the days in the
-// profile's time zone).
-type ImportedNotice struct {
-	Number        string             `json:"number"`
-	Offence       time.Time          `json:"offence"`
-	Issued        time.Time          `json:"issued"`
-	Licensee      string             `json:"licensee"`
-	LicenseeCNPJ  string             `json:"licensee_cnpj,omitempty"`
-	LicenseeName  string             `json:"licensee_name,omitempty"`
-	Vehicle       string             `json:"vehicle,omitempty"`
-	Articles      []string           `json:"articles"`
-	Penalty       string             `json:"penalty"`
-	Warning       bool               `json:"warning,omitempty"`
-	Status        penalty.Status     `json:"status"`
-	Notified      string             `json:"notified,omitempty"`
-	Mode          string             `json:"mode,omitempty"`
-	Published     string             `json:"published,omitempty"`
-	RefusedToSign bool               `json:"refused_to_sign,omitempty"`
-	DefenceFiled  string             `json:"defence_filed,omitempty"`
-	Decided       string             `json:"decided,omitempty"`
-	Paid          string             `json:"paid,omitempty"`
-	DividaAtiva   string             `json:"divida_ativa,omitempty"`
-	Final         string             `json:"final,omitempty"`
-	Suspension    *AppliedSuspension `json:"suspension,omitempty"`
-	Note          string             `json:"note,omitempty"`
-}
-
-// ManualNotice is a notice an agent writes from a street observation: the infractions are ids
-// of the profile's manual_infractions, fined by one penalty.
-type ManualNotice struct {
-	Vehicle      string
-	Licensee     string // the registry's licensee id; "" when not known
-	LicenseeName string
-	LicenseeCNPJ string
-	Infractions  []string
-	Offence      time.Time
-	ManualDetails
-}
-
-// fold derives the case's status from its events: an imported record's status as it stood,
-// then each act as the process applies it (cases.Status.Apply).
-func (c *Case) fold() error {
-	c.CaseStatus = CaseStatus{}
-	for _, e := range c.Events {
-		switch e.Action {
-		case ActionImport:
-			var n ImportedNotice
-			if err := json.Unmarshal(e.Data, &n); err != nil {
-				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
-			}
-			c.CaseStatus = n.status()
-		case ActionIssue:
-			c.CaseStatus.Apply(CaseAction{Action: ActionIssue}, e.User)
-		default:
-			var a CaseAction
-			if err := json.Unmarshal(e.Data, &a); err != nil {
-				return fmt.Errorf("case %s event %d: %w", c.Notice, e.Seq, err)
-			}
-			c.CaseStatus.Apply(a, e.User)
-		}
-	}
-	return nil
-}
-
-// status is an imported record's status as it stood.
-func (n *ImportedNotice) status() CaseStatus {
-	s := CaseStatus{State: n.Status, Notified: n.Notified, Mode: n.Mode, Published: n.Published,
-		RefusedToSign: n.RefusedToSign, DefenceFiled: n.DefenceFiled, Decided: n.Decided, Paid: n.Paid,
-		DividaAtiva: n.DividaAtiva, Final: n.Final, Suspension: n.Suspension}
-	switch {
-	case n.Status == penalty.StatusDefenceAccepted:
-		s.Outcome = OutcomeAccepted
-	case n.Decided != "" && n.DefenceFiled != "":
-		s.Outcome = OutcomeRejected
-	}
-	return s
-}
-
-// Process is the case as its administrative process reads it (monitor/cases).
-func (c *Case) Process() *cases.Case {
-	return &cases.Case{Notice: c.Notice, Issued: c.Issued, IssuedBy: c.IssuedBy, Imported: c.Origin == OriginImport,
-		SuspensionRecommended: c.Assessment != nil && c.Assessment.SuspensionRecommended != nil, Status: c.CaseStatus}
-}
-
-// PenaltyNotice is the case as the penalty calculus reads it. Its dates are noon of their days
-// in the profile's time zone. The process says when the fine became final — from the
-// notification of the decision that confirmed it (of the appeal's, when one was filed), or its
-// payment before any decision — or why it is not yet (cases.Case.FinalFrom). An imported
-// paper notice's finality is what its record says, else the calculus derives it from its
-// dates; one paid without a defence on or before the last day to defend became final the day
-// it was paid (paying is giving up the defence).
-func (c *Case) PenaltyNotice(p *profile.Profile) penalty.Notice {
-	loc := p.Location()
-	noon := func(day string) time.Time { return cases.NoonOf(day, loc) }
-	n := penalty.Notice{ID: c.Notice, Vehicle: c.Vehicle, Licensee: c.Licensee, Articles: c.Articles,
-		Penalty: c.Penalty, Warning: c.Warning, Offence: c.Offence, Issued: c.Issued, Status: c.State,
-		Notified: noon(c.Notified), Mode: c.Mode, Published: noon(c.Published),
-		RefusedToSign: c.RefusedToSign, DefenceFiled: noon(c.DefenceFiled), Decided: noon(c.Decided),
-		DecisionNotified: noon(c.DecisionNotified), Final: noon(c.Final)}
-	switch final, why, ok := c.Process().FinalFrom(); {
-	case c.Origin != OriginImport && ok:
-		n.Final = noon(final)
-	case c.Origin != OriginImport:
-		n.Pending = why
-	case n.Final.IsZero() && c.State == penalty.StatusPaid && c.DefenceFiled == "" && c.Paid != "":
-		if deadline, _ := n.DefenceDeadline(p); deadline.IsZero() || c.Paid <= deadline.Format(time.DateOnly) {
-			n.Final = noon(c.Paid)
-		}
-	}
-	if s := c.Suspension; s != nil {
-		n.Suspension = &penalty.Suspension{From: noon(s.From), Days: s.Days, NoticeID: c.Notice}
-	}
-	return n
-}
-
-// DefenceDeadline is the last day to file a defence (Art. 55); see cases.Case.DefenceDeadline.
-func (c *Case) DefenceDeadline(p *profile.Profile) (time.Time, string) {
-	return c.Process().DefenceDeadline(p)
-}
-
-// Allowed lists the acts the case's state admits, in the order of the process.
-func (c *Case) Allowed() []string { return c.Process().Allowed() }
+// Actor is who acts, as the audit log records it (cases.Actor).
+type Actor = cases.Actor
 
 // ParseDay reads a calendar day: "YYYY-MM-DD", or an RFC 3339 time whose day in loc is taken.
 func ParseDay(s string, loc *time.Location) (string, bool) { return cases.ParseDay(s, loc) }
@@ -337,7 +135,7 @@ func loadEvents(ctx context.Context, q queryer, cs []*Case) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := c.fold(); err != nil {
+		if err := c.Fold(); err != nil {
 			return err
 		}
 		if c.Opening, err = openingOf(ctx, q, c.ID); err != nil {
@@ -442,39 +240,6 @@ func (db *DB) Cases(ctx context.Context, f CaseFilter, limit int, cursor string)
 	return out, next, nil
 }
 
-// history is every case of a licensee as the penalty calculus reads it; none without a
-// licensee.
-func history(ctx context.Context, tx *sql.Tx, p *profile.Profile, licensee string) ([]penalty.Notice, error) {
-	if strings.TrimSpace(licensee) == "" {
-		return nil, nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE licensee = ? ORDER BY offence_at, id`, licensee)
-	if err != nil {
-		return nil, err
-	}
-	var cs []*Case
-	for rows.Next() {
-		c, err := scanCase(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		cs = append(cs, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if err := loadEvents(ctx, tx, cs); err != nil {
-		return nil, err
-	}
-	out := make([]penalty.Notice, len(cs))
-	for i, c := range cs {
-		out[i] = c.PenaltyNotice(p)
-	}
-	return out, nil
-}
-
 // nextNoticeNumber is the next notice number of the year, "AI-2026/0001": one series for issued
 // drafts and manual notices, after the highest number of the year any notice has (an imported
 // paper notice may have taken one).
@@ -491,30 +256,28 @@ SELECT coalesce(max(CAST(substr(notice, ?) AS INTEGER)), 0) FROM (
 	return fmt.Sprintf("%s%04d", prefix, n+1), nil
 }
 
-// auditTx appends an audit entry in tx: the entry is written with the act or not at all.
+// auditTx appends an audit entry of the actor's act in tx (writeAudit), before and after as
+// JSON.
 func (db *DB) auditTx(ctx context.Context, tx *sql.Tx, actor Actor, action, object string, before, after any) error {
-	var b, a any
-	if before != nil {
-		j, err := json.Marshal(before)
+	e := AuditEntry{Time: db.now(), User: actor.User, Action: action, Object: object, RemoteAddr: actor.RemoteAddr}
+	for _, v := range []struct {
+		dst *json.RawMessage
+		v   any
+	}{{&e.Before, before}, {&e.After, after}} {
+		if v.v == nil {
+			continue
+		}
+		j, err := json.Marshal(v.v)
 		if err != nil {
 			return err
 		}
-		b = string(j)
+		*v.dst = j
 	}
-	if after != nil {
-		j, err := json.Marshal(after)
-		if err != nil {
-			return err
-		}
-		a = string(j)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO audit (time, user, action, object, before, after, remote_addr) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		millis(db.now()), actor.User, action, object, b, a, actor.RemoteAddr)
-	return err
+	return writeAudit(ctx, tx, e)
 }
 
-// insertCase inserts a case with its first event and returns it folded.
-func (db *DB) insertCase(ctx context.Context, tx *sql.Tx, c *Case, first CaseEvent) error {
+// insertCase inserts a case with its first event (c.Events[0]), setting c.ID.
+func (db *DB) insertCase(ctx context.Context, tx *sql.Tx, c *Case) error {
 	doc, err := json.Marshal(c.CaseDoc)
 	if err != nil {
 		return err
@@ -527,10 +290,6 @@ func (db *DB) insertCase(ctx context.Context, tx *sql.Tx, c *Case, first CaseEve
 		}
 		assessment = string(j)
 	}
-	c.Events = []CaseEvent{first}
-	if err := c.fold(); err != nil {
-		return err
-	}
 	now := db.now()
 	var draftID any
 	if c.DraftID != "" {
@@ -541,212 +300,23 @@ INSERT INTO cases (notice, origin, draft_id, vehicle, licensee, offence_at, issu
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.Notice, c.Origin, draftID, c.Vehicle, c.Licensee, millis(c.Offence), millis(c.Issued), string(c.State),
 		string(doc), assessment, millis(now), millis(now))
+	if isUnique(err) {
+		return &CaseError{Kind: cases.Conflict, Msg: fmt.Sprintf("já existe um auto com o número %s.", c.Notice)}
+	}
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
-			return conflictf("já existe um auto com o número %s.", c.Notice)
-		}
 		return err
 	}
 	if c.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
 	c.CreatedAt, c.UpdatedAt = fromMillis(millis(now)), fromMillis(millis(now))
-	return insertEvent(ctx, tx, c.ID, first)
+	return insertEvent(ctx, tx, c.ID, c.Events[0])
 }
 
 func insertEvent(ctx context.Context, tx *sql.Tx, caseID int64, e CaseEvent) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO case_events (case_id, seq, action, date, at, user, data) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		caseID, e.Seq, e.Action, e.Date, millis(e.At), e.User, string(e.Data))
 	return err
-}
-
-// caseAudit is a case as the audit log records it after an act.
-type caseAudit struct {
-	Notice string `json:"notice"`
-	CaseStatus
-	Event      any             `json:"event,omitempty"`
-	Assessment *penalty.Result `json:"assessment,omitempty"`
-}
-
-// The calculus at issue.
-
-// assessOptions are the options of the penalty calculus the profile holds: the repeat fines of
-// its warning-first rules (rules.<id>.repeat).
-func assessOptions(p *profile.Profile) penalty.Options {
-	opt := penalty.Options{Repeat: map[string]penalty.RepeatFine{}}
-	for id, r := range p.Rules {
-		if r.Repeat != nil {
-			opt.Repeat[id] = penalty.RepeatFine{Penalty: r.Repeat.Penalty, UFMP: r.Repeat.Fine}
-		}
-	}
-	return opt
-}
-
-// withRules returns a copy of p whose rules also hold extra; p itself is not changed.
-func withRules(p *profile.Profile, extra map[string]profile.Rule) *profile.Profile {
-	if len(extra) == 0 {
-		return p
-	}
-	cp := *p
-	cp.Rules = make(map[string]profile.Rule, len(p.Rules)+len(extra))
-	for id, r := range p.Rules {
-		cp.Rules[id] = r
-	}
-	for id, r := range extra {
-		cp.Rules[id] = r
-	}
-	return &cp
-}
-
-// draftOffence is the offence of a draft for the calculus. A rule the profile maps under
-// rules.<id> is assessed by that mapping; a rule whose mapping depends on its facts (e.g.
-// document_expired, by document kind) is assessed by the legal mapping the draft recorded for
-// each fact (its article, the draft's penalty and fine).
-func draftOffence(p *profile.Profile, d *drafts.Draft, issue time.Time) (*profile.Profile, penalty.Offence) {
-	o := penalty.Offence{Licensee: d.Licensee, Date: d.Start.Time, Issue: issue}
-	extra := map[string]profile.Rule{}
-	for _, id := range d.Rules {
-		if r, ok := p.Rules[id]; ok && r.Infraction {
-			o.Rules = append(o.Rules, id)
-			continue
-		}
-		var arts, texts []string // in the order of the facts
-		for _, f := range d.Facts {
-			if f.Rule == id && f.Article != "" && !slices.Contains(arts, f.Article) {
-				arts, texts = append(arts, f.Article), append(texts, f.LegalText)
-			}
-		}
-		if len(arts) == 0 && len(d.Articles) > 0 {
-			arts, texts = d.Articles[:1], []string{""}
-		}
-		for i, art := range arts {
-			key := id + ":" + art
-			extra[key] = profile.Rule{Article: art, Penalty: d.Penalty, Text: texts[i], FineUFMP: d.FineUFMP, Infraction: true}
-			o.Rules = append(o.Rules, key)
-		}
-	}
-	return withRules(p, extra), o
-}
-
-// manualOffence is the offence of a manual notice for the calculus: its infractions
-// (manual_infractions.<id>) assessed as rules.
-func manualOffence(p *profile.Profile, m *ManualNotice, issue time.Time) (*profile.Profile, penalty.Offence, error) {
-	if len(m.Infractions) == 0 {
-		return nil, penalty.Offence{}, invalidf("informe ao menos uma infração (infractions) do perfil legal.")
-	}
-	extra := map[string]profile.Rule{}
-	for _, id := range m.Infractions {
-		mi, ok := p.ManualInfractions[id]
-		if !ok {
-			return nil, penalty.Offence{}, invalidf("infração %q não consta do perfil legal (manual_infractions).", id)
-		}
-		extra[id] = profile.Rule{Article: mi.Article, Penalty: mi.Penalty, Text: mi.Text, FineUFMP: mi.Fine, Infraction: true, Notice: mi.Notice}
-	}
-	return withRules(p, extra), penalty.Offence{Rules: m.Infractions, Licensee: m.Licensee, Date: m.Offence, Issue: issue}, nil
-}
-
-// assess runs the penalty calculus; its failure is a conflict the agent reads.
-func assess(p *profile.Profile, o penalty.Offence, hist []penalty.Notice, opt penalty.Options) (*penalty.Result, error) {
-	res, err := penalty.Assess(p, o, hist, opt)
-	if err != nil {
-		return nil, conflictf("não foi possível calcular a penalidade na emissão (verifique o perfil legal): %v", err)
-	}
-	return &res, nil
-}
-
-// IssueDraft issues a draft at the time at: the next notice number of the year (in the
-// profile's time zone), and its case, with the penalty calculus made now over every earlier
-// notice of its licensee as it stands (Art. 44, 48, 52, 53). The draft's sealed bundle is not
-// changed: the calculus is a record of its own in the case. It fails with ErrDecided when the
-// draft was already decided, and with a *CaseError when the calculus cannot be made.
-func (db *DB) IssueDraft(ctx context.Context, id, reason string, p *profile.Profile, at time.Time, actor Actor) (*Case, error) {
-	var c *Case
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		var status, doc string
-		if err := tx.QueryRowContext(ctx, `SELECT status, doc FROM drafts WHERE id = ?`, id).Scan(&status, &doc); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
-			return err
-		}
-		if status != drafts.StatusDraft {
-			return ErrDecided
-		}
-		var d drafts.Draft
-		if err := json.Unmarshal([]byte(doc), &d); err != nil {
-			return err
-		}
-		hist, err := history(ctx, tx, p, d.Licensee)
-		if err != nil {
-			return err
-		}
-		pp, o := draftOffence(p, &d, at)
-		res, err := assess(pp, o, hist, assessOptions(p))
-		if err != nil {
-			return err
-		}
-		notice, err := nextNoticeNumber(ctx, tx, at.In(p.Location()).Year())
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE drafts SET status = ?, notice = ?, decided_by = ?, decided_at = ?, reason = ? WHERE id = ?`,
-			drafts.StatusIssued, notice, actor.User, millis(at), reason, id); err != nil {
-			return err
-		}
-		c = &Case{Notice: notice, Origin: OriginDraft, DraftID: id, Vehicle: d.Vehicle, Licensee: d.Licensee,
-			Offence: d.Start.Time, Issued: at, Assessment: res,
-			CaseDoc: CaseDoc{Rules: d.Rules, Articles: d.Articles, Penalty: res.Penalty, Warning: res.Warning, IssuedBy: actor.User,
-				IssuerAgent: actor.agent()}}
-		return db.issue(ctx, tx, c, actor, at)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: issue draft %s: %w", id, err)
-	}
-	return c, nil
-}
-
-// issue inserts an issued case with its issue event and audits it.
-func (db *DB) issue(ctx context.Context, tx *sql.Tx, c *Case, actor Actor, at time.Time) error {
-	data, _ := json.Marshal(map[string]string{"notice": c.Notice, "origin": c.Origin})
-	if err := db.insertCase(ctx, tx, c, CaseEvent{Seq: 1, Action: ActionIssue, At: at, User: actor.User, Data: data}); err != nil {
-		return err
-	}
-	return db.auditTx(ctx, tx, actor, "case.issue", "case:"+c.Notice, nil,
-		caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: c.CaseDoc, Assessment: c.Assessment})
-}
-
-// IssueManual issues a manual notice at the time at: the next notice number of the year (the
-// series of issued drafts) and the penalty calculus, as for a draft.
-func (db *DB) IssueManual(ctx context.Context, m ManualNotice, p *profile.Profile, at time.Time, actor Actor) (*Case, error) {
-	pp, o, err := manualOffence(p, &m, at)
-	if err != nil {
-		return nil, err
-	}
-	var c *Case
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		hist, err := history(ctx, tx, p, m.Licensee)
-		if err != nil {
-			return err
-		}
-		res, err := assess(pp, o, hist, assessOptions(p))
-		if err != nil {
-			return err
-		}
-		notice, err := nextNoticeNumber(ctx, tx, at.In(p.Location()).Year())
-		if err != nil {
-			return err
-		}
-		details := m.ManualDetails
-		c = &Case{Notice: notice, Origin: OriginManual, Vehicle: m.Vehicle, Licensee: m.Licensee, Offence: m.Offence,
-			Issued: at, Assessment: res, CaseDoc: CaseDoc{Rules: m.Infractions, Articles: res.Articles, Penalty: res.Penalty,
-				Warning: res.Warning, LicenseeName: m.LicenseeName, LicenseeCNPJ: m.LicenseeCNPJ, IssuedBy: actor.User,
-				IssuerAgent: actor.agent(), Manual: &details}}
-		return db.issue(ctx, tx, c, actor, at)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: manual notice: %w", err)
-	}
-	return c, nil
 }
 
 // ImportNotices stores earlier paper notices as they stood, all or none: each keeps its own
@@ -762,15 +332,19 @@ func (db *DB) ImportNotices(ctx context.Context, ns []ImportedNotice, at time.Ti
 			}
 			c := &Case{Notice: n.Number, Origin: OriginImport, Vehicle: n.Vehicle, Licensee: n.Licensee, Offence: n.Offence,
 				Issued: n.Issued, CaseDoc: CaseDoc{Articles: n.Articles, Penalty: n.Penalty, Warning: n.Warning,
-					LicenseeName: n.LicenseeName, LicenseeCNPJ: n.LicenseeCNPJ}}
-			if err := db.insertCase(ctx, tx, c, CaseEvent{Seq: 1, Action: ActionImport, At: at, User: actor.User, Data: data}); err != nil {
+					LicenseeName: n.LicenseeName, LicenseeCNPJ: n.LicenseeCNPJ},
+				Events: []CaseEvent{{Seq: 1, Action: ActionImport, At: at, User: actor.User, Data: data}}}
+			if err := c.Fold(); err != nil {
+				return err
+			}
+			if err := db.insertCase(ctx, tx, c); err != nil {
 				var ce *CaseError
 				if errors.As(err, &ce) {
 					ce.Msg = fmt.Sprintf("auto %d (%s): %s", i+1, n.Number, ce.Msg)
 				}
 				return err
 			}
-			if err := db.auditTx(ctx, tx, actor, "case.import", "case:"+c.Notice, nil, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: n}); err != nil {
+			if err := db.auditTx(ctx, tx, actor, "case.import", "case:"+c.Notice, nil, cases.Audit{Notice: c.Notice, Status: c.Status, Event: n}); err != nil {
 				return err
 			}
 			out = append(out, c)
@@ -781,61 +355,4 @@ func (db *DB) ImportNotices(ctx context.Context, ns []ImportedNotice, at time.Ti
 		return nil, fmt.Errorf("store: import notices: %w", err)
 	}
 	return out, nil
-}
-
-// CaseAct records an act on a case at the time now, after checking it against the case's state
-// and dates with the profile: the event, the new state and the audit entry (before and after),
-// in one transaction. It returns the case before and after; a *CaseError when the act is not
-// possible; ErrNotFound when there is no such case.
-func (db *DB) CaseAct(ctx context.Context, id int64, a CaseAction, p *profile.Profile, now time.Time, actor Actor) (before, after *Case, err error) {
-	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		before, after, err = db.caseActTx(ctx, tx, id, a, p, now, actor)
-		return err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: case %d: %w", id, err)
-	}
-	return before, after, nil
-}
-
-// caseActTx is CaseAct inside the transaction tx.
-func (db *DB) caseActTx(ctx context.Context, tx *sql.Tx, id int64, a CaseAction, p *profile.Profile, now time.Time, actor Actor) (before, after *Case, err error) {
-	c, err := caseWhere(ctx, tx, `id = ?`, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	b := *c
-	before = &b
-	// Nobody judges their own auto, nor the appeal against their own decision (enforced
-	// here too, whoever calls).
-	pc := c.Process()
-	if msg := pc.Impediment(a.Action, actor.User); msg != "" {
-		return nil, nil, &CaseError{Conflict: true, Msg: msg}
-	}
-	day, err := pc.Check(p, &a, now)
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := json.Marshal(a)
-	if err != nil {
-		return nil, nil, err
-	}
-	e := CaseEvent{Seq: len(c.Events) + 1, Action: a.Action, Date: day, At: now, User: actor.User, Data: data}
-	if err := insertEvent(ctx, tx, c.ID, e); err != nil {
-		return nil, nil, err
-	}
-	c.Events = append(slices.Clip(c.Events), e)
-	if err := c.fold(); err != nil {
-		return nil, nil, err
-	}
-	c.UpdatedAt = fromMillis(millis(now))
-	if _, err := tx.ExecContext(ctx, `UPDATE cases SET state = ?, updated_at = ? WHERE id = ?`, string(c.State), millis(now), c.ID); err != nil {
-		return nil, nil, err
-	}
-	err = db.auditTx(ctx, tx, actor, "case."+a.Action, "case:"+c.Notice,
-		caseAudit{Notice: c.Notice, CaseStatus: before.CaseStatus}, caseAudit{Notice: c.Notice, CaseStatus: c.CaseStatus, Event: a})
-	if err != nil {
-		return nil, nil, err
-	}
-	return before, c, nil
 }

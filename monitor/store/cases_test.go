@@ -49,7 +49,8 @@ func putDraft(t *testing.T, db *DB, id, licensee string, start time.Time) {
 	s := wire.NewTime(start)
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: licensee, Rules: []string{"speed"},
 		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: 400, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
-		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}}}
+		Facts:    []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}},
+		Registry: &drafts.Registered{Licensee: licensee, Plate: "ABC1D23"}}
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,39 @@ func actorFor(a CaseAction) Actor {
 	return fiscal
 }
 
-// The store refuses the acts that decide to the user who issued the auto.
+// The store's cases are written by the office of the auto (monitor/cases) over the store's
+// ledger: these run its acts at a given time, as a user whose role and identification the
+// office admits (roles and the issue's checks are the office's and the API's tests), on a
+// profile whose UFMP is confirmed and with the licensee of the drafts identified.
+
+func officeAt(db *DB, p *profile.Profile, at time.Time) *cases.Office {
+	cp := *p
+	cp.FiscalUnit.ConfirmedBy, cp.FiscalUnit.Act = "Secretaria de Finanças", "Decreto nº 1/2026"
+	return &cases.Office{Ledger: db, Profile: &cp, Key: testKey.Public().(ed25519.PublicKey), Now: func() time.Time { return at },
+		LicenseeAtFact: func(_ context.Context, d *drafts.Draft) (cases.Licensee, bool) {
+			return cases.Licensee{ID: d.Licensee, RazaoSocial: "Trenzinho Ltda", CNPJ: "11.222.333/0001-81", Address: "Av. Beira-Mar, 1"}, true
+		}}
+}
+
+func asAgent(a Actor) Actor {
+	a.Role, a.Agent = RoleAdmin, Agent{FullName: "Agente " + a.User, Matricula: "1", Cargo: "Fiscal"}
+	return a
+}
+
+func issueDraft(ctx context.Context, db *DB, id, reason string, p *profile.Profile, at time.Time, a Actor) (*Case, error) {
+	c, _, err := officeAt(db, p, at).Issue(ctx, id, reason, asAgent(a))
+	return c, err
+}
+
+func issueManual(ctx context.Context, db *DB, m ManualNotice, p *profile.Profile, at time.Time, a Actor) (*Case, error) {
+	return officeAt(db, p, at).IssueManual(ctx, m, asAgent(a))
+}
+
+func caseAct(ctx context.Context, db *DB, id int64, act CaseAction, p *profile.Profile, now time.Time, a Actor) (before, after *Case, err error) {
+	return officeAt(db, p, now).Act(ctx, id, act, asAgent(a))
+}
+
+// The office refuses the acts that decide to the user who issued the auto.
 func TestIssuerCannotDecide(t *testing.T) {
 	db := openTemp(t)
 	p := profile.Piuma()
@@ -85,9 +118,9 @@ func TestIssuerCannotDecide(t *testing.T) {
 		CaseAction{Action: ActionDefence, Date: "2026-10-10"})
 	for _, a := range []CaseAction{{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Indeferida.", Date: "2026-10-20"},
 		{Action: ActionDividaAtiva, Date: "2026-12-20"}, {Action: ActionSuspension, From: "2026-12-20", Days: 10}} {
-		_, _, err := db.CaseAct(context.Background(), c.ID, a, p, local(2026, 12, 20, 10, 0), fiscal)
+		_, _, err := caseAct(context.Background(), db, c.ID, a, p, local(2026, 12, 20, 10, 0), fiscal)
 		var ce *CaseError
-		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
+		if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, "Impedimento") {
 			t.Errorf("%s by the issuer: %v", a.Action, err)
 		}
 	}
@@ -96,7 +129,7 @@ func TestIssuerCannotDecide(t *testing.T) {
 
 func act(t *testing.T, db *DB, p *profile.Profile, id int64, now time.Time, a CaseAction) *Case {
 	t.Helper()
-	_, after, err := db.CaseAct(context.Background(), id, a, p, now, actorFor(a))
+	_, after, err := caseAct(context.Background(), db, id, a, p, now, actorFor(a))
 	if err != nil {
 		t.Fatalf("%s: %v", a.Action, err)
 	}
@@ -114,7 +147,7 @@ func TestCaseWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	putDraft(t, db, "D1", "L1", local(2026, 10, 1, 15, 0))
-	c, err := db.IssueDraft(ctx, "D1", "conferido", p, local(2026, 10, 2, 10, 0), fiscal)
+	c, err := issueDraft(ctx, db, "D1", "conferido", p, local(2026, 10, 2, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +163,14 @@ func TestCaseWorkflow(t *testing.T) {
 	if _, err := drafts.Verify(&d.Sealed, testKey.Public().(ed25519.PublicKey)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.IssueDraft(ctx, "D1", "", p, local(2026, 10, 2, 11, 0), fiscal); !errors.Is(err, ErrDecided) {
+	if _, err := issueDraft(ctx, db, "D1", "", p, local(2026, 10, 2, 11, 0), fiscal); err == nil || !strings.Contains(err.Error(), "já foi decidido") {
 		t.Fatalf("issued twice: %v", err)
 	}
 
 	now := local(2026, 11, 29, 12, 0)
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05", RefusedToSign: true})
 	if c.State != penalty.StatusNotified || c.Notified != "2026-10-05" || !c.RefusedToSign {
-		t.Fatalf("notified %+v", c.CaseStatus)
+		t.Fatalf("notified %+v", c.Status)
 	}
 	deadline, why := c.DefenceDeadline(p)
 	if deadline.Format(time.DateOnly) != "2026-10-15" || !strings.Contains(why, "recusou-se") {
@@ -152,16 +185,16 @@ func TestCaseWorkflow(t *testing.T) {
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-30", Text: "Defesa indeferida: a velocidade foi medida pelo tacógrafo."})
 	if c.State != penalty.StatusConfirmed || c.Decided != "2026-10-30" || c.Outcome != OutcomeRejected {
-		t.Fatalf("decided %+v", c.CaseStatus)
+		t.Fatalf("decided %+v", c.Status)
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-31"})
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 10})
 	if c.Suspension == nil || c.Suspension.To != "2026-11-11" || c.State != penalty.StatusConfirmed {
-		t.Fatalf("suspension %+v", c.CaseStatus)
+		t.Fatalf("suspension %+v", c.Status)
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionPay, Date: "2026-11-05"})
 	if c.State != penalty.StatusPaid || len(c.Events) != 7 {
-		t.Fatalf("paid %+v, %d events", c.CaseStatus, len(c.Events))
+		t.Fatalf("paid %+v, %d events", c.Status, len(c.Events))
 	}
 
 	// The stored state is the fold of the events; the row's state column agrees.
@@ -233,7 +266,7 @@ func TestCaseWorkflow(t *testing.T) {
 func caseAt(t *testing.T, db *DB, p *profile.Profile, id string, actions ...CaseAction) *Case {
 	t.Helper()
 	putDraft(t, db, id, "L1", local(2026, 10, 1, 15, 0))
-	c, err := db.IssueDraft(context.Background(), id, "", p, local(2026, 10, 2, 10, 0), fiscal)
+	c, err := issueDraft(context.Background(), db, id, "", p, local(2026, 10, 2, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,13 +324,13 @@ func TestCaseInvalidActions(t *testing.T) {
 			t.Errorf("%s allows %s, want %v", state, got, allowed[state])
 		}
 		for action, a := range try {
-			_, _, err := db.CaseAct(context.Background(), c.ID, a, p, now, actorFor(a))
+			_, _, err := caseAct(context.Background(), db, c.ID, a, p, now, actorFor(a))
 			ok := strings.Contains(","+strings.Join(allowed[state], ",")+",", ","+action+",")
 			var ce *CaseError
 			switch {
 			case ok && err != nil:
 				t.Errorf("%s: %s refused: %v", state, action, err)
-			case !ok && (!errors.As(err, &ce) || !ce.Conflict):
+			case !ok && (!errors.As(err, &ce) || ce.Kind != cases.Conflict):
 				t.Errorf("%s: %s: want a conflict, got %v", state, action, err)
 			case !ok && !strings.Contains(ce.Msg, "não é possível"):
 				t.Errorf("%s: %s: message %q", state, action, ce.Msg)
@@ -341,10 +374,10 @@ func TestCaseInvalidActions(t *testing.T) {
 	for _, c := range dated {
 		n++
 		k := caseAt(t, db, p, fmt.Sprintf("T%d", n), c.steps...)
-		_, _, err := db.CaseAct(context.Background(), k.ID, c.a, p, now, actorFor(c.a))
+		_, _, err := caseAct(context.Background(), db, k.ID, c.a, p, now, actorFor(c.a))
 		var ce *CaseError
-		if !errors.As(err, &ce) || ce.Conflict != c.conflict || !strings.Contains(ce.Msg, c.msg) {
-			t.Errorf("%s: got %v (conflict %v), want %q (conflict %v)", c.name, err, ce != nil && ce.Conflict, c.msg, c.conflict)
+		if !errors.As(err, &ce) || (ce.Kind == cases.Conflict) != c.conflict || !strings.Contains(ce.Msg, c.msg) {
+			t.Errorf("%s: got %v (conflict %v), want %q (conflict %v)", c.name, err, ce != nil && ce.Kind == cases.Conflict, c.msg, c.conflict)
 		}
 	}
 	// A refused act leaves no event and no audit entry.
@@ -352,7 +385,7 @@ func TestCaseInvalidActions(t *testing.T) {
 	if len(entries) != 0 {
 		t.Error("a refused act was audited")
 	}
-	if _, _, err := db.CaseAct(context.Background(), 9999, notify, p, now, fiscal); !errors.Is(err, ErrNotFound) {
+	if _, _, err := caseAct(context.Background(), db, 9999, notify, p, now, fiscal); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no such case: %v", err)
 	}
 }
@@ -361,11 +394,11 @@ func TestNoticeNumbersOneSeries(t *testing.T) {
 	ctx := context.Background()
 	db, p := openTemp(t), caseProfile(t)
 	putDraft(t, db, "D1", "L1", local(2026, 10, 1, 15, 0))
-	c1, err := db.IssueDraft(ctx, "D1", "", p, local(2026, 10, 2, 10, 0), fiscal)
+	c1, err := issueDraft(ctx, db, "D1", "", p, local(2026, 10, 2, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := db.IssueManual(ctx, ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"},
+	m, err := issueManual(ctx, db, ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"},
 		Offence: local(2026, 10, 3, 16, 0), ManualDetails: ManualDetails{Place: "Av. Beira-Mar", Description: "Três crianças sem responsável.", Agent: "joao"}},
 		p, local(2026, 10, 3, 17, 0), fiscal)
 	if err != nil {
@@ -385,7 +418,7 @@ func TestNoticeNumbersOneSeries(t *testing.T) {
 	}
 	d2, _ := db.DraftByID(ctx, "D2")
 	putDraft(t, db, "D3", "L1", local(2026, 12, 30, 15, 0))
-	c3, err := db.IssueDraft(ctx, "D3", "", p, time.Date(2027, 1, 1, 1, 30, 0, 0, time.UTC), fiscal) // still 2026 in Piúma
+	c3, err := issueDraft(ctx, db, "D3", "", p, time.Date(2027, 1, 1, 1, 30, 0, 0, time.UTC), fiscal) // still 2026 in Piúma
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,10 +432,10 @@ func TestNoticeNumbersOneSeries(t *testing.T) {
 	_, err = db.ImportNotices(ctx, []ImportedNotice{{Number: "AI-2026/0007", Offence: local(2026, 9, 1, 0, 0), Issued: local(2026, 9, 2, 0, 0),
 		Licensee: "L2", Articles: []string{"Art. 29"}, Penalty: "Art. 47", Status: penalty.StatusIssued}}, time.Now(), fiscal)
 	var ce *CaseError
-	if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, "AI-2026/0007") {
+	if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, "AI-2026/0007") {
 		t.Errorf("duplicate import: %v", err)
 	}
-	if _, err := db.IssueManual(ctx, ManualNotice{Licensee: "L1", Infractions: []string{"art99"}, Offence: local(2026, 10, 3, 16, 0)}, p, local(2026, 10, 3, 17, 0), fiscal); err == nil {
+	if _, err := issueManual(ctx, db, ManualNotice{Licensee: "L1", Infractions: []string{"art99"}, Offence: local(2026, 10, 3, 16, 0)}, p, local(2026, 10, 3, 17, 0), fiscal); err == nil {
 		t.Error("a manual notice of an infraction the profile lacks")
 	}
 }
@@ -450,7 +483,8 @@ func putDraftOf(t *testing.T, db *DB, id, licensee, rule, pen string, fine float
 	ctx := context.Background()
 	s := wire.NewTime(start)
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: licensee, Rules: []string{rule},
-		Articles: articles, Penalty: pen, FineUFMP: fine, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s}
+		Articles: articles, Penalty: pen, FineUFMP: fine, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
+		Registry: &drafts.Registered{Licensee: licensee, Plate: "ABC1D23"}}
 	for i, a := range articles {
 		d.Facts = append(d.Facts, drafts.Fact{EpisodeID: fmt.Sprintf("%s.ep%d", id, i), Rule: rule, Article: a, Start: s, End: s})
 	}
@@ -472,7 +506,7 @@ func TestIssueWarningFirstRule(t *testing.T) {
 	ctx := context.Background()
 	db, p := openTemp(t), caseProfile(t)
 	putDraftOf(t, db, "R1", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 1, 15, 0), "Art. 38")
-	c, err := db.IssueDraft(ctx, "R1", "", p, local(2026, 10, 2, 10, 0), fiscal)
+	c, err := issueDraft(ctx, db, "R1", "", p, local(2026, 10, 2, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +515,7 @@ func TestIssueWarningFirstRule(t *testing.T) {
 	}
 	// Not yet delivered (Art. 54): a new deviation is again a first one.
 	putDraftOf(t, db, "R0", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 3, 15, 0), "Art. 38")
-	c0, err := db.IssueDraft(ctx, "R0", "", p, local(2026, 10, 4, 10, 0), fiscal)
+	c0, err := issueDraft(ctx, db, "R0", "", p, local(2026, 10, 4, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +524,7 @@ func TestIssueWarningFirstRule(t *testing.T) {
 	}
 	act(t, db, p, c.ID, local(2026, 10, 5, 10, 0), CaseAction{Action: ActionNotify, Mode: penalty.ModeInPerson, Date: "2026-10-05"})
 	putDraftOf(t, db, "R2", "L1", "route_deviation", "Art. 41, I", 0, local(2026, 10, 10, 15, 0), "Art. 38")
-	c, err = db.IssueDraft(ctx, "R2", "", p, local(2026, 10, 11, 10, 0), fiscal)
+	c, err = issueDraft(ctx, db, "R2", "", p, local(2026, 10, 11, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +544,7 @@ func TestIssueRuleMappedByFact(t *testing.T) {
 		t.Fatal(err)
 	}
 	putDraftOf(t, db, "E1", "L1", "document_expired", "Art. 47", 250, local(2026, 10, 1, 15, 0), "Art. 7", "Art. 20, III, b")
-	c, err := db.IssueDraft(ctx, "E1", "", p, local(2026, 10, 2, 10, 0), fiscal)
+	c, err := issueDraft(ctx, db, "E1", "", p, local(2026, 10, 2, 10, 0), fiscal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,9 +563,9 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	suspension := func(from string) CaseAction { return CaseAction{Action: ActionSuspension, From: from, Days: 10} }
 	conflict := func(c *Case, a CaseAction, msg string) {
 		t.Helper()
-		_, _, err := db.CaseAct(ctx, c.ID, a, p, now, actorFor(a))
+		_, _, err := caseAct(ctx, db, c.ID, a, p, now, actorFor(a))
 		var ce *CaseError
-		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, msg) {
+		if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, msg) {
 			t.Errorf("%s from %s: %v, want a conflict saying %q", a.Action, a.From, err, msg)
 		}
 	}
@@ -573,7 +607,7 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 		{CaseAction{Action: ActionSuspension, From: "2026-11-02", To: "2026-11-20", Days: 10}, "são 19 dias"},
 		{CaseAction{Action: ActionSuspension, From: "2026-09-30", Days: 10}, "anterior à emissão"},
 	} {
-		if _, _, err := db.CaseAct(ctx, rec.ID, c.a, p, now, actorFor(c.a)); err == nil || !strings.Contains(err.Error(), c.msg) {
+		if _, _, err := caseAct(ctx, db, rec.ID, c.a, p, now, actorFor(c.a)); err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("suspension %+v: %v, want %q", c.a, err, c.msg)
 		}
 	}
@@ -618,14 +652,14 @@ func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
 	now := local(2027, 1, 10, 10, 0)
 	try := func(date, want string) {
 		t.Helper()
-		_, _, err := db.CaseAct(context.Background(), c.ID, CaseAction{Action: ActionDividaAtiva, Date: date}, p, now, autoridade)
+		_, _, err := caseAct(context.Background(), db, c.ID, CaseAction{Action: ActionDividaAtiva, Date: date}, p, now, autoridade)
 		var ce *CaseError
-		if !errors.As(err, &ce) || !ce.Conflict || !strings.Contains(ce.Msg, want) {
+		if !errors.As(err, &ce) || ce.Kind != cases.Conflict || !strings.Contains(ce.Msg, want) {
 			t.Errorf("dívida ativa on %s: %v, want %q", date, err, want)
 		}
 	}
 	try("2026-12-20", "ainda não foi notificada")
-	if _, _, err := db.CaseAct(context.Background(), c.ID, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-19"}, p, now, fiscal); err == nil {
+	if _, _, err := caseAct(context.Background(), db, c.ID, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-19"}, p, now, fiscal); err == nil {
 		t.Error("decision notified before the decision")
 	}
 	act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-23"})
@@ -633,7 +667,7 @@ func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
 	try("2026-11-23", "termina em 23/11/2026")
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionDividaAtiva, Date: "2026-11-24"})
 	if c.State != penalty.StatusDividaAtiva || c.DecisionNotified != "2026-10-23" {
-		t.Fatalf("after the period: %+v", c.CaseStatus)
+		t.Fatalf("after the period: %+v", c.Status)
 	}
 	if n := c.PenaltyNotice(p); n.DecisionNotified.IsZero() {
 		t.Error("the calculus does not see the decision's notification")
@@ -652,7 +686,7 @@ func TestFinalFromTheDecisionsNotification(t *testing.T) {
 	issue := func(id string, fact, at time.Time) *penalty.Result {
 		t.Helper()
 		putDraft(t, db, id, "L1", fact)
-		c, err := db.IssueDraft(ctx, id, "", p, at, fiscal)
+		c, err := issueDraft(ctx, db, id, "", p, at, fiscal)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -678,7 +712,7 @@ func TestFinalFromTheDecisionsNotification(t *testing.T) {
 	admin := Actor{User: "admin", RemoteAddr: "192.0.2.3"}
 	for _, a := range []CaseAction{{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Text: "Recurso improvido.", Date: "2026-11-05"},
 		{Action: ActionNotifyAppealDecision, Date: "2026-11-06"}} {
-		if _, _, err := db.CaseAct(ctx, first.ID, a, p, now, admin); err != nil {
+		if _, _, err := caseAct(ctx, db, first.ID, a, p, now, admin); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -538,6 +538,21 @@ CREATE TABLE notify_push_subs (
 ) STRICT;
 CREATE INDEX notify_push_subs_user ON notify_push_subs (user_id);
 `},
+	// The notified document is frozen: the bytes of an issued auto's PDF as first rendered
+	// (at its issue), served for every later download whatever the profile or the map tiles
+	// say then, and never changed (store/public.go, FreezePDF).
+	{18, `
+CREATE TABLE issued_pdfs (
+	draft_id   TEXT    PRIMARY KEY REFERENCES drafts (id),
+	sha256     TEXT    NOT NULL,
+	pdf        BLOB    NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+CREATE TRIGGER issued_pdfs_no_update BEFORE UPDATE ON issued_pdfs
+BEGIN SELECT RAISE(ABORT, 'issued_pdfs is append-only'); END;
+CREATE TRIGGER issued_pdfs_no_delete BEFORE DELETE ON issued_pdfs
+BEGIN SELECT RAISE(ABORT, 'issued_pdfs is append-only'); END;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

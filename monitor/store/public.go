@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/base32"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -53,29 +55,36 @@ func ValidPublicCode(s string) bool {
 func (db *DB) PublicCode(ctx context.Context, draftID string) (string, error) {
 	var code string
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		var status string
-		if err := tx.QueryRowContext(ctx, `SELECT status FROM drafts WHERE id = ?`, draftID).Scan(&status); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
-			return err
-		}
-		if status != drafts.StatusIssued {
-			return ErrNotFound
-		}
-		err := tx.QueryRowContext(ctx, `SELECT code FROM public_codes WHERE draft_id = ?`, draftID).Scan(&code)
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		code = NewPublicCode()
-		_, err = tx.ExecContext(ctx, `INSERT INTO public_codes (draft_id, code, created_at) VALUES (?, ?, ?)`,
-			draftID, code, millis(db.now()))
+		var err error
+		code, err = db.publicCodeTx(ctx, tx, draftID)
 		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: public code of %s: %w", draftID, err)
 	}
 	return code, nil
+}
+
+// publicCodeTx is PublicCode inside tx.
+func (db *DB) publicCodeTx(ctx context.Context, tx *sql.Tx, draftID string) (string, error) {
+	var status, code string
+	if err := tx.QueryRowContext(ctx, `SELECT status FROM drafts WHERE id = ?`, draftID).Scan(&status); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", ErrNotFound
+		}
+		return "", err
+	}
+	if status != drafts.StatusIssued {
+		return "", ErrNotFound
+	}
+	err := tx.QueryRowContext(ctx, `SELECT code FROM public_codes WHERE draft_id = ?`, draftID).Scan(&code)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return code, err
+	}
+	code = NewPublicCode()
+	_, err = tx.ExecContext(ctx, `INSERT INTO public_codes (draft_id, code, created_at) VALUES (?, ?, ?)`,
+		draftID, code, millis(db.now()))
+	return code, err
 }
 
 // DraftByPublicCode returns the issued auto whose public code is code, or ErrNotFound.
@@ -118,4 +127,52 @@ func (db *DB) IsPublicPDF(ctx context.Context, draftID, sha256hex string) (bool,
 		return false, fmt.Errorf("store: PDF of %s: %w", draftID, err)
 	}
 	return n > 0, nil
+}
+
+// FrozenPDF returns the frozen PDF of an issued auto and its SHA-256 (hex), or ErrNotFound
+// when none was frozen yet.
+func (db *DB) FrozenPDF(ctx context.Context, draftID string) (pdf []byte, sha256hex string, err error) {
+	err = db.db.QueryRowContext(ctx, `SELECT pdf, sha256 FROM issued_pdfs WHERE draft_id = ?`, draftID).Scan(&pdf, &sha256hex)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", ErrNotFound
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("store: frozen PDF of %s: %w", draftID, err)
+	}
+	return pdf, sha256hex, nil
+}
+
+// FreezePDF keeps pdf as the issued auto's document, once: the first PDF frozen stays, and it
+// is what FreezePDF returns (with its SHA-256, hex), whatever pdf a later call brings. Its hash
+// is recorded as one the monitor rendered (RecordPublicPDF). ErrNotFound when the draft is not
+// an issued auto.
+func (db *DB) FreezePDF(ctx context.Context, draftID string, pdf []byte) ([]byte, string, error) {
+	sum := sha256.Sum256(pdf)
+	h := hex.EncodeToString(sum[:])
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		var status string
+		if err := tx.QueryRowContext(ctx, `SELECT status FROM drafts WHERE id = ?`, draftID).Scan(&status); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		}
+		if status != drafts.StatusIssued {
+			return ErrNotFound
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO issued_pdfs (draft_id, sha256, pdf, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (draft_id) DO NOTHING`,
+			draftID, h, pdf, millis(db.now()))
+		return err
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("store: freeze PDF of %s: %w", draftID, err)
+	}
+	frozen, fh, err := db.FrozenPDF(ctx, draftID)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := db.RecordPublicPDF(ctx, draftID, fh); err != nil {
+		return nil, "", err
+	}
+	return frozen, fh, nil
 }

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/rules"
 )
 
@@ -219,7 +220,7 @@ func (db *DB) ActOnTriage(ctx context.Context, id string, who Actor, act TriageA
 		if err := insertTriageEvent(ctx, tx, id, ev); err != nil {
 			return err
 		}
-		if err := auditTx(ctx, tx, AuditEntry{Time: now, User: who.User, Action: "episode." + act.Act, Object: "episode:" + id,
+		if err := writeAudit(ctx, tx, AuditEntry{Time: now, User: who.User, Action: "episode." + act.Act, Object: "episode:" + id,
 			Before: mustMarshal(before), After: mustMarshal(auditTriage(&next, ev)), RemoteAddr: who.RemoteAddr}); err != nil {
 			return err
 		}
@@ -350,22 +351,6 @@ INSERT INTO episode_triage_events (episode_id, at, user, act, assignee, text) VA
 	return err
 }
 
-// auditTx appends e to the audit log inside tx (Audit's rules).
-func auditTx(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
-	before, err := nullJSON(e.Before)
-	if err != nil {
-		return fmt.Errorf("audit %s: before: %w", e.Action, err)
-	}
-	after, err := nullJSON(e.After)
-	if err != nil {
-		return fmt.Errorf("audit %s: after: %w", e.Action, err)
-	}
-	_, err = tx.ExecContext(ctx, `
-INSERT INTO audit (time, user, action, object, before, after, remote_addr) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		millis(e.Time), e.User, e.Action, e.Object, before, after, e.RemoteAddr)
-	return err
-}
-
 // TriageSummaries returns the triage (without history) of each of ids that has been touched;
 // the others are "novo".
 func (db *DB) TriageSummaries(ctx context.Context, ids []string) (map[string]Triage, error) {
@@ -469,7 +454,7 @@ func (db *DB) MarkEscalated(ctx context.Context, id string, at time.Time, to []s
 		if err := insertTriageEvent(ctx, tx, id, ev); err != nil {
 			return err
 		}
-		if err := auditTx(ctx, tx, AuditEntry{Time: at, Action: "episode." + ActEscalate, Object: "episode:" + id,
+		if err := writeAudit(ctx, tx, AuditEntry{Time: at, Action: "episode." + ActEscalate, Object: "episode:" + id,
 			Before: mustMarshal(before), After: mustMarshal(map[string]any{"escalated_at": at, "to": to})}); err != nil {
 			return err
 		}
@@ -480,4 +465,12 @@ func (db *DB) MarkEscalated(ctx context.Context, id string, at time.Time, to []s
 		return nil, false, fmt.Errorf("store: escalate episode %q: %w", id, err)
 	}
 	return ep, done, nil
+}
+
+func conflictf(format string, a ...any) error {
+	return &CaseError{Kind: cases.Conflict, Msg: fmt.Sprintf(format, a...)}
+}
+
+func invalidf(format string, a ...any) error {
+	return &CaseError{Kind: cases.Invalid, Msg: fmt.Sprintf(format, a...)}
 }

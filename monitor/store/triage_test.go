@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/rules"
 )
 
@@ -70,7 +71,7 @@ func TestTriageStateMachine(t *testing.T) {
 		var ce *CaseError
 		switch {
 		case s.conflict || s.invalid:
-			if !errors.As(err, &ce) || ce.Conflict != s.conflict {
+			if !errors.As(err, &ce) || (ce.Kind == cases.Conflict) != s.conflict {
 				t.Fatalf("step %d %+v: err %v, want a refusal (conflict %v)", i, s.act, err, s.conflict)
 			}
 		case err != nil:

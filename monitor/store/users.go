@@ -13,52 +13,23 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/trenzinho/trenzinho/monitor/cases"
 )
 
-// Role is what a user may do. Each role of the control room includes the ones before it:
-// viewer < fiscal < supervisor < autoridade < admin. RoleLicensee stands outside that order: it
-// includes none of them and none includes it (AtLeast is false both ways), so that a route
-// admits a licensee's user only when it says so (the portal's routes, monitor/api/portal.go).
-type Role string
+// Role is what a user may do (cases.Role: the roles, their order and what each includes are
+// the office's, monitor/cases/roles.go).
+type Role = cases.Role
 
-// Roles.
+// Roles (cases.Role*).
 const (
-	RoleViewer     Role = "viewer"     // watches the fleet and the episodes
-	RoleFiscal     Role = "fiscal"     // reviews drafts and issues notices
-	RoleSupervisor Role = "supervisor" // manages the registry and the inspectors' work
-	// RoleAutoridade is the competent authority (Art. 57): decides defences, appeals,
-	// suspensions, annulments and the inscription in dívida ativa — never on an auto the same
-	// user issued (Lei 9.784/1999, arts. 18–19, by analogy).
-	RoleAutoridade Role = "autoridade"
-	RoleAdmin      Role = "admin" // manages users
-	// RoleLicensee is a licensee's own user (the portal): bound to one licensee of the
-	// registry (User.Licensee), it sees that licensee's vehicles, episodes, autos and cases
-	// only, and files their defences and appeals.
-	RoleLicensee Role = "licensee"
+	RoleViewer     = cases.RoleViewer
+	RoleFiscal     = cases.RoleFiscal
+	RoleSupervisor = cases.RoleSupervisor
+	RoleAutoridade = cases.RoleAutoridade
+	RoleAdmin      = cases.RoleAdmin
+	RoleLicensee   = cases.RoleLicensee
 )
-
-func (r Role) rank() int {
-	switch r {
-	case RoleViewer:
-		return 1
-	case RoleFiscal:
-		return 2
-	case RoleSupervisor:
-		return 3
-	case RoleAutoridade:
-		return 4
-	case RoleAdmin:
-		return 5
-	}
-	return 0
-}
-
-// Valid reports whether r is one of the roles.
-func (r Role) Valid() bool { return r.rank() > 0 || r == RoleLicensee }
-
-// AtLeast reports whether r includes min, both roles of the control room's order. An invalid
-// role includes nothing; RoleLicensee includes nothing and is included by nothing.
-func (r Role) AtLeast(min Role) bool { return r.rank() > 0 && min.rank() > 0 && r.rank() >= min.rank() }
 
 // User is an account of the control room.
 type User struct {
@@ -73,23 +44,13 @@ type User struct {
 	Agent
 }
 
-// Agent is how an auto identifies the agent who issues it: full name, registration number
-// (matrícula) and post (cargo). Issuing requires all three (issue refusal agent_incomplete).
-type Agent struct {
-	FullName  string `json:"full_name"`
-	Matricula string `json:"matricula"`
-	Cargo     string `json:"cargo"`
-}
-
-// Complete reports whether the agent has a full name, matrícula and cargo.
-func (a Agent) Complete() bool {
-	return strings.TrimSpace(a.FullName) != "" && strings.TrimSpace(a.Matricula) != "" && strings.TrimSpace(a.Cargo) != ""
-}
+// Agent is how an auto identifies the agent who issues it (cases.Agent).
+type Agent = cases.Agent
 
 // Limits of an agent's fields, in characters.
 const maxAgentField = 200
 
-func (a Agent) valid() bool {
+func validAgent(a Agent) bool {
 	for _, f := range []string{a.FullName, a.Matricula, a.Cargo} {
 		if utf8.RuneCountInString(f) > maxAgentField || strings.ContainsFunc(f, unicode.IsControl) {
 			return false
@@ -106,7 +67,7 @@ var ErrInvalidAgent = errors.New("store: invalid agent identification")
 // trimmed).
 func (db *DB) SetAgent(ctx context.Context, name string, a Agent) error {
 	a = Agent{FullName: strings.TrimSpace(a.FullName), Matricula: strings.TrimSpace(a.Matricula), Cargo: strings.TrimSpace(a.Cargo)}
-	if !a.valid() {
+	if !validAgent(a) {
 		return fmt.Errorf("store: set agent of %q: %w", name, ErrInvalidAgent)
 	}
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
