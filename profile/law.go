@@ -154,23 +154,58 @@ func (p *Profile) citations() []citation {
 	return out
 }
 
-// Warnings are what the profile leaves unset that makes the monitor's legal output doubtful,
-// in Portuguese, for the administrators (logged at start and shown on the dashboard until
-// set): no municipal holiday (deadlines may be wrong), illustrative fiscal unit values, no
-// address or addressee for defences.
-func (p *Profile) Warnings() []string {
-	var w []string
+// A Warning is something the profile leaves unset that makes the monitor's legal output
+// doubtful: its text for the administrators (pt-BR), what it blocks (pt-BR), whether it
+// blocks the issue of every auto, and the keys of the profile that fix it.
+type Warning struct {
+	Text        string
+	Blocks      string
+	BlocksIssue bool
+	Keys        []string
+}
+
+// Problems are the profile's warnings, each with what it blocks and the keys that fix it:
+// no municipal holiday (deadlines may be wrong, calendar-dependent episodes ground no auto),
+// no school recess, illustrative fiscal unit values, no address or addressee for defences.
+func (p *Profile) Problems() []Warning {
+	var w []Warning
 	if !p.MunicipalHolidays() {
-		w = append(w, "feriados municipais não cadastrados: prazos podem estar errados e episódios que dependem do calendário não fundamentam auto (perfil legal, holidays)")
+		w = append(w, Warning{
+			Text:   "feriados municipais não cadastrados: prazos podem estar errados e episódios que dependem do calendário não fundamentam auto (perfil legal, holidays)",
+			Blocks: "Os prazos em dias úteis (defesa, recurso, pagamento) podem ser contados errados, e os episódios cuja infração depende de ser dia útil, domingo ou feriado não fundamentam auto: os feriados municipais não são conhecidos.",
+			Keys:   []string{"holidays.fixed", "holidays.dates"},
+		})
 	}
 	if len(p.Calendars.SchoolRecess) == 0 {
-		w = append(w, "recesso escolar não cadastrado: episódios junto a escolas não fundamentam auto (perfil legal, calendars.school_recess)")
+		w = append(w, Warning{
+			Text:   "recesso escolar não cadastrado: episódios junto a escolas não fundamentam auto (perfil legal, calendars.school_recess)",
+			Blocks: "Os episódios de som junto a escolas não fundamentam auto: sem o calendário escolar não se sabe se a escola funcionava.",
+			Keys:   []string{"calendars.school_recess"},
+		})
 	}
 	if !p.FiscalUnit.Confirmed() {
-		w = append(w, "valor da "+p.FiscalUnit.Name+" não confirmado (fiscal_unit.confirmed_by e fiscal_unit.act): nenhum auto pode ser emitido")
+		w = append(w, Warning{
+			Text:        "valor da " + p.FiscalUnit.Name + " não confirmado (fiscal_unit.confirmed_by e fiscal_unit.act): nenhum auto pode ser emitido",
+			Blocks:      "A emissão de todo auto de infração (recusa ufmp_unconfirmed): o valor da multa em reais depende do valor da unidade fiscal.",
+			BlocksIssue: true,
+			Keys:        []string{"fiscal_unit.values", "fiscal_unit.confirmed_by", "fiscal_unit.act"},
+		})
 	}
 	if strings.TrimSpace(p.Defence.To) == "" || (p.Defence.Address == "" && p.Defence.Email == "" && p.Defence.Portal == "") {
-		w = append(w, "local e destinatário da defesa não cadastrados (defence.to, defence.address, defence.email ou defence.portal): o auto não dirá onde protocolar a defesa")
+		w = append(w, Warning{
+			Text:   "local e destinatário da defesa não cadastrados (defence.to, defence.address, defence.email ou defence.portal): o auto não dirá onde protocolar a defesa",
+			Blocks: "Nada é bloqueado, mas o auto não dirá a quem nem onde protocolar a defesa (Art. 56).",
+			Keys:   []string{"defence.to", "defence.address", "defence.email", "defence.portal"},
+		})
 	}
 	return w
+}
+
+// Warnings are the texts of Problems, logged at start and shown on the dashboard until set.
+func (p *Profile) Warnings() []string {
+	var out []string
+	for _, w := range p.Problems() {
+		out = append(out, w.Text)
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -56,33 +55,10 @@ type profileWarningJSON struct {
 	Keys        []string `json:"keys"`
 }
 
-// warningFixes say, for each warning profile.Warnings gives (recognised by the keys it names),
-// what it blocks and which keys fix it.
-var warningFixes = []struct {
-	names       string // a text the warning contains
-	blocks      string
-	blocksIssue bool
-	keys        []string
-}{
-	{"holidays", "Nada é bloqueado, mas os prazos em dias úteis (defesa, recurso, pagamento) podem ser contados errados: os feriados municipais não são conhecidos.",
-		false, []string{"holidays.fixed", "holidays.dates"}},
-	{"fiscal_unit", "A emissão de todo auto de infração (recusa ufmp_unconfirmed): o valor da multa em reais depende do valor da unidade fiscal.",
-		true, []string{"fiscal_unit.values", "fiscal_unit.confirmed_by", "fiscal_unit.act"}},
-	{"defence.to", "Nada é bloqueado, mas o auto não dirá a quem nem onde protocolar a defesa (Art. 56).",
-		false, []string{"defence.to", "defence.address", "defence.email", "defence.portal"}},
-}
-
 func profileWarnings(p *profile.Profile) []profileWarningJSON {
 	out := []profileWarningJSON{}
-	for _, w := range p.Warnings() {
-		pw := profileWarningJSON{Text: w, Keys: []string{}}
-		for _, f := range warningFixes {
-			if strings.Contains(w, f.names) {
-				pw.Blocks, pw.BlocksIssue, pw.Keys = f.blocks, f.blocksIssue, f.keys
-				break
-			}
-		}
-		out = append(out, pw)
+	for _, w := range p.Problems() {
+		out = append(out, profileWarningJSON{Text: w.Text, Blocks: w.Blocks, BlocksIssue: w.BlocksIssue, Keys: w.Keys})
 	}
 	return out
 }
