@@ -37,6 +37,7 @@ type Judgement struct {
 	Episodes    []Episode // by start, then id
 	Drafts      []drafts.Draft
 	registry    *registry.Store
+	rules       map[string]string // rule id → the profile's text of it
 	loc         *time.Location
 	byID        map[string]int
 	draftedBy   map[string]int // episode id → index in Drafts
@@ -62,7 +63,10 @@ type Diff struct {
 
 func newRun(s *Side) *Judgement {
 	j := &Judgement{Label: s.Label, Path: s.Path, ProfileID: s.Profile.ID, Version: s.Profile.Version, registry: s.Registry,
-		loc: s.Profile.Location(), byID: map[string]int{}, draftedBy: map[string]int{}}
+		loc: s.Profile.Location(), byID: map[string]int{}, draftedBy: map[string]int{}, rules: map[string]string{}}
+	for id, r := range s.Profile.Rules {
+		j.rules[id] = r.Text
+	}
 	return j
 }
 

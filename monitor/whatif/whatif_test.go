@@ -3,11 +3,15 @@ package whatif_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -225,7 +229,109 @@ func TestReplayWeek(t *testing.T) {
 	if tot.Readings != week.Readings || tot.Missing != 0 || tot.Orphans != 0 || len(res.Coverage.Vehicles) != 5 {
 		t.Errorf("coverage %+v, generated %d readings", tot, week.Readings)
 	}
+	checkReports(t, res, filepath.Join(dir, "report"))
 	if len(progress) != 5*7 || progress[len(progress)-1].Done != 35 || progress[len(progress)-1].ETA.IsZero() {
 		t.Errorf("progress: %d lines, last %+v", len(progress), progress[len(progress)-1])
 	}
+}
+
+// checkReports writes the CSV files and the PDF and checks that their totals agree with the
+// result and with each other.
+func checkReports(t *testing.T, res *whatif.Result, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteCSV(dir); err != nil {
+		t.Fatal(err)
+	}
+	pdfPath := filepath.Join(dir, whatif.PDFFile)
+	if err := res.WritePDF(pdfPath); err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Total()
+	f, err := os.Open(filepath.Join(dir, "resumo.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTotal := []string{"total", "", "Total", fmt.Sprint(tot.InForce.Episodes), fmt.Sprint(tot.Proposed.Episodes),
+		fmt.Sprint(tot.Proposed.Episodes - tot.InForce.Episodes), fmt.Sprint(tot.InForce.Autos), fmt.Sprint(tot.Proposed.Autos),
+		fmt.Sprint(tot.Proposed.Autos - tot.InForce.Autos), fmt.Sprint(tot.InForce.UFMP), fmt.Sprint(tot.Proposed.UFMP),
+		fmt.Sprint(tot.Proposed.UFMP - tot.InForce.UFMP)}
+	if len(rows) < 2 || !slices.Equal(rows[1], wantTotal) {
+		t.Fatalf("resumo.csv total %q, want %q", rows[1], wantTotal)
+	}
+	// Every dimension adds up to the total episodes.
+	sums := map[string][2]int{}
+	for _, r := range rows[2:] {
+		a, _ := strconv.Atoi(r[3])
+		b, _ := strconv.Atoi(r[4])
+		s := sums[r[0]]
+		sums[r[0]] = [2]int{s[0] + a, s[1] + b}
+	}
+	for _, d := range []string{"regra", "permissionario", "local", "hora"} {
+		if sums[d] != [2]int{tot.InForce.Episodes, tot.Proposed.Episodes} {
+			t.Errorf("resumo.csv %s sums to %v, total %d/%d", d, sums[d], tot.InForce.Episodes, tot.Proposed.Episodes)
+		}
+	}
+	// episodios.csv lists every episode of both sides, evidencias.csv the readings of those
+	// that appear or vanish.
+	if n := csvRows(t, filepath.Join(dir, "episodios.csv")); n != tot.InForce.Episodes+tot.Proposed.Episodes {
+		t.Errorf("episodios.csv: %d rows", n)
+	}
+	readings := 0
+	for _, d := range slices.Concat(res.Appear, res.Vanish) {
+		readings += len(d.Readings)
+	}
+	if n := csvRows(t, filepath.Join(dir, "evidencias.csv")); n != readings || n == 0 {
+		t.Errorf("evidencias.csv: %d rows, %d readings", n, readings)
+	}
+	// The PDF states the same totals.
+	bin, err := exec.LookPath("pdftotext")
+	if err != nil {
+		testenv.Missing(t, "pdftotext (poppler-utils)")
+		return
+	}
+	out, err := exec.Command(bin, "-layout", pdfPath, "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	for _, re := range []string{
+		fmt.Sprintf(`Episódios\s+%d\s+%d\s+%s`, tot.InForce.Episodes, tot.Proposed.Episodes, regexp.QuoteMeta(signedInt(tot.Proposed.Episodes-tot.InForce.Episodes))),
+		fmt.Sprintf(`Autos \(minutas\)\s+%d\s+%d`, tot.InForce.Autos, tot.Proposed.Autos),
+		`Perfil proposto: piuma, versão 2026-11-29-proposta-25kmh`,
+		`horas com telemetria`,
+		fmt.Sprintf(`Episódios que surgem com o perfil proposto \(%d\)`, len(res.Appear)),
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("the PDF lacks %s:\n%s", re, text[:min(len(text), 3000)])
+		}
+	}
+}
+
+func signedInt(n int) string {
+	if n > 0 {
+		return fmt.Sprintf("+%d", n)
+	}
+	return fmt.Sprint(n)
+}
+
+func csvRows(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rows) - 1
 }
