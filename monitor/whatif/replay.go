@@ -432,8 +432,9 @@ func collect(ctx context.Context, s *sideState, to time.Time, run *Judgement) er
 	d := drafts.NewDrafter(drafts.Config{Store: s.db, Profile: s.Profile, ProfileYAML: s.ProfileYAML, Places: s.Places,
 		Key: key, Software: "trenzinho-monitor whatif", Logger: slog.New(slog.DiscardHandler), Registry: s.Registry})
 	// Everything has settled long after the period: the drafter's waits (settle, the agent's
-	// verification) are over.
-	now := to.Add(72 * time.Hour)
+	// verification) are over. The store times an episode's last change by the wall clock of
+	// its commit, so "long after" is after now too.
+	now := later(to, time.Now()).Add(72 * time.Hour)
 	for {
 		made, err := d.Run(ctx, now)
 		if err != nil {
