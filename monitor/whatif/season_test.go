@@ -71,6 +71,7 @@ func TestSeasonBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	load0 := loadavg()
+	influxCPU0, selfCPU0 := procCPU(influx.Pid()), selfCPU()
 	res, err := whatif.Run(context.Background(), whatif.Config{
 		Archive: src, From: first, To: first.AddDate(0, 0, days),
 		InForce:  whatif.Side{Label: "vigente", Profile: p, ProfileYAML: profile.PiumaYAML(), Places: set},
@@ -81,6 +82,7 @@ func TestSeasonBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := res.Stats
+	influxCPU, replayCPU := procCPU(influx.Pid())-influxCPU0, selfCPU()-selfCPU0
 	if int(st.Readings) != readings || res.Coverage.Totals().Missing != 0 {
 		t.Fatalf("replayed %d readings of %d (missing %d)", st.Readings, readings, res.Coverage.Totals().Missing)
 	}
@@ -97,9 +99,11 @@ func TestSeasonBenchmark(t *testing.T) {
 		st.StoreTime.Round(time.Millisecond), st.DraftTime.Round(time.Millisecond))
 	t.Logf("episodes: in force %d, proposed %d (appear %d); drafts %d/%d", len(res.InForce.Episodes), len(res.Proposed.Episodes),
 		len(res.Appear), len(res.InForce.Drafts), len(res.Proposed.Drafts))
+	t.Logf("CPU during the replay: influxd %s (%.0f%% of the wall time), the replay's process %s (%.0f%%)",
+		influxCPU.Round(time.Millisecond), 100*influxCPU.Seconds()/st.Wall.Seconds(), replayCPU.Round(time.Millisecond), 100*replayCPU.Seconds()/st.Wall.Seconds())
 	t.Logf("load average before %s, after %s; %d CPUs", load0, loadavg(), runtime.NumCPU())
 	t.Logf("season (10 vehicles × 90 days × 14 h × 3/s = %.0f readings) extrapolated at this rate: %s",
-		season, (time.Duration(season*perReading*float64(time.Second))).Round(time.Second))
+		season, (time.Duration(season * perReading * float64(time.Second))).Round(time.Second))
 }
 
 func envInt(name string, def int) int {
@@ -120,3 +124,22 @@ func loadavg() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// procCPU is the user and system CPU time of a process so far (/proc/PID/stat), 0 when unknown.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (in parentheses, which may hold spaces).
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+func selfCPU() time.Duration { return procCPU(os.Getpid()) }
