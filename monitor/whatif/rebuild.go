@@ -92,9 +92,15 @@ func (i *Influx) readWindow(ctx context.Context, vehicle string, from, to, after
 		return cmp.Or(a.sentAt.Compare(b.sentAt), cmp.Compare(a.seq, b.seq))
 	})
 	last := w.batches[0].sentAt
+	var n [kinds]int
 	for _, b := range w.batches {
 		last = later(last, b.sentAt)
+		for k := range kinds {
+			n[k] += b.n[k]
+		}
 	}
+	// Room for the readings the batches carried: the archive holds as many, or a few fewer.
+	w.gps, w.tacho, w.sound = make([]wire.GPS, 0, n[kGPS]), make([]wire.Tacho, 0, n[kTacho]), make([]wire.Sound, 0, n[kSound])
 	rf, rt := after.Add(time.Millisecond), last.Add(time.Millisecond) // (after, last]
 	if err := i.query(ctx, i.selectRange("gps", []string{"lat", "lon", "speed_kmh", "course_deg", "hdop", "sats", "fix", "alt_m"}, vehicle, rf, rt),
 		func(c *cells) error {
