@@ -47,6 +47,8 @@ type Config struct {
 	// TripStart is the local time of day each trip starts (10:00 by default); vehicle k starts
 	// k × 7 minutes later.
 	TripStart time.Duration
+	// SoundDB is the level the sound meter reports once a second, in dB(A) (0: no meter).
+	SoundDB float64
 }
 
 // Street is where the trips drive: a straight road west of Piúma, away from every site of the
@@ -56,8 +58,8 @@ const (
 	Lon = -40.8200
 )
 
-// metresPerDegreeEast is the length of a degree of longitude at about 20.8° S.
-const metresPerDegreeEast = 111320 * 0.9346
+// MetresPerDegreeEast is the length of a degree of longitude at about 20.8° S.
+const MetresPerDegreeEast = 111320 * 0.9346
 
 // Generate makes the week: each vehicle drives once a day, a minute at 20 km/h, then 20 s at 34
 // km/h (a moderate burst) on every day, 2 minutes at 20 km/h, and on every other day (by
@@ -94,7 +96,11 @@ func Generate(cfg Config) (*Week, error) {
 				w.Hard = append(w.Hard, Expected{Vehicle: id, Start: start.Add(time.Duration(len(speeds)) * time.Second), Kmh: 45})
 				speeds = slices.Concat(speeds, repeat(45, 20), repeat(20, 180))
 			}
-			bs, err := trip(id, fmt.Sprintf("e-%s", id), &seq, start, speeds, false)
+			var level func(time.Time) float64
+			if cfg.SoundDB > 0 {
+				level = func(time.Time) float64 { return cfg.SoundDB }
+			}
+			bs, err := trip(id, fmt.Sprintf("e-%s", id), &seq, start, speeds, level)
 			if err != nil {
 				return nil, err
 			}
@@ -109,9 +115,9 @@ func Generate(cfg Config) (*Week, error) {
 
 func repeat(v float64, n int) []float64 { return slices.Repeat([]float64{v}, n) }
 
-// trip cuts a drive into batches of 5 seconds from start, numbered on from *seq; with sound,
-// the meter reports once a second too.
-func trip(vehicle, epoch string, seq *uint64, start time.Time, speeds []float64, sound bool) ([]Batch, error) {
+// trip cuts a drive into batches of 5 seconds from start, numbered on from *seq; with a sound
+// level (not nil), the meter reports it once a second too.
+func trip(vehicle, epoch string, seq *uint64, start time.Time, speeds []float64, level func(time.Time) float64) ([]Batch, error) {
 	var out []Batch
 	lon := Lon
 	east := 1.0
@@ -121,8 +127,8 @@ func trip(vehicle, epoch string, seq *uint64, start time.Time, speeds []float64,
 		b := &wire.Batch{V: wire.Version, Vehicle: vehicle, Epoch: epoch, Seq: *seq, Clock: wire.ClockGPS}
 		for _, kmh := range speeds[i:min(i+5, len(speeds))] {
 			// Back and forth along 4 km of road.
-			lon += east * kmh / 3.6 / metresPerDegreeEast
-			if math.Abs(lon-Lon) > 4000/metresPerDegreeEast {
+			lon += east * kmh / 3.6 / MetresPerDegreeEast
+			if math.Abs(lon-Lon) > 4000/MetresPerDegreeEast {
 				east = -east
 			}
 			wt := wire.NewTime(at)
@@ -132,8 +138,8 @@ func trip(vehicle, epoch string, seq *uint64, start time.Time, speeds []float64,
 			}
 			b.Tacho = append(b.Tacho, wire.Tacho{T: wt, SpeedKmh: &k})
 			b.GPS = append(b.GPS, wire.GPS{T: wt, Lat: Lat, Lon: lon, SpeedKmh: &k, CourseDeg: &course, HDOP: &hdop, Fix: wire.Fix3D})
-			if sound {
-				db, dur := 62+8*math.Sin(float64(at.Unix())/40), 1.0
+			if level != nil {
+				db, dur := level(at), 1.0
 				b.Sound = append(b.Sound, wire.Sound{T: wt, LAeqDB: &db, DurS: &dur})
 			}
 			b.SentAt = wt
@@ -170,5 +176,5 @@ func Day(vehicle string, seq *uint64, start time.Time, hours float64) ([]Batch, 
 			speeds[s] = 45
 		}
 	}
-	return trip(vehicle, "e-"+vehicle, seq, start, speeds, true)
+	return trip(vehicle, "e-"+vehicle, seq, start, speeds, func(at time.Time) float64 { return 62 + 8*math.Sin(float64(at.Unix())/40) })
 }
