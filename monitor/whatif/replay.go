@@ -34,6 +34,7 @@ import (
 	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/rules"
+	"github.com/trenzinho/trenzinho/wire"
 )
 
 // Side is one of the two judgements: a legal profile with the geofences and the registry it is
@@ -155,6 +156,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		var err error
 		if vehicles, err = cfg.Archive.Vehicles(ctx, cfg.From, cfg.To); err != nil {
 			return nil, err
+		}
+	}
+	for _, v := range vehicles {
+		if !wire.ValidVehicle(v) {
+			return nil, fmt.Errorf("whatif: %q is not a vehicle id", v)
 		}
 	}
 	var windows []time.Time

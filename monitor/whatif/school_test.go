@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +24,8 @@ var newSchool = fmt.Sprintf(`{"type":"FeatureCollection","features":[{"type":"Fe
 "category":"school","name":"Escola Municipal Nova","opening_hours":"Mo-Fr 07:00-12:00; PH off","source":"survey"},
 "geometry":{"type":"Point","coordinates":[%.6f,%.6f]}}]}`, fleetweek.Lon+300/fleetweek.MetresPerDegreeEast, fleetweek.Lat+100/111320.0)
 
-// TestReplayNewSchool: the question "and with a new school here?" is a geofences file, no code.
+// TestReplayNewSchool: the question "and with a new school here?" is a geofences file, and "a
+// radius of 50 m instead of 200?" a line of the profile: no code.
 // A week of trips with the meter at 80 dB(A) past where the school would be: with the school,
 // one sensitive_zone_sound episode per vehicle per weekday appears, at the school; nothing else
 // changes, and no auto is added (sound not confirmed as music by an agent grounds none).
@@ -99,6 +101,46 @@ func TestReplayNewSchool(t *testing.T) {
 			}
 		}
 	}
+
+	// The radius 200 → 50 m, with the school in force: the school is 100 m from the road, so
+	// its episodes vanish, and nothing else changes.
+	narrow := profileWith(t, dir, "sensitive:\n  categories: [hospital, health, school, library, public_office, church]   # Art. 28\n  radius_m: 200",
+		"sensitive:\n  categories: [hospital, health, school, library, public_office, church]   # Art. 28\n  radius_m: 50")
+	res, err = whatif.Run(context.Background(), whatif.Config{
+		Archive: src, From: first, To: first.AddDate(0, 0, 7),
+		InForce:  whatif.Side{Label: "vigente", Profile: p, ProfileYAML: profile.PiumaYAML(), Places: proposed},
+		Proposed: whatif.Side{Label: "proposto", Profile: narrow, ProfileYAML: []byte("radius 50"), Places: proposed},
+		Dir:      filepath.Join(dir, "stores-50m"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Vanish) != 25 || len(res.Appear) != 0 || res.Changed != 0 {
+		t.Errorf("radius 50 m: vanish %d, appear %d, changed %d", len(res.Vanish), len(res.Appear), res.Changed)
+	}
+	for _, d := range res.Vanish {
+		if d.Rule != rules.RuleSensitiveZoneSound || d.Site == nil || d.Site.ID != "s-escola-nova" || len(d.Readings) == 0 {
+			t.Errorf("vanishes: %s at %+v, %d readings", d.ID, d.Site, len(d.Readings))
+		}
+	}
+}
+
+// profileWith is Piúma's profile with one passage of its YAML replaced.
+func profileWith(t *testing.T, dir, old, new string) *profile.Profile {
+	t.Helper()
+	y := string(profile.PiumaYAML())
+	if !strings.Contains(y, old) {
+		t.Fatalf("the profile has no %q", old)
+	}
+	path := filepath.Join(dir, "variant.yaml")
+	if err := os.WriteFile(path, []byte(strings.Replace(y, old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func mustSub(t *testing.T, fsys fs.FS, dir string) fs.FS {
