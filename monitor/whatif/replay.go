@@ -183,13 +183,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			for v := range jobs {
 				cov, st, err := replayVehicle(ctx, &cfg, sides, v, windows, func(n int) {
 					readings.Add(int64(n))
-					mu.Lock()
+					mu.Lock() // one progress line at a time, in order
+					defer mu.Unlock()
 					done++
 					p := Progress{Done: done, Total: total, Readings: readings.Load(), Elapsed: time.Since(start)}
-					mu.Unlock()
-					if p.Done > 0 {
-						p.ETA = start.Add(time.Duration(float64(p.Elapsed) * float64(p.Total) / float64(p.Done)))
-					}
+					p.ETA = start.Add(time.Duration(float64(p.Elapsed) * float64(p.Total) / float64(p.Done)))
 					if cfg.Progress != nil {
 						cfg.Progress(p)
 					}
