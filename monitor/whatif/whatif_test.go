@@ -230,6 +230,33 @@ func TestReplayWeek(t *testing.T) {
 		t.Errorf("coverage %+v, generated %d readings", tot, week.Readings)
 	}
 	checkReports(t, res, filepath.Join(dir, "report"))
+
+	// Windows of 10 h 3 min 2.5 s cut trips (the first in the middle of a burst, between two
+	// readings of a batch): the same judgement.
+	small, err := whatif.Run(context.Background(), whatif.Config{
+		Archive: src, From: from, To: from.AddDate(0, 0, 7), Window: 10*time.Hour + 3*time.Minute + 2500*time.Millisecond,
+		InForce:  whatif.Side{Label: "vigente", Profile: inForce, ProfileYAML: profile.PiumaYAML(), Places: set},
+		Proposed: whatif.Side{Label: "proposto", Path: path, Profile: prop, ProfileYAML: []byte("x"), Places: set},
+		Dir:      filepath.Join(dir, "stores-cut"), Workers: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, j := range []*whatif.Judgement{small.InForce, small.Proposed} {
+		ref := []*whatif.Judgement{res.InForce, res.Proposed}[k]
+		if len(j.Episodes) != len(ref.Episodes) {
+			t.Errorf("cut windows, %s: %d episodes, %d with a day", j.Label, len(j.Episodes), len(ref.Episodes))
+			continue
+		}
+		for n := range j.Episodes {
+			if j.Episodes[n].ID != ref.Episodes[n].ID || j.Episodes[n].Digest != ref.Episodes[n].Digest {
+				t.Errorf("cut windows, %s: %s %s, with a day %s %s", j.Label, j.Episodes[n].ID, j.Episodes[n].Digest, ref.Episodes[n].ID, ref.Episodes[n].Digest)
+			}
+		}
+	}
+	if st := small.Coverage.Totals(); st.Readings != week.Readings || st.Orphans != 0 || st.Missing != 0 {
+		t.Errorf("cut windows: coverage %+v", st)
+	}
 	if len(progress) != 5*7 || progress[len(progress)-1].Done != 35 || progress[len(progress)-1].ETA.IsZero() {
 		t.Errorf("progress: %d lines, last %+v", len(progress), progress[len(progress)-1])
 	}
