@@ -7,6 +7,7 @@
 //	monitor backup DEST                   online backup of the SQLite database
 //	monitor verify DRAFT.json             check an exported draft offline
 //	monitor vehicle add VEHICLE_ID        enrol a vehicle's bridge (password, key, ACL, registry)
+//	monitor whatif --from D --to D --profile P.yaml   what a proposed profile would have done (docs/whatif.md)
 package main
 
 import (
@@ -33,6 +34,8 @@ Usage:
   monitor backup [flags] DEST              online backup of the SQLite database to DEST
   monitor verify [--key HEX] DRAFT.json    check an exported draft (hash, signature) offline
   monitor vehicle add [flags] VEHICLE_ID   enrol a vehicle: MQTT password, signing key, bridge.env for its Pi
+  monitor whatif --from DATE --to DATE --profile PROPOSED.yaml [flags]
+                                           replay the archived telemetry of a period under the profile in force and a proposed one
   monitor help                             this text (also -h, --help)
   monitor version                          the version (also --version)
 
@@ -71,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdVerify(args, os.Stdout)
 	case "vehicle":
 		err = cmdVehicle(args, os.Stdout)
+	case "whatif":
+		err = cmdWhatif(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return 0
