@@ -17,7 +17,7 @@ type migration struct {
 // transaction together with its row in schema_migrations, so a database is always at one of
 // these versions.
 //
-// The lead and later issues APPEND steps here with the next version number. Never edit, reorder
+// Later changes APPEND steps here with the next version number. Never edit, reorder
 // or remove a step once it has been committed: databases in the field have applied it and will
 // not run it again. To change a table, add a step that alters it (or creates a new table, copies
 // and renames, as https://www.sqlite.org/lang_altertable.html describes).
