@@ -108,8 +108,11 @@ func walkDashboard(t *testing.T, at time.Time) {
 	b.waitJS(`!document.querySelector("#app").hidden && document.querySelector("#conn").classList.contains("conn--live")`,
 		20*time.Second, "the map with a live stream")
 	b.waitJS(`document.querySelectorAll(".site-badge").length > 0`, 10*time.Second, "the geofence layers")
-	// The admin is told what the profile leaves unset: Piúma's municipal holidays.
-	b.waitJS(`(document.querySelector("#profile-warnings") || {}).textContent?.includes("feriados municipais não cadastrados: prazos podem estar errados")`,
+	// The admin is told, in one line that links to the Perfil legal page, that the profile leaves
+	// something unset (Piúma's municipal holidays, school recess, defence office).
+	b.waitJS(`(() => { const w = document.querySelector("#profile-warnings");
+		return w && w.textContent.includes("Perfil legal incompleto: 3 aviso(s)") && w.querySelector('a[href="#/perfil-legal"]') !== null &&
+			w.getBoundingClientRect().height < 60; })()`,
 		5*time.Second, "the profile warnings for the admin")
 	b.shot("02-map")
 

@@ -13,7 +13,8 @@ import (
 )
 
 // trip returns batches of one reading per second per instrument at kmh[i] from start, five
-// seconds per batch, seqs from seq.
+// seconds per batch, seqs from seq. The service switch is on from the trip's first reading, so
+// that service is observed (inferred from movement alone, no auto is grounded).
 func trip(vehicle, epoch string, seq int, start time.Time, kmh []float64) [][]byte {
 	var out [][]byte
 	for i := 0; i < len(kmh); i += 5 {
@@ -26,8 +27,12 @@ func trip(vehicle, epoch string, seq int, start time.Time, kmh []float64) [][]by
 			tacho = append(tacho, fmt.Sprintf(`{"t":%q,"speed_kmh":%g}`, t, kmh[k]))
 		}
 		sent := at(start.Add(time.Duration(min(i+5, len(kmh))) * time.Second))
-		out = append(out, fmt.Appendf(nil, `{"v":1,"vehicle":%q,"epoch":%q,"seq":%d,"sent_at":%q,"clock":"gps","gps":[%s],"tacho":[%s]}`,
-			vehicle, epoch, seq, sent, strings.Join(gps, ","), strings.Join(tacho, ",")))
+		service := ""
+		if i == 0 {
+			service = fmt.Sprintf(`,"service":[{"t":%q,"on":true}]`, at(start))
+		}
+		out = append(out, fmt.Appendf(nil, `{"v":1,"vehicle":%q,"epoch":%q,"seq":%d,"sent_at":%q,"clock":"gps","gps":[%s],"tacho":[%s]%s}`,
+			vehicle, epoch, seq, sent, strings.Join(gps, ","), strings.Join(tacho, ","), service))
 		seq++
 	}
 	return out

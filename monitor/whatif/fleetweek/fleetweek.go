@@ -125,6 +125,11 @@ func trip(vehicle, epoch string, seq *uint64, start time.Time, speeds []float64,
 	for i := 0; i < len(speeds); i += 5 {
 		*seq++
 		b := &wire.Batch{V: wire.Version, Vehicle: vehicle, Epoch: epoch, Seq: *seq, Clock: wire.ClockGPS}
+		if i == 0 {
+			// The service switch is turned on as the trip begins: service is then observed
+			// (rules: service inferred from movement alone grounds no auto).
+			b.Service = []wire.Service{{T: wire.NewTime(at), On: true}}
+		}
 		for _, kmh := range speeds[i:min(i+5, len(speeds))] {
 			// Back and forth along 4 km of road.
 			lon += east * kmh / 3.6 / MetresPerDegreeEast
