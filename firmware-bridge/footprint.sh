@@ -9,7 +9,7 @@
 #
 # Usage (from the repository root): sh firmware-bridge/footprint.sh [seconds]
 #   COACH=1: with a configuration bundle in force (the Piúma profile and sample geofences), so the
-#            driver's coach runs (issue 18); by default the bridge has none.
+#            driver's coach runs; by default the bridge has none.
 #   ARCHES="amd64": the builds to measure (default "amd64 arm64 armv7").
 # Needs: go, mosquitto, qemu-user-static (apt-get install -y qemu-user-static mosquitto).
 set -eu

@@ -174,7 +174,7 @@ const writeBuffer = 64 << 10
 // Writes: paho writes every packet with a system call of its own, from one goroutine. Ingest
 // acknowledges a write's 160–500 messages at once, so before this the PUBACKs (4 bytes each)
 // were one system call each, the largest cost of ingest's CPU profile on 5-reading batches
-// after decoding (docs/benchmarks.md, "Issue 20, session 6"), and as many wake-ups of the
+// after decoding (docs/benchmarks.md, "Ingest vs Telegraf vs bare writer"), and as many wake-ups of the
 // broker. Write now appends to a buffer and returns; the writer goroutine sends whatever has
 // accumulated in one system call, so the PUBACKs of a write leave in a few segments, in order.
 // A PUBACK that paho handed over but that was not yet sent when the connection breaks is lost

@@ -550,8 +550,8 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 // acknowledges the messages: none is acknowledged here.
 //
 // The announcement thus waits for the writes of the vehicles that have something to announce,
-// not for the other vehicles' batch log rows and snapshots (docs/benchmarks.md, "Issue 20,
-// session 6"). Crash safety is the full commit's: every transaction carries, for each vehicle
+// not for the other vehicles' batch log rows and snapshots (docs/benchmarks.md,
+// "Monitor: publish to episode"). Crash safety is the full commit's: every transaction carries, for each vehicle
 // it writes, the snapshot together with the log rows of the batches that snapshot has judged,
 // and a message is acknowledged only once everything judged up to it is committed. A kill
 // between the two commits leaves the held vehicles as they were at their last commit, with
