@@ -117,7 +117,8 @@ func dsn(abs string) string {
 	// Under load (2,000 vehicles, 20 commits a second) SQLite's defaults — a checkpoint every
 	// 1,000 WAL pages, a 2 MB page cache — copied the same vehicle_state and batch_log index
 	// pages from the WAL to the database file several times a second and read them back from
-	// the file: a third of a commit's CPU (docs/benchmarks.md). A checkpoint every 10,000 pages
+	// the file: 38% of the judge's CPU per batch (docs/benchmarks.md, "Judge: the commit's
+	// cost"). A checkpoint every 10,000 pages
 	// (40 MB of WAL at most) copies each page once for several commits, and the judge's
 	// commits, on a connection of their own (Commit), keep their pages in a 32 MB cache.
 	q.Add("_pragma", "wal_autocheckpoint(10000)")
