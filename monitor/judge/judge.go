@@ -550,12 +550,12 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 // are held back (j.held) and their batches stay in j.raw, for the next full commit, which
 // acknowledges the messages: none is acknowledged here.
 //
-// The announcement thus waits for the writes of the vehicles that have something to announce,
-// not for the other vehicles' batch log rows and snapshots (docs/benchmarks.md,
-// "Monitor: publish to episode"). Crash safety is the full commit's: every transaction carries, for each vehicle
-// it writes, the snapshot together with the log rows of the batches that snapshot has judged,
-// and a message is acknowledged only once everything judged up to it is committed. A kill
-// between the two commits leaves the held vehicles as they were at their last commit, with
+// The announcement thus waits for the writes of the vehicles that have something to announce, not
+// for the other vehicles' batch log rows and snapshots (docs/benchmarks.md, "Monitor: publish to
+// episode"). Crash safety is the full commit's: every transaction carries, for each vehicle it
+// writes, the snapshot together with the log rows of the batches that snapshot has judged, and a
+// message is acknowledged only once everything judged up to it is committed. A kill between the two
+// commits leaves the held vehicles as they were at their last commit, with
 // their messages unacknowledged: the broker redelivers them and they are judged again; the
 // vehicles committed here recognise theirs as judged, and find them in the batch log.
 func (j *Judge) commitEvents(ctx context.Context) error {

@@ -294,17 +294,17 @@ func decodeCursor(cursor string) (string, error) {
 	return string(b), nil
 }
 
-// Checkpoint copies the WAL's committed pages back to the database file every interval, on
-// a connection of the pool, until ctx ends. SQLite otherwise checkpoints inside the commit
-// that brings the WAL to wal_autocheckpoint pages (10,000, see dsn): that commit then copies
-// up to 40 MB before it returns, and under the 2,000-vehicle load those commits were the
-// slowest 1–3% — the p99 of publish → episode (docs/benchmarks.md, "Monitor: publish to episode"). A PASSIVE
-// checkpoint neither waits for nor blocks the writer or the readers; once it has copied
-// everything, the next commit starts the WAL over, so the commit-time checkpoint stays a
-// backstop that rarely has anything left to copy. A checkpoint that fails is tried again at
-// the next tick; the backstop bounds the WAL meanwhile. The cost: hot pages (the vehicle
-// snapshots, rewritten at every commit) are copied at every tick instead of once per 10,000
-// pages, more CPU in all, spent beside the commits rather than inside one of them.
+// Checkpoint copies the WAL's committed pages back to the database file every interval, on a
+// connection of the pool, until ctx ends. SQLite otherwise checkpoints inside the commit that
+// brings the WAL to wal_autocheckpoint pages (10,000, see dsn): that commit then copies up to 40 MB
+// before it returns, and under the 2,000-vehicle load those commits were the slowest 1–3% — the p99
+// of publish → episode (docs/benchmarks.md, "Monitor: publish to episode"). A PASSIVE checkpoint
+// neither waits for nor blocks the writer or the readers; once it has copied everything, the next
+// commit starts the WAL over, so the commit-time checkpoint stays a backstop that rarely has
+// anything left to copy. A checkpoint that fails is tried again at the next tick; the backstop
+// bounds the WAL meanwhile. The cost: hot pages (the vehicle snapshots, rewritten at every commit)
+// are copied at every tick instead of once per 10,000 pages, more CPU in all, spent beside the
+// commits rather than inside one of them.
 func (db *DB) Checkpoint(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
