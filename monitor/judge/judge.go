@@ -555,9 +555,9 @@ func (j *Judge) commit(ctx context.Context, msgs []Message) error {
 // episode"). Crash safety is the full commit's: every transaction carries, for each vehicle it
 // writes, the snapshot together with the log rows of the batches that snapshot has judged, and a
 // message is acknowledged only once everything judged up to it is committed. A kill between the two
-// commits leaves the held vehicles as they were at their last commit, with
-// their messages unacknowledged: the broker redelivers them and they are judged again; the
-// vehicles committed here recognise theirs as judged, and find them in the batch log.
+// commits leaves the held vehicles as they were at their last commit, with their messages
+// unacknowledged: the broker redelivers them and they are judged again; the vehicles committed here
+// recognise theirs as judged, and find them in the batch log.
 func (j *Judge) commitEvents(ctx context.Context) error {
 	c, err := j.cfg.Engine.Drain()
 	if err != nil {
