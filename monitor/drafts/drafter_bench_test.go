@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -44,7 +46,8 @@ func BenchmarkDraftLongEpisode(b *testing.B) {
 					Start: noonFriday.Add(time.Duration(i) * time.Hour), Key: vkey, Kid: "k1",
 					Seconds: fleettest.Drive(-20.8367, -40.7292, speeds...)})
 				d := drafts.NewDrafter(drafts.Config{Store: db, Profile: p, ProfileYAML: profile.PiumaYAML(), Key: dkey,
-					Software: "bench", Settle: time.Minute, VehicleKey: lookup})
+					Software: "bench", Settle: time.Minute, VehicleKey: lookup,
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 				b.StartTimer()
 				made, err := d.Run(context.Background(), time.Now().Add(10*time.Minute))
 				b.StopTimer()
