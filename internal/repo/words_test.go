@@ -12,13 +12,14 @@ import (
 )
 
 // workWords are the ways a text can speak of the work that produced it rather than of what it
-// describes: an issue or a work session by number ("issue 20", "Issue #12", "session 6",
-// "issue20"), a numbered stop or wave of work, a branch of one ("s6-int"), the people who took a
-// measure ("the lead's run", "other engineers"). The tree must say what the code does and why;
-// the history of the work is the commit log's. Each pattern needs its number or its exact phrase,
-// so that "issue an auto", "the issue date", HTTP and MQTT sessions, "stop-1" (a boarding
-// point's id) and "the lead distance" pass. The letters in brackets keep this file from matching
-// itself.
+// describes: an issue or a work session by its number (the word, then the number, with or without a
+// space, '#', '-' or '_' between them), a numbered stop or wave of work, an integration branch
+// named after a session (s, its number, "-int"), the people who took a measure (the team lead, the
+// rest of the team). The tree must say what the code does and why; the history of the work is the
+// commit log's. Each pattern needs its number or its exact phrase, so that "issue an auto", "the
+// issue date", HTTP and MQTT sessions, "stop-1" (a boarding point's id) and "the lead distance"
+// pass; TestWorkMentionsFound has examples of both. The letters in brackets keep the patterns from
+// matching themselves.
 var workWords = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(?:i[s]sue|se[s]sion|spr[i]nt|mile[s]tone|tic[k]et)s?[ _#-]*\d+\b`),
 	regexp.MustCompile(`(?i)\b(?:st[o]p|w[a]ve)\s+#?\d+\b`),
@@ -26,8 +27,9 @@ var workWords = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\bthe l[e]ad's\b|\bother eng[i]neers\b|\bthe eng[i]neers\b`),
 }
 
-// workFileName matches a file or directory name that carries an issue or session number
-// ("docs/profiles/issue20/", "engine_s6_before.pprof").
+// workFileName matches a file or directory name that carries an issue or session number: the
+// word and its number, or an s and a number between separators (a profile "engine", "_s6_",
+// "before").
 var workFileName = regexp.MustCompile(`(?i)(?:i[s]sue|se[s]sion)[-_]?\d+|[_-]s\d+b?[_.-]`)
 
 // units are the words after a number that make "stops 40 s" a duration, not a numbered stop.
