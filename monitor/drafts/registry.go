@@ -47,7 +47,7 @@ func (d *Drafter) register(draft *Draft, eps []rules.Episode, batches []RawBatch
 				ValidUntil: dev.ValidUntil.String()})
 		}
 		draft.Registry = r
-		sealInstruments(draft, r.Devices)
+		SealInstruments(draft)
 		w = append(w, expiredInstruments(p, draft, r.Devices)...)
 	}
 
@@ -205,9 +205,13 @@ func MeasuredBy(rule string) registry.DeviceKind {
 	return ""
 }
 
-// sealInstruments records in each fact the registered instrument its article relies on: the
-// vehicle's device of that kind (the first listed).
-func sealInstruments(draft *Draft, devices []Device) {
+// SealInstruments records in each fact the registered instrument its article relies on
+// (MeasuredBy): the vehicle's device of that kind in draft.Registry, the first listed.
+func SealInstruments(draft *Draft) {
+	if draft.Registry == nil {
+		return
+	}
+	devices := draft.Registry.Devices
 	for i := range draft.Facts {
 		f := &draft.Facts[i]
 		kind := MeasuredBy(f.Rule)
