@@ -151,14 +151,18 @@ type FieldSignature struct {
 
 // Measurement is an agent's sound measurement by ABNT NBR 10151: the form the auto cites.
 type Measurement struct {
-	Meter       string    `json:"meter"`       // make, model and serial of the sound level meter
-	Class       int       `json:"class"`       // IEC 61672 class: 1 or 2
-	Calibration string    `json:"calibration"` // calibration certificate (number, laboratory, date)
-	Position    string    `json:"position"`    // where the microphone stood (address, height, distance)
-	LAeqDB      float64   `json:"laeq_db"`     // the measured L_Aeq, dB(A)
-	ResidualDB  float64   `json:"residual_db"` // the residual sound level, dB(A)
-	LimitDB     float64   `json:"limit_db"`    // the NBR 10151 limit of the place and period, dB(A)
-	Date        wire.Time `json:"date"`        // when it was measured
+	Meter       string  `json:"meter"`       // make, model and serial of the sound level meter
+	Class       int     `json:"class"`       // IEC 61672 class: 1 or 2
+	Calibration string  `json:"calibration"` // calibration certificate (number, laboratory, date)
+	Position    string  `json:"position"`    // where the microphone stood (address, height, distance)
+	LAeqDB      float64 `json:"laeq_db"`     // the measured L_Aeq, dB(A)
+	ResidualDB  float64 `json:"residual_db"` // the residual sound level, dB(A)
+	// LimitDB is the NBR 10151 limit of the place and period at Date, dB(A), and CorrectedDB
+	// the measured level corrected for the residual sound: both computed when the
+	// verification is recorded (JudgeMeasurement), never typed.
+	LimitDB     float64   `json:"limit_db"`
+	CorrectedDB float64   `json:"corrected_db,omitempty"`
+	Date        wire.Time `json:"date"` // when it was measured
 }
 
 // Draftable reports whether the episode can become a draft by itself: it grounds an auto, or
