@@ -169,7 +169,23 @@ type Measurement struct {
 // the only ground it lacked is a verification of the kind it needs and that verification is
 // recorded.
 func (e *Episode) Draftable() bool {
-	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs, e.Rule))
+	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs, e.Rule) && e.musicConfirmed())
+}
+
+// PenaltyMusic is the penalty of Lei 2.277/2018 that fines music: Art. 45, VII, "executar
+// músicas vedadas pela presente Lei ou com altura do som acima do permitido".
+const PenaltyMusic = "Art. 45, VII"
+
+// musicConfirmed reports whether a noise_limit episode fined under PenaltyMusic has the agent's
+// confirmation that music was playing (a sound level meter cannot tell music from an engine or
+// passengers): the NBR 10151 measurement proves the level, not the music. Other episodes need
+// none.
+func (e *Episode) musicConfirmed() bool {
+	if e.Rule != RuleNoiseLimit || e.Penalty != PenaltyMusic {
+		return true
+	}
+	v := e.Verification
+	return v != nil && v.MusicAudible != nil && *v.MusicAudible
 }
 
 // supplies reports whether the verification is one of kind that supplies a missing ground of an

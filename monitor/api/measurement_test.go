@@ -20,7 +20,8 @@ import (
 // episode's area and the period at the measurement's time (no typed limit counts), the level is
 // corrected for the residual sound, and the measurement lies within the episode's window. A
 // measurement above the limit only before the correction, or of another time, is refused with a
-// 409 and why; one above it after the correction grounds the draft, which cites it.
+// 409 and why; one above it after the correction, with the agent's confirmation of music (Art.
+// 45, VII), grounds the draft, which cites it.
 func TestNBRMeasurementMustProveTheExcess(t *testing.T) {
 	p := profile.Piuma()
 	f := newFixture(t, func(c *api.Config) { c.Map.Profile = p })
@@ -36,12 +37,15 @@ func TestNBRMeasurementMustProveTheExcess(t *testing.T) {
 	if err := f.db.UpsertEpisode(ctx, ep, testEvidence(2)); err != nil {
 		t.Fatal(err)
 	}
-	measure := func(laeq, residual, typedLimit float64, at time.Time) (int, string) {
+	measure := func(laeq, residual, typedLimit float64, at time.Time, music ...bool) (int, string) {
 		t.Helper()
 		form := map[string]any{"kind": rules.VerifyNBR10151, "measurement": map[string]any{
 			"meter": "Brüel & Kjær 2250 nº 3012345", "class": 1, "calibration": "RBC 1234/2026, 10/03/2026",
 			"position": "calçada da Rua X, 1,2 m de altura, 2 m da fachada", "laeq_db": laeq, "residual_db": residual,
 			"limit_db": typedLimit, "date": at.Format(time.RFC3339)}}
+		if len(music) > 0 {
+			form["music_audible"] = music[0]
+		}
 		code, b, _ := f.do("POST", "/api/v1/episodes/"+ep.ID+"/verification", form, session{bearer: fiscal})
 		return code, string(b)
 	}
@@ -59,19 +63,27 @@ func TestNBRMeasurementMustProveTheExcess(t *testing.T) {
 		t.Fatalf("a refused measurement was recorded: %+v", p)
 	}
 	// 68.4 over 51.2 (more than 10 dB apart: no correction), within the window: recorded with
-	// the computed limit, and the draft cites the measurement.
+	// the computed limit. Art. 45, VII fines "executar músicas": without the agent's
+	// confirmation of music no draft is made; with it, the draft cites the measurement.
 	if code, b := measure(68.4, 51.2, 90, t0.Add(time.Minute)); code != http.StatusOK || !strings.Contains(b, `"limit_db":55`) {
 		t.Fatalf("above the limit: %d %s", code, b)
 	}
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	d := drafts.NewDrafter(drafts.Config{Store: f.db, Profile: p, ProfileYAML: profile.PiumaYAML(), Key: key, Software: "test"})
+	if made, err := d.Run(ctx, time.Now().Add(48*time.Hour)); err != nil || len(made) != 0 {
+		t.Fatalf("an Art. 45, VII draft without the music confirmation: %d %v", len(made), err)
+	}
+	if code, b := measure(68.4, 51.2, 0, t0.Add(time.Minute), true); code != http.StatusOK {
+		t.Fatalf("above the limit, music confirmed: %d %s", code, b)
+	}
 	made, err := d.Run(ctx, time.Now().Add(48*time.Hour))
 	if err != nil || len(made) != 1 {
 		t.Fatalf("drafts %d: %v", len(made), err)
 	}
 	fact := made[0].Draft.Facts[0]
 	for _, want := range []string{"Medição conforme a ABNT NBR 10151", "L_Aeq de 68,4 dB(A)", "nível de som residual de 51,2 dB(A)",
-		"limite de 55 dB(A) da norma para a área e o período", "Brüel & Kjær 2250 nº 3012345"} {
+		"limite de 55 dB(A) da norma para a área e o período", "Brüel & Kjær 2250 nº 3012345",
+		"música executada pelo sistema de som, audível, confirmada pelo agente"} {
 		if !strings.Contains(fact.Description, want) {
 			t.Errorf("the draft's fact lacks %q: %s", want, fact.Description)
 		}

@@ -47,7 +47,7 @@ func TestVerificationMakesEpisodeDraftable(t *testing.T) {
 		t.Fatalf("grounds_auto %v (present %v), note %v", g, ok, raw["grounds_note"])
 	}
 
-	form := map[string]any{"kind": rules.VerifyNBR10151, "measurement": map[string]any{
+	form := map[string]any{"kind": rules.VerifyNBR10151, "music_audible": true, "measurement": map[string]any{
 		"meter": "Brüel & Kjær 2250 nº 3012345", "class": 1, "calibration": "RBC 1234/2026, 10/03/2026",
 		"position": "calçada da Rua X, 1,2 m de altura, 2 m da fachada", "laeq_db": 68.4, "residual_db": 51.2,
 		"date": t0.Add(10 * time.Second).Format(time.RFC3339),

@@ -216,6 +216,9 @@ func describeMeasurement(b *strings.Builder, p *profile.Profile, v *rules.Verifi
 	fmt.Fprintf(b, "Medição conforme a %s realizada pelo agente %s em %s: L_Aeq de %s dB(A), nível de som residual de %s dB(A)%s, limite de %s dB(A) da norma para a área e o período; medidor %s (classe %d), calibração %s; posição de medição: %s.",
 		p.Noise.Standard, v.By, LocalTime(p, m.Date.Time), Num(m.LAeqDB, 1), Num(m.ResidualDB, 1), corrected, Num(m.LimitDB, 0),
 		m.Meter, m.Class, m.Calibration, m.Position)
+	if v.MusicAudible != nil && *v.MusicAudible {
+		b.WriteString(" Durante a medição, música executada pelo sistema de som, audível, confirmada pelo agente.")
+	}
 	if v.Note != "" {
 		fmt.Fprintf(b, " Observação do agente: %s.", strings.TrimRight(v.Note, "."))
 	}
