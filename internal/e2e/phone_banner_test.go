@@ -113,7 +113,7 @@ type domRect struct{ Left, Top, Right, Bottom, Width, Height float64 }
 
 func (b *dashBrowser) rect(sel string) domRect {
 	b.t.Helper()
-	r, err := chromedp.Run(b.ctx, chromedp.Evaluate[domRect](`(() => { const r = document.querySelector(` + jsString(sel) + `).getBoundingClientRect();
+	r, err := chromedp.Run(b.ctx, chromedp.Evaluate[domRect](`(() => { const r = document.querySelector(`+jsString(sel)+`).getBoundingClientRect();
 		return {Left: r.left, Top: r.top, Right: r.right, Bottom: r.bottom, Width: r.width, Height: r.height}; })()`))
 	if err != nil {
 		b.t.Fatalf("rect of %s: %v", sel, err)
