@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
@@ -29,8 +33,9 @@ const tenMinSpeedUp = 10
 
 // TestProcessInTenMinutes walks README's "The process in ten minutes" through headless
 // Chromium against `make run`'s own configuration (internal/demo: the demonstration profile,
-// geofences, registry, users, the short verification wait and the public URL), the scripted
-// day played ten times faster through the real simulator, bridges, Mosquitto and monitor, and
+// geofences, registry, users, the short verification wait and the public URL; the bridges pin
+// the monitor's key, so their coaches warn), the scripted day played ten times faster through
+// the real simulator, bridges, Mosquitto and monitor, and
 // the drafter's settle and verification wait scaled alike (150 s → 15 s). Each step of the
 // README is one helper below. Every PDF the process produces — the auto as the fiscal and as
 // the licensee download it, the defence's receipt, the auto after the decision — carries the
@@ -90,6 +95,20 @@ func startTenMinutes(t *testing.T, bin, mqttURL string) *tenMinutes {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The monitor's signing key, which the bridges pin as make run's do (internal/localrun), so
+	// that their coaches apply its bundle and warn: the draft states the driver was warned.
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(t.TempDir(), "monitor-signing.key")
+	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t0 := time.Now()
 	port := testenv.FreePort(t)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -100,6 +119,7 @@ func startTenMinutes(t *testing.T, bin, mqttURL string) *tenMinutes {
 		"TRENZINHO_ADMIN_USER=admin", "TRENZINHO_ADMIN_PASSWORD=segredo-de-teste",
 		"TRENZINHO_MONITOR_CLIENT_ID=monitor-" + t.Name(),
 		"TRENZINHO_REGISTRY=" + files.Registry,
+		"TRENZINHO_SIGNING_KEY=" + keyPath,
 		maxAgeEnv,
 	}, files.MonitorEnv(base)...)
 	// The scenario clock runs ten times faster: so do the drafter's waits (a later setting wins).
@@ -129,7 +149,9 @@ func startTenMinutes(t *testing.T, bin, mqttURL string) *tenMinutes {
 		"--start="+start.Format(time.RFC3339), "--duration="+day.String())
 	for _, v := range sim.Demo() {
 		d := s.devices[v.ID]
-		startBridge(t, bin, mqttURL, v.ID, d, "--service-input", d["service"], "--door-input", d["door"])
+		startBridge(t, bin, mqttURL, v.ID, d, "--service-input", d["service"], "--door-input", d["door"],
+			"--config-key", base64.StdEncoding.EncodeToString(pub), "--coach-listen", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)),
+			"--batch-interval", fmt.Sprintf("%dms", 1000/tenMinSpeedUp))
 	}
 	return &tenMinutes{t: t, base: base, admin: admin, pdfs: map[string]int{}, start: t0}
 }
@@ -207,6 +229,9 @@ func (w *tenMinutes) reviewAndIssueItsDraft() {
 	b.do(chromedp.Evaluate[chromedp.Void](row + `.querySelector("a").click()`))
 	b.waitJS(`document.querySelector("#decision") !== null && document.querySelector("#integrity").textContent.includes("Integridade verificada")`,
 		20*time.Second, "the draft with its integrity")
+	if facts := b.text("#main"); !strings.Contains(facts, "foi alertado pelo sistema embarcado") {
+		w.t.Errorf("the draft does not say the coach warned the driver:\n%s", facts)
+	}
 	w.pdf("minuta", "/api/v1/drafts/"+w.draft+"/pdf")
 	b.waitJS(`document.querySelector("#issue-btn") !== null && !document.querySelector("#issue-btn").disabled`, 10*time.Second, "Emitir enabled")
 	b.do(chromedp.SendKeys(chromedp.CSS(`#decision textarea`), "Conferido com as evidências e a constatação em campo."),
