@@ -337,7 +337,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	defer closeComplaints()
 	srv := api.New(api.Config{
-		Logger: log, Now: now, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
+		Logger: log, Now: now, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, DraftSettle: c.draftSettle, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
 		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
 		RegistryStore: regStore,

@@ -87,6 +87,9 @@ type Config struct {
 	// monitor's public key that every draft must be signed with.
 	Drafts   Drafts
 	DraftKey ed25519.PublicKey
+	// DraftSettle is how long after its episode's last change a draft is made
+	// (TRENZINHO_DRAFT_SETTLE), which GET /api/v1/config tells the dashboard; 0: not said.
+	DraftSettle time.Duration
 	// RenderPDF writes a draft as a PDF; nil: no PDF route.
 	RenderPDF func(w io.Writer, d *store.DraftRecord) error
 	Health    func(context.Context) error // nil: always healthy
@@ -175,6 +178,7 @@ type Server struct {
 	secure            bool
 	keepAlive         time.Duration
 	mapCfg            MapConfig
+	draftSettle       time.Duration
 	batchRetention    time.Duration
 	reg               *registry.Store
 	cases             *CasesConfig
@@ -239,6 +243,7 @@ func New(cfg Config) *Server {
 		secure:         cfg.SecureCookie,
 		keepAlive:      cfg.StreamKeepAlive,
 		mapCfg:         cfg.Map,
+		draftSettle:    cfg.DraftSettle,
 		batchRetention: cfg.BatchRetention,
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
