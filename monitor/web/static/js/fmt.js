@@ -164,6 +164,25 @@ export const CATEGORIES = {
 export const DEVICES = { gps: "GPS", tacho: "Tacógrafo", slm: "Decibelímetro" };
 export const DEVICE_STATES = { ok: "ok", no_fix: "sem fix", missing: "ausente" };
 export const CLOSED = { cleared: "Encerrado", interrupted: "Interrompido (sem dados)" };
+// CLOSED_HELP explains each way an episode ends, where its status is shown (a chip's title and
+// the legend of the Alertas page): "Interrompido" puzzles whoever reads it first.
+export const CLOSED_HELP = {
+  open: "Em andamento: a condição ainda é observada nos dados do veículo.",
+  cleared: "Encerrado: os dados mostraram a condição cessar pelo tempo de encerramento da regra.",
+  interrupted: "Interrompido: os dados do veículo (ou do instrumento da regra, como o decibelímetro de um episódio de ruído) " +
+    "pararam antes de a condição cessar. O episódio termina na última leitura recebida: o fim não foi observado e a duração " +
+    "é a mínima comprovada. Se dados atrasados chegarem e continuarem a série, o episódio é reaberto; a minuta registra a " +
+    "interrupção entre os avisos ao agente.",
+};
+// CLOCK_HELP explains "relógio não confiável", a warning of the driver's coach whose batch was
+// timed by the bridge's system clock (no GPS or RTC time).
+export const CLOCK_HELP = "Relógio não confiável: o equipamento do permissionário registrou este alerta com o relógio do sistema, " +
+  "sem hora de GPS nem de relógio de tempo real. A hora não é prova, então o alerta aparece como contexto e não é citado " +
+  "na minuta: não serve para afirmar no auto que o condutor foi alertado, nem quando.";
+// limitApplies says whether an episode's limit is a limit of the law that its value was judged
+// against. A telemetry_fault episode's is not: its value is the GPS speed and its "limit" the
+// speed from which the tachograph must be reporting (telemetry_fault.gps_min_kmh).
+export function limitApplies(e) { return e.limit != null && e.rule !== "telemetry_fault"; }
 export const SOURCES = { tacho: "tacógrafo", gps: "GPS", slm: "decibelímetro", clock: "relógio", sound: "decibelímetro" };
 export const KINDS = { tacho: "Tacógrafo", gps: "GPS", sound: "Decibelímetro" };
 export const DRAFT_STATUS = { draft: "Pendente", issued: "Emitido", dismissed: "Arquivado" };
