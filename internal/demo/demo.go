@@ -33,6 +33,9 @@ import (
 // TRENZINHO_GEOFENCES and TRENZINHO_REGISTRY.
 type Files struct {
 	Profile, Geofences, Registry string
+	// Basemap is the street base map the dashboard draws when no map tiles load, for
+	// TRENZINHO_BASEMAP: the sample streets (geofences.SampleStreets), a sample, not a survey.
+	Basemap string
 	// Start is the device time the simulator's scripted day must start at
 	// (`firmware-bridge simulate --scenario demo --start`), RFC 3339.
 	Start string
@@ -53,6 +56,7 @@ func Write(dir string, start time.Time) (Files, error) {
 		Profile:   filepath.Join(dir, "profile.yaml"),
 		Geofences: filepath.Join(dir, "geofences"),
 		Registry:  filepath.Join(dir, "registry.yaml"),
+		Basemap:   filepath.Join(dir, "basemap-sample-streets.geojson"),
 		Start:     start.UTC().Format(time.RFC3339),
 	}
 	for _, v := range sim.Demo() {
@@ -70,6 +74,13 @@ func Write(dir string, start time.Time) (Files, error) {
 	}
 	if err := writeGeofences(f.Geofences, start.UTC().Format(time.DateOnly)); err != nil {
 		return Files{}, err
+	}
+	streets, err := fs.ReadFile(geofences.SampleStreetsFS(), "basemap/piuma-sample-streets.geojson")
+	if err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
+	}
+	if err := os.WriteFile(f.Basemap, streets, 0o644); err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
 	}
 	reg, err := Registry(start)
 	if err != nil {

@@ -184,7 +184,7 @@ func run(ctx context.Context) error {
 	r.monitor, err = r.sup.startOwned(ctx, 3, []*port{&r.o.ports.dashboard}, func() (*proc, error) {
 		return r.sup.startWith("monitor", append(slices.Clip(server),
 			"TRENZINHO_DB="+filepath.Join(o.data, "monitor.db"), "TRENZINHO_LISTEN="+r.o.ports.dashboard.addr(),
-			"TRENZINHO_PROFILE="+o.demo.Profile, "TRENZINHO_GEOFENCES="+o.demo.Geofences,
+			"TRENZINHO_PROFILE="+o.demo.Profile, "TRENZINHO_GEOFENCES="+o.demo.Geofences, "TRENZINHO_BASEMAP="+o.demo.Basemap,
 			"TRENZINHO_ADMIN_USER="+o.user, "TRENZINHO_ADMIN_PASSWORD="+o.password,
 			// Citizens' complaints (/reclamacao) are matched against what ingest stored.
 			"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen"),

@@ -178,6 +178,7 @@ type Server struct {
 	secure            bool
 	keepAlive         time.Duration
 	mapCfg            MapConfig
+	basemap           *basemap // nil: no street base map
 	draftSettle       time.Duration
 	batchRetention    time.Duration
 	reg               *registry.Store
@@ -280,6 +281,18 @@ func New(cfg Config) *Server {
 	if s.keepAlive <= 0 {
 		s.keepAlive = defaultKeepAlive
 	}
+	streets, maxBytes := cfg.Map.Streets, cfg.Map.BasemapMaxBytes
+	if streets == nil {
+		streets = cfg.Map.Geofences
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultBasemapMaxBytes
+	}
+	if bm, err := newBasemap(streets, maxBytes); err != nil {
+		s.log.Warn("no street base map", "err", err)
+	} else {
+		s.basemap = bm
+	}
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -302,6 +315,7 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/warnings/summary", s.requireRole(store.RoleViewer, s.handleWarningSummary))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
 	a.Handle("GET /api/v1/geofences", s.requireRole(store.RoleViewer, s.handleGeofences))
+	a.Handle("GET /api/v1/basemap", s.requireRole(store.RoleViewer, s.handleBasemap))
 	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))
 	if s.drafts != nil {
 		a.Handle("GET /api/v1/drafts", s.requireRole(store.RoleViewer, s.handleDrafts))

@@ -6,7 +6,7 @@ import { api } from "./api.js";
 import { h, icon, chip } from "./dom.js";
 import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, CLOSED_HELP, CLOCK_HELP, timeZone, documentText, fmtOpeningHours, limitApplies } from "./fmt.js";
 import { episodeStatus, peakText, statusHelp } from "./alerts.js";
-import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
+import { loadGeofences, buildLayers, withBaseMap, unfocusPaths, ZOOM_PT } from "./geo.js";
 import { triagePanel } from "./triage.js";
 import { verificationCard } from "./field.js";
 import { episodeComplaints } from "./complaints.js";
@@ -95,8 +95,7 @@ function render(el, e) {
   map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
   this.cleanup.push(() => map.remove());
   unfocusPaths(map);
-  const tiles = tileLayer(store.config);
-  if (tiles) tiles.addTo(map); else mapEl.classList.add("map--plain");
+  withBaseMap(map, store.config, mapEl);
   loadGeofences().then((fc) => {
     if (!mapEl.isConnected) return;
     const { groups } = buildLayers(map, fc);
