@@ -144,8 +144,12 @@ export function setRuleLabels(labels) {
     if (r.name) RULES[r.id] = r.name;
     if (r.short) RULES_SHORT[r.id] = r.short;
     if (r.color) RULE_COLORS[r.id] = r.color;
+    if (r.no_limit) NO_LIMIT.add(r.id); else NO_LIMIT.delete(r.id);
   }
 }
+// NO_LIMIT are the rules whose episodes' limit is no limit of the law (rules.Table no_limit);
+// telemetry_fault's is the fallback of a monitor that does not say.
+const NO_LIMIT = new Set(["telemetry_fault"]);
 export const RULE_COLORS = {
   speed: "#d64545", hours: "#7d5ba6", sensitive_zone_sound: "#e07a10", boarding_sound: "#c9a227",
   noise_limit: "#d35d90", route_deviation: "#2f7ed8", parked_public_road: "#5d6d7e", telemetry_fault: "#17a2b8",
@@ -180,9 +184,9 @@ export const CLOCK_HELP = "Relógio não confiável: o equipamento do permission
   "sem hora de GPS nem de relógio de tempo real. A hora não é prova, então o alerta aparece como contexto e não é citado " +
   "na minuta: não serve para afirmar no auto que o condutor foi alertado, nem quando.";
 // limitApplies says whether an episode's limit is a limit of the law that its value was judged
-// against. A telemetry_fault episode's is not: its value is the GPS speed and its "limit" the
-// speed from which the tachograph must be reporting (telemetry_fault.gps_min_kmh).
-export function limitApplies(e) { return e.limit != null && e.rule !== "telemetry_fault"; }
+// against (rules.Table no_limit). A telemetry_fault episode's is not: its value is the GPS speed
+// and its "limit" the speed from which the tachograph must be reporting (gps_min_kmh).
+export function limitApplies(e) { return e.limit != null && !NO_LIMIT.has(e.rule); }
 export const SOURCES = { tacho: "tacógrafo", gps: "GPS", slm: "decibelímetro", clock: "relógio", sound: "decibelímetro" };
 export const KINDS = { tacho: "Tacógrafo", gps: "GPS", sound: "Decibelímetro" };
 export const DRAFT_STATUS = { draft: "Pendente", issued: "Emitido", dismissed: "Arquivado" };
