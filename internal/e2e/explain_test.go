@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +18,9 @@ import (
 
 // silentTachoTrip is EXPL-001's telemetry, one batch per 5 s from start: a warning of its
 // driver's coach in a batch timed by the bridge's system clock (no GPS or RTC time), then a
-// drive east at 22 km/h whose tachograph reports once and then falls silent for good. The
-// trip's data then stop: with a short gap timeout, the telemetry_fault episode it opens closes
-// as interrupted.
+// loud drive at 22 km/h whose tachograph reports once and then falls silent for good. The
+// trip's data then stop: with a short gap timeout, the noise_limit and telemetry_fault
+// episodes it opens close as interrupted.
 func silentTachoTrip(start time.Time, seconds int) []*wire.Batch {
 	kmh, hdop, limit, over := 22.0, 0.8, 30.0, 31.0
 	var out []*wire.Batch
@@ -27,7 +28,14 @@ func silentTachoTrip(start time.Time, seconds int) []*wire.Batch {
 	out = append(out, &wire.Batch{V: 1, Vehicle: "EXPL-001", Epoch: "e-expl", Seq: seq, Clock: wire.ClockSystem,
 		SentAt: wire.NewTime(start), Warnings: []wire.Warning{{T: wire.NewTime(start), Kind: wire.WarningSpeedOver,
 			Rule: rules.RuleSpeed, Value: &over, Limit: &limit}}})
-	lon := -40.7292
+	// Along the middle of the sample NBR zone z-centro (mixed_commercial), from its south-west
+	// edge north-east, playing 85 dB(A) at the meter (≈ 73.5 dB(A) at the receptor: above the
+	// zone's limit, a noise_limit episode).
+	const lat0, lon0 = -20.8377115, -40.734398
+	dlat, dlon := -20.8322925-lat0, -40.7267115-lon0
+	length := math.Hypot(dlat*111320, dlon*104070)
+	step := kmh / 3.6 / length // of the way, per second
+	loud, second := 85.0, 1.0
 	var b *wire.Batch
 	for i := range seconds {
 		at := start.Add(time.Duration(i+1) * time.Second)
@@ -39,9 +47,10 @@ func silentTachoTrip(start time.Time, seconds int) []*wire.Batch {
 		if i == 0 {
 			b.Tacho = append(b.Tacho, wire.Tacho{T: wire.NewTime(at), SpeedKmh: &kmh})
 		}
-		b.GPS = append(b.GPS, wire.GPS{T: wire.NewTime(at), Lat: -20.8367, Lon: lon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
+		f := float64(i) * step
+		b.GPS = append(b.GPS, wire.GPS{T: wire.NewTime(at), Lat: lat0 + f*dlat, Lon: lon0 + f*dlon, SpeedKmh: &kmh, HDOP: &hdop, Fix: wire.Fix3D})
+		b.Sound = append(b.Sound, wire.Sound{T: wire.NewTime(at), LAeqDB: &loud, DurS: &second})
 		b.SentAt = wire.NewTime(at.Add(time.Second))
-		lon += kmh / 3.6 / 104070 // metres of longitude at 20.8° S
 	}
 	return out
 }
@@ -49,7 +58,7 @@ func silentTachoTrip(start time.Time, seconds int) []*wire.Batch {
 // TestDashboardExplainsWhatItShows: what puzzles a newcomer on the dashboard is explained where
 // it is shown. EXPL-001's tachograph falls silent while it drives at 22 km/h: the toast says so,
 // with the GPS speed and no "limit" (the 10 km/h of telemetry_fault is the speed from which a
-// tachograph must report, not a limit); its data then stop, and the episode's status
+// tachograph must report, not a limit); its data then stop, and its noise_limit episode's status
 // "Interrompido" carries its explanation on the Alertas page (the chip's title and the page's
 // legend) and on the episode page; a warning of its coach timed by the system clock is marked
 // "relógio não confiável" with what it means and what it implies for the auto; and the Revisão
@@ -97,19 +106,21 @@ func TestDashboardExplainsWhatItShows(t *testing.T) {
 	}
 
 	// The toast of the new episode says what happened, and names no limit.
-	b.waitJS(`[...document.querySelectorAll("#toasts .toast")].some((t) => t.textContent.includes("EXPL-001"))`,
-		60*time.Second, "the toast of EXPL-001's telemetry_fault episode")
-	toast := b.evalString(`[...document.querySelectorAll("#toasts .toast")].find((t) => t.textContent.includes("EXPL-001")).textContent`)
+	const isFault = `(t) => t.textContent.includes("EXPL-001") && t.textContent.includes("Falha da saída de dados do tacógrafo")`
+	b.waitJS(`[...document.querySelectorAll("#toasts .toast")].some(`+isFault+`)`, 60*time.Second, "the toast of EXPL-001's telemetry_fault episode")
+	toast := b.evalString(`[...document.querySelectorAll("#toasts .toast")].find(` + isFault + `).textContent`)
 	b.shot("explain-01-toast")
 	if !strings.Contains(toast, "tacógrafo silencioso com o veículo a 22 km/h pelo GPS") || strings.Contains(toast, "limite") {
 		t.Errorf("toast %q: want the silent tachograph at the GPS speed, and no limit", toast)
 	}
 
-	// The Alertas page: the interrupted episode's status explains itself, and so does the legend.
+	// The Alertas page: the interrupted noise_limit episode's status explains itself, and so
+	// does the legend.
+	const noiseRow = `document.querySelector('#alerts-table tbody tr[data-episode^="EXPL-001.noise_limit."]')`
 	b.do(chromedp.Navigate(mon.base + "/#/alertas"))
-	b.waitJS(`[...document.querySelectorAll("#alerts-table tbody tr")].some((tr) => tr.textContent.includes("EXPL-001") && tr.textContent.includes("Interrompido"))`,
-		60*time.Second, "EXPL-001's episode interrupted on the Alertas page")
-	title := b.evalString(`[...document.querySelectorAll("#alerts-table tbody tr")].find((tr) => tr.textContent.includes("EXPL-001")).querySelector(".chip[title]")?.title || ""`)
+	b.waitJS(noiseRow+` !== null && `+noiseRow+`.textContent.includes("Interrompido")`,
+		60*time.Second, "EXPL-001's noise_limit episode interrupted on the Alertas page")
+	title := b.evalString(noiseRow + `.querySelector(".chip[title]")?.title || ""`)
 	if !strings.Contains(title, "pararam antes de a condição cessar") || !strings.Contains(title, "reaberto") {
 		t.Errorf("the Interrompido chip's title %q does not explain it", title)
 	}
@@ -122,7 +133,7 @@ func TestDashboardExplainsWhatItShows(t *testing.T) {
 	b.shot("explain-02-alerts-legend")
 
 	// The episode page: the interruption and the system-clock warning explained.
-	b.do(chromedp.Click(chromedp.CSS(`#alerts-table tbody tr[data-episode] a`)))
+	b.do(chromedp.Click(chromedp.CSS(`#alerts-table tbody tr[data-episode^="EXPL-001.noise_limit."] a`)))
 	b.waitJS(`document.querySelector("#episode-warnings") !== null && document.querySelector("#interrupted-help") !== null`,
 		20*time.Second, "the episode page with its coach warnings and its interruption")
 	clock := b.evalString(`[...document.querySelectorAll("#episode-warnings .chip")].find((c) => c.textContent === "relógio não confiável")?.title || ""`)
