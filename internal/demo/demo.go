@@ -33,6 +33,9 @@ import (
 // TRENZINHO_GEOFENCES and TRENZINHO_REGISTRY.
 type Files struct {
 	Profile, Geofences, Registry string
+	// Basemap is the street base map the dashboard draws when no map tiles load, for
+	// TRENZINHO_BASEMAP: the sample streets (geofences.SampleStreets), a sample, not a survey.
+	Basemap string
 	// Start is the device time the simulator's scripted day must start at
 	// (`firmware-bridge simulate --scenario demo --start`), RFC 3339.
 	Start string
@@ -53,6 +56,7 @@ func Write(dir string, start time.Time) (Files, error) {
 		Profile:   filepath.Join(dir, "profile.yaml"),
 		Geofences: filepath.Join(dir, "geofences"),
 		Registry:  filepath.Join(dir, "registry.yaml"),
+		Basemap:   filepath.Join(dir, "basemap-sample-streets.geojson"),
 		Start:     start.UTC().Format(time.RFC3339),
 	}
 	for _, v := range sim.Demo() {
@@ -70,6 +74,13 @@ func Write(dir string, start time.Time) (Files, error) {
 	}
 	if err := writeGeofences(f.Geofences, start.UTC().Format(time.DateOnly)); err != nil {
 		return Files{}, err
+	}
+	streets, err := fs.ReadFile(geofences.SampleStreetsFS(), "basemap/piuma-sample-streets.geojson")
+	if err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
+	}
+	if err := os.WriteFile(f.Basemap, streets, 0o644); err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
 	}
 	reg, err := Registry(start)
 	if err != nil {
@@ -89,11 +100,12 @@ func Write(dir string, start time.Time) (Files, error) {
 const VerificationWait = 150 * time.Second
 
 // MonitorEnv is the monitor's environment for the demonstration, beside the broker, the database
-// and the listen address: the demonstration profile and geofences, the short verification wait,
+// and the listen address: the demonstration profile and geofences, the sample street map drawn
+// when no tiles load, the short verification wait,
 // and the public URL issued autos print for their verification page (the dashboard's own: empty,
 // none).
 func (f Files) MonitorEnv(publicURL string) []string {
-	env := []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences,
+	env := []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences, "TRENZINHO_BASEMAP=" + f.Basemap,
 		"TRENZINHO_DRAFT_VERIFICATION_WAIT=" + VerificationWait.String()}
 	if publicURL != "" {
 		env = append(env, "TRENZINHO_PUBLIC_URL="+publicURL)

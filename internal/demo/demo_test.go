@@ -302,7 +302,7 @@ func TestMonitorEnv(t *testing.T) {
 	}
 	env := f.MonitorEnv("http://127.0.0.1:8080")
 	for _, want := range []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences,
-		"TRENZINHO_DRAFT_VERIFICATION_WAIT=2m30s", "TRENZINHO_PUBLIC_URL=http://127.0.0.1:8080"} {
+		"TRENZINHO_BASEMAP=" + f.Basemap, "TRENZINHO_DRAFT_VERIFICATION_WAIT=2m30s", "TRENZINHO_PUBLIC_URL=http://127.0.0.1:8080"} {
 		if !slices.Contains(env, want) {
 			t.Errorf("monitor environment %q lacks %q", env, want)
 		}
