@@ -300,8 +300,11 @@ func hospitalZone() ([]byte, error) {
 
 // demoFeatures marks every sample site of a feature collection as verified for the
 // demonstration (source "demonstração", verified_by naming Label), so that an auto relying on
-// one can be issued in `make run` (issue refusal site_unverified), and, when anyHour, makes
-// every feature valid every day at every hour.
+// one can be issued in `make run` (issue refusal site_unverified); closes every sensitive site
+// that is not open day and night (its hours kept as sample_opening_hours), so that the day opens
+// the same episodes at whatever hour `make run` starts (the music PIU-002 plays on its loop
+// passes within 200 m of the library, which would otherwise add an episode while it is open);
+// and, when anyHour, makes every feature valid every day at every hour.
 func demoFeatures(b []byte, anyHour bool, day string) ([]byte, error) {
 	var fc struct {
 		Type     string           `json:"type"`
@@ -319,6 +322,11 @@ func demoFeatures(b []byte, anyHour bool, day string) ([]byte, error) {
 			props["source"] = "demonstração"
 			props["verified_by"] = "Verificação fictícia (" + Label + ")"
 			props["verified_at"] = day
+		}
+		if oh, ok := props["opening_hours"].(string); ok && props["kind"] == "sensitive" && oh != "24/7" {
+			props["sample_opening_hours"] = oh
+			props["opening_hours"] = "off"
+			props["note"] = fmt.Sprint(props["note"]) + "; demonstração: fechado durante a demonstração, para que o dia mostre o mesmo a qualquer hora"
 		}
 		if !anyHour {
 			continue
