@@ -47,7 +47,10 @@ type Complaint struct {
 	ContactErasedAt  *time.Time      `json:"contact_erased_at,omitempty"`
 	ContactErasedWhy string          `json:"contact_erased_reason,omitempty"`
 	Result           json.RawMessage `json:"result"` // complaints.Result
-	Answer           []string        `json:"answer"`
+	Answer           []string        `json:"answer"` // the public answer (complaints.Answer)
+	// Detail is the staff's reading of Result (complaints.Detail: plates, speeds), set by the
+	// inspectors' routes and never stored nor shown to the public.
+	Detail []string `json:"detail,omitempty"`
 	Status           string          `json:"status"`
 	ModeratedBy      string          `json:"moderated_by,omitempty"`
 	ModeratedAt      *time.Time      `json:"moderated_at,omitempty"`
