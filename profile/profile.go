@@ -1042,6 +1042,7 @@ func (p *Profile) validate() error {
 			}
 		}
 	}
+	errs = append(errs, p.fineProblems()...)
 	return errors.Join(errs...)
 }
 
