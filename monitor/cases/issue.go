@@ -111,6 +111,8 @@ type IssueFacts struct {
 	Agent Agent
 	// GroundsMissing are the episodes that do not ground an auto by themselves, with why.
 	GroundsMissing []string
+	// FineContradiction says how the draft's fine contradicts the law (ReasonFineContradictsLaw).
+	FineContradiction string
 }
 
 // IssueBlockers are every reason the auto cannot be issued, in a fixed order; none: it may be.
@@ -176,6 +178,9 @@ func IssueBlockers(f IssueFacts) []Reason {
 	}
 	for _, g := range f.GroundsMissing {
 		add(ReasonGroundsMissing, "%s", g)
+	}
+	if r, ok := fineBlocker(f.FineContradiction); ok {
+		out = append(out, r)
 	}
 	return out
 }

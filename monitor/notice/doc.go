@@ -703,8 +703,10 @@ func (d *doc) legal() {
 	if d.d.FineUFMP == 0 {
 		pen = d.notices()
 	}
-	if pe := d.in.Penalty; pe != nil && pe.Article != "" && pe.Article != d.d.Penalty {
-		pen = "aplicada na emissão, por repetição de infração já notificada: " + pen
+	if pe := d.in.Penalty; pe != nil && pe.Article != "" && pe.Article != d.d.Penalty && !pe.Warning {
+		// A repeat is fined by its own penalty: the base one (a notificação preliminar) is not
+		// printed beside it.
+		pen = d.repeatPenalty(pe)
 	}
 	if pe := d.in.Penalty; pe != nil && pe.Warning {
 		pen = d.notices()
