@@ -247,9 +247,9 @@ func (s *Server) handleGeocode(w http.ResponseWriter, r *http.Request) {
 
 // ComplaintReceipt is the answer to a new complaint.
 type ComplaintReceipt struct {
-	ID        string             `json:"id"`
-	AnswerURL string             `json:"answer_url"`
-	Answer    []string           `json:"answer"`
+	ID        string   `json:"id"`
+	AnswerURL string   `json:"answer_url"`
+	Answer    []string `json:"answer"`
 	// Result is the matching with plates and speeds: for the 156 system (the municipality's),
 	// never in the public form's receipt (LGPD: the public reads only Answer).
 	Result *complaints.Result `json:"result,omitempty"`
