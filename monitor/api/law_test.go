@@ -50,3 +50,24 @@ func TestFineContradictingLawRefusedThroughTheAPI(t *testing.T) {
 	}
 	cf.issue(t, good, at(2026, 11, 29, 15))
 }
+
+// The issued auto, as the API serves it, tells the licensee how to obtain and verify the sealed
+// bundle by routes they can use, and names no staff route.
+func TestIssuedAutoNamesLicenseeRoutesToEvidence(t *testing.T) {
+	cf := newCaseFixture(t)
+	id := cf.draft(t, "PIU-001", "L1", "hours", at(2026, 11, 28, 23))
+	cf.issue(t, id, at(2026, 11, 29, 15))
+	code, pdf, _ := cf.do("GET", "/api/v1/drafts/"+id+"/pdf", nil, session{bearer: cf.fiscal})
+	if code != http.StatusOK {
+		t.Fatalf("pdf: %d %.300s", code, pdf)
+	}
+	text := flat(pdfText(t, pdf))
+	for _, want := range []string{"portal do permissionário", "Baixar o pacote de evidências", "por requerimento em papel no protocolo do órgão autuante"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the auto does not say %q", want)
+		}
+	}
+	if strings.Contains(text, "/api/v1/drafts/") {
+		t.Error("the auto names a staff route")
+	}
+}

@@ -1253,8 +1253,8 @@ func (d *doc) integrity() {
 	d.font("", 7.8)
 	d.text(colMuted)
 	d.pdf.SetX(marginL)
-	d.pdf.MultiCell(width, 3.8, d.tr("ARQUIVO.json é a exportação "+d.this()+" pelo monitor (GET /api/v1/drafts/"+d.d.ID+"/export). "+
-		"A verificação confere o hash do pacote e a assinatura; com --key CHAVE (a chave pública acima, publicada pelo Município), confere também a chave do monitor."), "", "L", false)
+	d.pdf.MultiCell(width, 3.8, d.tr(d.bundleRoutes()+
+		" A verificação confere o hash do pacote e a assinatura; com --key CHAVE (a chave pública acima, publicada pelo Município), confere também a chave do monitor."), "", "L", false)
 	d.text(colInk)
 	d.publicLink()
 }

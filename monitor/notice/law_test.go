@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +79,20 @@ func TestRepeatPenaltyPrintsAsItself(t *testing.T) {
 		Penalty: &notice.Penalty{Article: "Art. 45, I", FineUFMP: 300, BaseUFMP: 300, FineBRL: "1260.00", UnitValueBRL: "4.2000", UnitDate: at}}, "notice-repeat-45")
 	mustContain(t, text, "Penalidade: Art. 45, I", "multa-base de 300 UFMP (Art. 45, I)", "por repetição de infração já notificada", "Multa (Art. 45, I)")
 	mustNotContain(t, text, "Penalidade: Art. 41, I", "multa-base de 0 UFMP")
+}
+
+// The issued auto tells the licensee how to obtain and verify the sealed bundle by routes the
+// licensee can use — the portal, the public page /v/{code}, the protocol on paper — and names no
+// route of the control room.
+func TestAutoTellsLicenseeHowToReachTheEvidence(t *testing.T) {
+	p := profile.Piuma()
+	at := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+	issued := notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0011", DecidedBy: "Maria", DecidedAt: &at}
+	text := render(t, notice.Input{Sealed: hoursDraft(t, p, "Art. 47", 250), Profile: p, Decision: issued,
+		Public: &notice.Public{Path: "/v/abcdefghijklmnopqrstuvwx"},
+		Penalty: &notice.Penalty{Article: "Art. 47", FineUFMP: 250, BaseUFMP: 250, FineBRL: "1050.00", UnitValueBRL: "4.2000", UnitDate: at}}, "notice-evidence-routes")
+	flat := strings.Join(strings.Fields(text), " ")
+	mustContain(t, flat, "portal do permissionário", "Baixar o pacote de evidências", "protocolo do órgão autuante",
+		"página pública de verificação deste auto (/v/abcdefghijklmnopqrstuvwx")
+	mustNotContain(t, flat, "/api/v1/drafts/", "/export")
 }
