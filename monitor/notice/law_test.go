@@ -89,7 +89,7 @@ func TestAutoTellsLicenseeHowToReachTheEvidence(t *testing.T) {
 	at := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
 	issued := notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0011", DecidedBy: "Maria", DecidedAt: &at}
 	text := render(t, notice.Input{Sealed: hoursDraft(t, p, "Art. 47", 250), Profile: p, Decision: issued,
-		Public: &notice.Public{Path: "/v/abcdefghijklmnopqrstuvwx"},
+		Public:  &notice.Public{Path: "/v/abcdefghijklmnopqrstuvwx"},
 		Penalty: &notice.Penalty{Article: "Art. 47", FineUFMP: 250, BaseUFMP: 250, FineBRL: "1050.00", UnitValueBRL: "4.2000", UnitDate: at}}, "notice-evidence-routes")
 	flat := strings.Join(strings.Fields(text), " ")
 	mustContain(t, flat, "portal do permissionário", "Baixar o pacote de evidências", "protocolo do órgão autuante",
