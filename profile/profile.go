@@ -133,6 +133,9 @@ type Holidays struct {
 	Fixed  []FixedHoliday  `yaml:"fixed"`
 	Easter []EasterHoliday `yaml:"easter"`
 	Dates  []DateHoliday   `yaml:"dates"`
+	// ClosedDays are the pontos facultativos decreed, by date: no holiday, but no expediente
+	// either, so no deadline ends on one (BusinessDay; optional).
+	ClosedDays []ClosedDay `yaml:"closed_days"`
 }
 
 // FixedHoliday is a holiday on the same day every year ("MM-DD").
@@ -1043,6 +1046,7 @@ func (p *Profile) validate() error {
 		}
 	}
 	errs = append(errs, p.fineProblems()...)
+	errs = append(errs, p.validateClosedDays()...)
 	return errors.Join(errs...)
 }
 

@@ -45,3 +45,17 @@ func TestDividaAtivaChecksPrescription(t *testing.T) {
 		t.Errorf("issued on the limit: %q", why)
 	}
 }
+
+// Every deadline ends on a business day of profile.BusinessDay: a ponto facultativo decreed
+// (holidays.closed_days) moves the appeal's last day as a holiday does.
+func TestDeadlineSkipsClosedDays(t *testing.T) {
+	p := profile.Piuma()
+	c := &Case{Notice: "AI-2027/0001", Status: Status{Outcome: OutcomeRejected, DecisionNotified: "2027-01-29"}}
+	if last, _ := c.AppealDeadline(p); last != "2027-02-08" {
+		t.Fatalf("without the decree: %s", last)
+	}
+	p.Holidays.ClosedDays = []profile.ClosedDay{{Date: "2027-02-08", Name: "Carnaval", Act: "Decreto nº 1/2027 (teste)"}}
+	if last, why := c.AppealDeadline(p); last != "2027-02-09" || !strings.Contains(why, "09/02/2027") {
+		t.Errorf("with Monday of Carnaval decreed: %s (%s)", last, why)
+	}
+}
