@@ -43,3 +43,23 @@ func TestImportChecksPrescription(t *testing.T) {
 		})
 	}
 }
+
+// A ponto facultativo decreed (holidays.closed_days) is no business day: the defence deadline
+// the API shows moves past it, and says why.
+func TestDefenceDeadlineSkipsClosedDay(t *testing.T) {
+	cf := newCaseFixtureEdit(t, func(y string) string {
+		out := strings.Replace(y, "  dates: []\n", "  dates: []\n  closed_days:\n    - {date: \"2026-12-10\", name: Dia sem expediente (teste), act: \"Decreto nº 9/2026 (teste)\"}\n", 1)
+		if out == y {
+			t.Fatal("profile unchanged")
+		}
+		return confirmUFMP(t, out)
+	})
+	id := cf.draft(t, "PIU-001", "L1", "hours", at(2026, 11, 28, 23))
+	cf.issue(t, id, at(2026, 11, 29, 15))
+	cf.setClock(at(2026, 11, 30, 15))
+	v := cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-11-30"})
+	// Ten days from Monday 30/11, the receipt day excluded: Thursday 10/12, decreed closed.
+	if v.Deadline == nil || v.Deadline.Date != "2026-12-11" || !strings.Contains(v.Deadline.Explanation, "ponto facultativo: Dia sem expediente (teste)") {
+		t.Errorf("deadline %+v", v.Deadline)
+	}
+}
