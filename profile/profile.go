@@ -88,6 +88,9 @@ type Profile struct {
 	Notification Notification `yaml:"notification"`
 	// Payment is the period to pay a fine once the decision on the defence is notified.
 	Payment Payment `yaml:"payment"`
+	// Competence are the acts of the Executive an auto rests on (Art. 1 § 2º, 20 § 1º, 34, 57,
+	// 59); without them no auto is issued.
+	Competence Competence `yaml:"competence"`
 	// Authority names the competent authority (Art. 57) as people read it.
 	Authority Authority `yaml:"authority"`
 	// Appeal is the appeal (recurso) against the decision on the defence (Lei nº 9.784/1999,

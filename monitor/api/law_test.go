@@ -71,3 +71,21 @@ func TestIssuedAutoNamesLicenseeRoutesToEvidence(t *testing.T) {
 		t.Error("the auto names a staff route")
 	}
 }
+
+// Without the act that adopts the telemetry as a means of proof the issue answers 409
+// competence_unproven; the profile page lists the warning with its key.
+func TestIssueRefusedWithoutCompetence(t *testing.T) {
+	cf := newCaseFixtureEdit(t, func(y string) string {
+		i := strings.Index(y, "  telemetry_act: \"")
+		j := strings.Index(y[i:], "\n")
+		return confirmUFMP(t, y[:i]+"  telemetry_act: \"\""+y[i+j:])
+	})
+	id := cf.draft(t, "PIU-001", "L1", "hours", at(2026, 11, 28, 23))
+	cf.setClock(at(2026, 11, 29, 15))
+	code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal})
+	var rf api.IssueRefusal
+	if code != http.StatusConflict || json.Unmarshal(body, &rf) != nil || len(rf.Reasons) != 1 ||
+		rf.Reasons[0].Code != cases.ReasonCompetenceUnproven || !strings.Contains(rf.Reasons[0].Text, "competence.telemetry_act") {
+		t.Errorf("issue: %d %s", code, body)
+	}
+}

@@ -113,6 +113,9 @@ type IssueFacts struct {
 	GroundsMissing []string
 	// FineContradiction says how the draft's fine contradicts the law (ReasonFineContradictsLaw).
 	FineContradiction string
+	// CompetenceMissing are the profile keys of the acts of competence not named
+	// (ReasonCompetenceUnproven).
+	CompetenceMissing []string
 }
 
 // IssueBlockers are every reason the auto cannot be issued, in a fixed order; none: it may be.
@@ -180,6 +183,9 @@ func IssueBlockers(f IssueFacts) []Reason {
 		add(ReasonGroundsMissing, "%s", g)
 	}
 	if r, ok := fineBlocker(f.FineContradiction); ok {
+		out = append(out, r)
+	}
+	if r, ok := competenceBlocker(f.CompetenceMissing); ok {
 		out = append(out, r)
 	}
 	return out

@@ -53,3 +53,21 @@ func resealed(t *testing.T, _ *memory, rec *Draft) drafts.Sealed {
 	}
 	return drafts.Seal(rec.Doc.ID, rec.Sealed.Seq, b, rec.Sealed.PrevHash, officeKey)
 }
+
+// Without the acts of competence (Art. 1, § 2º, Art. 34, Art. 20, § 1º, Art. 57, Art. 59) no
+// auto is issued: the refusal competence_unproven names the missing keys.
+func TestOfficeIssueRefusesWithoutCompetence(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory()
+	now := time.Date(2026, 10, 2, 10, 0, 0, 0, sp)
+	o := newOffice(t, m, &now)
+	d := putDraft(t, m, "D1", time.Date(2026, 10, 1, 15, 0, 0, 0, sp))
+	o.Profile.Competence.TelemetryAct = ""
+	rs := o.Blockers(ctx, &d.Doc, "ok", joao)
+	if len(rs) != 1 || rs[0].Code != ReasonCompetenceUnproven || !strings.Contains(rs[0].Text, "competence.telemetry_act") {
+		t.Fatalf("blockers %+v", rs)
+	}
+	if _, _, err := o.Issue(ctx, "D1", "", joao); err == nil {
+		t.Fatal("issued without the act adopting the telemetry as proof")
+	}
+}

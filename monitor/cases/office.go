@@ -192,6 +192,7 @@ func (o *Office) Blockers(ctx context.Context, d *drafts.Draft, integrity string
 		f.UnitChecked, f.UnitName, f.UnitConfirmed = true, p.FiscalUnit.Name, p.FiscalUnit.Confirmed()
 		f.PrescriptionYears, f.Location = p.PrescriptionPeriod(), p.Location()
 		f.FineContradiction = p.FineContradiction(d.Penalty, d.FineUFMP, d.FineUFMP > 0)
+		f.CompetenceMissing = p.Competence.Missing()
 	}
 	if o.GroundsMissing != nil {
 		f.GroundsMissing = o.GroundsMissing(ctx, d)

@@ -721,6 +721,7 @@ func (d *doc) legal() {
 	if len(d.d.Facts) > 1 {
 		d.kv("Concurso de fatos", fmt.Sprintf("Os %d fatos abaixo são do mesmo veículo, simultâneos e sujeitos à mesma penalidade (%s): constituem um único auto, com uma única multa.", len(d.d.Facts), d.d.Penalty), 52)
 	}
+	d.competence()
 }
 
 // notices is what the profile says a rule without a fine leads to.

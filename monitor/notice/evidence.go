@@ -27,3 +27,28 @@ func (d *doc) bundleRoutes() string {
 	}
 	return s
 }
+
+// competence prints the acts of the Executive the auto rests on (profile.Competence): who
+// inspects, who decides and what makes the telemetry a means of proof, each with the provisions
+// of the law that leave it to the Executive, quoted verbatim. An act not named is said to be
+// missing (the issue refuses such an auto: competence_unproven).
+func (d *doc) competence() {
+	var lines []string
+	for _, a := range d.p.Competence.Acts() {
+		act := a.Act
+		if act == "" {
+			act = "ato não cadastrado no perfil legal (" + a.Key + ")"
+		}
+		lines = append(lines, a.What+": "+act+" ("+a.Provisions+" da "+d.d.Law+")")
+	}
+	d.kv("Competência", strings.Join(lines, "; ")+".", 52)
+	for _, c := range []string{"Art. 1, § 2º", "Art. 34", "Art. 20, § 1º", "Art. 59"} {
+		if t, ok := d.p.ArticleText(c); ok {
+			d.font("", 8.2)
+			d.need(float64(d.lines(c+": “"+t+"”", width-4))*4 + 1)
+			d.pdf.SetX(marginL + 4)
+			d.pdf.MultiCell(width-4, 4, d.tr(c+": “"+t+"”"), "", "L", false)
+		}
+	}
+	d.pdf.Ln(0.8)
+}

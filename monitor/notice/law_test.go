@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/internal/testenv"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/profile"
@@ -95,4 +96,18 @@ func TestAutoTellsLicenseeHowToReachTheEvidence(t *testing.T) {
 	mustContain(t, flat, "portal do permissionário", "Baixar o pacote de evidências", "protocolo do órgão autuante",
 		"página pública de verificação deste auto (/v/abcdefghijklmnopqrstuvwx")
 	mustNotContain(t, flat, "/api/v1/drafts/", "/export")
+}
+
+// The auto prints the acts of competence it rests on, with the provisions that leave them to
+// the Executive quoted verbatim.
+func TestAutoPrintsCompetence(t *testing.T) {
+	p := testenv.ConfirmedProfile(profile.Piuma())
+	at := time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC)
+	issued := notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0012", DecidedBy: "Maria", DecidedAt: &at}
+	text := strings.Join(strings.Fields(render(t, notice.Input{Sealed: hoursDraft(t, p, "Art. 47", 250), Profile: p, Decision: issued,
+		Penalty: &notice.Penalty{Article: "Art. 47", FineUFMP: 250, BaseUFMP: 250}}, "notice-competence")), " ")
+	mustContain(t, text, "designação do órgão fiscalizador e dos seus agentes: Decreto nº 100/2026 (teste)",
+		"adoção da telemetria embarcada como meio de prova: Decreto nº 102/2026 (teste)",
+		"Art. 34: “A fiscalização será exercida pelo órgão municipal definido pelo Poder Executivo, através de agentes próprios.”",
+		"Art. 1, § 2º: “O Poder Executivo definirá o órgão responsável pela fiscalização")
 }
