@@ -144,10 +144,6 @@ func dayOf(t time.Time, loc *time.Location) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// atNoon returns noon of the calendar day d (see dayOf) in loc.
-func atNoon(d time.Time, loc *time.Location) time.Time {
-	return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, loc)
-}
 
 // dateBR writes the local date of t as dd/mm/aaaa.
 func dateBR(t time.Time, loc *time.Location) string { return dayOf(t, loc).Format(dateLayoutBR) }
