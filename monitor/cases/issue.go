@@ -116,6 +116,9 @@ type IssueFacts struct {
 	// CompetenceMissing are the profile keys of the acts of competence not named
 	// (ReasonCompetenceUnproven).
 	CompetenceMissing []string
+	// InstrumentsUnverified are the measuring instruments without a verification valid on the
+	// fact's date, with why (ReasonInstrumentUnverified).
+	InstrumentsUnverified []string
 }
 
 // IssueBlockers are every reason the auto cannot be issued, in a fixed order; none: it may be.
@@ -181,6 +184,9 @@ func IssueBlockers(f IssueFacts) []Reason {
 	}
 	for _, g := range f.GroundsMissing {
 		add(ReasonGroundsMissing, "%s", g)
+	}
+	for _, u := range f.InstrumentsUnverified {
+		add(ReasonInstrumentUnverified, "%s", u)
 	}
 	if r, ok := fineBlocker(f.FineContradiction); ok {
 		out = append(out, r)
