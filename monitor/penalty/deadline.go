@@ -144,6 +144,5 @@ func dayOf(t time.Time, loc *time.Location) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-
 // dateBR writes the local date of t as dd/mm/aaaa.
 func dateBR(t time.Time, loc *time.Location) string { return dayOf(t, loc).Format(dateLayoutBR) }
