@@ -87,6 +87,9 @@ type Config struct {
 	// monitor's public key that every draft must be signed with.
 	Drafts   Drafts
 	DraftKey ed25519.PublicKey
+	// DraftSettle is how long after its episode's last change a draft is made
+	// (TRENZINHO_DRAFT_SETTLE), which GET /api/v1/config tells the dashboard; 0: not said.
+	DraftSettle time.Duration
 	// RenderPDF writes a draft as a PDF; nil: no PDF route.
 	RenderPDF func(w io.Writer, d *store.DraftRecord) error
 	Health    func(context.Context) error // nil: always healthy
@@ -147,6 +150,10 @@ type Config struct {
 	// Complaints serves the citizens' complaints (complaints.go: the public form /reclamacao,
 	// the answer page /r/{code}, the 156 API and the inspectors' routes); nil: none.
 	Complaints *ComplaintsConfig
+	// VerificationWait is how long the drafter holds the draft of an episode that needs an
+	// agent's verification (TRENZINHO_DRAFT_VERIFICATION_WAIT), which GET /api/v1/config says;
+	// 0: not said.
+	VerificationWait time.Duration
 }
 
 // Limits.
@@ -175,6 +182,8 @@ type Server struct {
 	secure            bool
 	keepAlive         time.Duration
 	mapCfg            MapConfig
+	basemap           *basemap // nil: no street base map
+	draftSettle       time.Duration
 	batchRetention    time.Duration
 	reg               *registry.Store
 	cases             *CasesConfig
@@ -203,6 +212,7 @@ type Server struct {
 	portalFilings chan struct{} // the portal's filings read at once
 
 	complaints     *ComplaintsConfig
+	verifyWait     time.Duration
 	complaintPosts *throttle     // complaints per client address
 	complaintReads *throttle     // the complaints' other public requests per client address
 	complaintSlots chan struct{} // matchings at once
@@ -239,6 +249,7 @@ func New(cfg Config) *Server {
 		secure:         cfg.SecureCookie,
 		keepAlive:      cfg.StreamKeepAlive,
 		mapCfg:         cfg.Map,
+		draftSettle:    cfg.DraftSettle,
 		batchRetention: cfg.BatchRetention,
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
@@ -254,6 +265,7 @@ func New(cfg Config) *Server {
 		portal:         cfg.Portal,
 		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		complaints:     cfg.Complaints,
+		verifyWait:     cfg.VerificationWait,
 		throttle:       newThrottle(loginFailures, loginWindow, now),
 		accounts:       newThrottle(loginFailures, loginWindow, now),
 		trusted:        cfg.TrustedProxies,
@@ -274,6 +286,18 @@ func New(cfg Config) *Server {
 	}
 	if s.keepAlive <= 0 {
 		s.keepAlive = defaultKeepAlive
+	}
+	streets, maxBytes := cfg.Map.Streets, cfg.Map.BasemapMaxBytes
+	if streets == nil {
+		streets = cfg.Map.Geofences
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultBasemapMaxBytes
+	}
+	if bm, err := newBasemap(streets, maxBytes); err != nil {
+		s.log.Warn("no street base map", "err", err)
+	} else {
+		s.basemap = bm
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -297,6 +321,7 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/warnings/summary", s.requireRole(store.RoleViewer, s.handleWarningSummary))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
 	a.Handle("GET /api/v1/geofences", s.requireRole(store.RoleViewer, s.handleGeofences))
+	a.Handle("GET /api/v1/basemap", s.requireRole(store.RoleViewer, s.handleBasemap))
 	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))
 	if s.drafts != nil {
 		a.Handle("GET /api/v1/drafts", s.requireRole(store.RoleViewer, s.handleDrafts))

@@ -46,6 +46,10 @@ type configResponse struct {
 	// /api/v1/notices): the dashboard asks here rather than probing a route that may be absent.
 	Registry bool `json:"registry"`
 	Cases    bool `json:"cases"`
+	// VerificationWaitS is how long, in seconds, an episode that needs an agent's verification
+	// holds its conduct's draft (TRENZINHO_DRAFT_VERIFICATION_WAIT): a verification recorded
+	// within it joins the same draft, and its draft comes no sooner.
+	VerificationWaitS float64 `json:"verification_wait_s,omitempty"`
 	// Complaints says whether the monitor takes citizens' complaints (complaints.go).
 	Complaints bool `json:"complaints"`
 	// ManualInfractions are the profile's infractions an agent may notice by hand
@@ -58,9 +62,21 @@ type configResponse struct {
 	// without a fine as what it is and charts the estimate the noise rule judged.
 	Rules map[string]ruleJSON `json:"rules,omitempty"`
 	Noise *noiseJSON          `json:"noise,omitempty"`
+	// DraftSettleS is how long, in seconds, after its episode's last change the monitor makes
+	// a draft (TRENZINHO_DRAFT_SETTLE): the Revisão page says it. Absent when not said.
+	DraftSettleS float64 `json:"draft_settle_s,omitempty"`
+	// Basemap says whether GET /api/v1/basemap serves a street base map, how many streets it
+	// holds and whether it is a sample (invented, not a survey); absent: none.
+	Basemap *basemapJSON `json:"basemap,omitempty"`
 	// RuleLabels is rules.Table: each rule's name, short label and colour, which the dashboard
 	// shows (always present).
 	RuleLabels []rules.RuleInfo `json:"rule_labels"`
+}
+
+type basemapJSON struct {
+	Streets     int    `json:"streets"`
+	Sample      bool   `json:"sample"`
+	Attribution string `json:"attribution"`
 }
 
 type ruleJSON struct {
@@ -115,6 +131,10 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.Noise = &noiseJSON{WindowS: p.Noise.WindowS, R1M: p.Noise.R1M, R2M: p.Noise.R2M}
 	}
 	out.Registry = s.reg != nil
+	out.DraftSettleS = s.draftSettle.Seconds()
+	if b := s.basemap; b != nil {
+		out.Basemap = &basemapJSON{Streets: b.streets, Sample: b.sample, Attribution: BasemapAttribution}
+	}
 	if p := s.mapCfg.Profile; p != nil && notice.IsDemonstration(p.Version) {
 		out.Demonstration = notice.DemonstrationLabel
 	}
@@ -122,6 +142,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.ProfileWarnings = p.Warnings()
 	}
 	out.Complaints = s.complaints != nil
+	out.VerificationWaitS = s.verifyWait.Seconds()
 	if c := s.cases; c != nil && c.Store != nil && c.Profile != nil {
 		out.Cases = true
 		for _, id := range slices.Sorted(maps.Keys(c.Profile.ManualInfractions)) {
