@@ -194,6 +194,9 @@ func (p *Profile) Problems() []Warning {
 	if cw, ok := p.competenceWarning(); ok {
 		w = append(w, cw)
 	}
+	if hw, ok := p.holidaysWarning(); ok {
+		w = append(w, hw)
+	}
 	if strings.TrimSpace(p.Defence.To) == "" || (p.Defence.Address == "" && p.Defence.Email == "" && p.Defence.Portal == "") {
 		w = append(w, Warning{
 			Text:   "local e destinatário da defesa não cadastrados (defence.to, defence.address, defence.email ou defence.portal): o auto não dirá onde protocolar a defesa",

@@ -139,6 +139,9 @@ type Holidays struct {
 	// ClosedDays are the pontos facultativos decreed, by date: no holiday, but no expediente
 	// either, so no deadline ends on one (BusinessDay; optional).
 	ClosedDays []ClosedDay `yaml:"closed_days"`
+	// Confirmed are the years whose municipal holidays and closed days are confirmed complete
+	// (HolidaysConfirmed; issue refusal holidays_unconfirmed).
+	Confirmed []HolidaysConfirmation `yaml:"confirmed"`
 }
 
 // FixedHoliday is a holiday on the same day every year ("MM-DD").
@@ -1053,6 +1056,7 @@ func (p *Profile) validate() error {
 	}
 	errs = append(errs, p.fineProblems()...)
 	errs = append(errs, p.validateClosedDays()...)
+	errs = append(errs, p.validateHolidaysConfirmed()...)
 	return errors.Join(errs...)
 }
 

@@ -177,6 +177,17 @@ service_hours:
 		}
 		s = strings.Replace(s, r.law, r.demo, 1)
 	}
+	// The municipal holidays of the year of the demonstration and of the next, confirmed by no
+	// one (issue refusal holidays_unconfirmed otherwise).
+	const noConfirmation = "  confirmed: []\n"
+	if !strings.Contains(s, noConfirmation) {
+		return nil, fmt.Errorf("demo profile: the holidays' confirmation of the built-in profile changed; update internal/demo")
+	}
+	y := start.In(p.Location()).Year()
+	s = strings.Replace(s, noConfirmation, fmt.Sprintf("  # %s: ninguém confirmou estes calendários.\n  confirmed:\n"+
+		"    - {year: %d, by: \"%s (demonstração do make run)\", act: \"%s (calendário inexistente)\"}\n"+
+		"    - {year: %d, by: \"%s (demonstração do make run)\", act: \"%s (calendário inexistente)\"}\n",
+		Label, y, Label, Label, y+1, Label, Label), 1)
 	s = "# PERFIL DE DEMONSTRAÇÃO de `make run` (internal/demo): o perfil de Piúma com o horário de\n" +
 		"# serviço da demonstração e atos fictícios (" + Label + "). Não usar em autos de infração.\n" + s
 	if _, err := profile.Parse([]byte(s), "demo-profile.yaml"); err != nil {

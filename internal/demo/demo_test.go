@@ -252,8 +252,18 @@ func TestSettingsAllowTheIssue(t *testing.T) {
 	if !p.Notification.Electronic {
 		t.Error("the electronic notice is off")
 	}
+	for _, y := range []int{2026, 2027} {
+		if !p.HolidaysConfirmed(y) {
+			t.Errorf("the holidays of %d are not confirmed", y)
+		}
+	}
+	for _, c := range p.Holidays.Confirmed {
+		if !strings.Contains(c.By, Label) || !strings.Contains(c.Act, Label) {
+			t.Errorf("holidays' confirmation %+v does not carry %q", c, Label)
+		}
+	}
 	for _, w := range p.Warnings() {
-		if strings.Contains(w, "fiscal_unit") || strings.Contains(w, "defence") || strings.Contains(w, "competence") {
+		if strings.Contains(w, "fiscal_unit") || strings.Contains(w, "defence") || strings.Contains(w, "competence") || strings.Contains(w, "holidays.confirmed") {
 			t.Errorf("warning %q", w)
 		}
 	}

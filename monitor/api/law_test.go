@@ -89,3 +89,39 @@ func TestIssueRefusedWithoutCompetence(t *testing.T) {
 		t.Errorf("issue: %d %s", code, body)
 	}
 }
+
+// Without the confirmation of the year's municipal holidays (holidays.confirmed) the issue is
+// refused with holidays_unconfirmed, the year named; confirmed, the same draft is issued.
+func TestIssueRefusedWithHolidaysUnconfirmed(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		confirm string // the holidays' confirmation the profile keeps (the test years removed)
+		want    int
+	}{
+		{"none", "  confirmed: []\n", http.StatusConflict},
+		{"2026", "  confirmed:\n    - {year: 2026, by: Secretaria de Administração (teste), act: Decreto nº 7/2025 (teste)}\n", http.StatusOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cf := newCaseFixtureEdit(t, func(y string) string {
+				i := strings.Index(y, "  confirmed:\n    - {year:")
+				j := strings.Index(y[i:], "\nfiscal_unit:")
+				if i < 0 || j < 0 {
+					t.Fatal("no holidays' confirmation in the test profile")
+				}
+				return confirmUFMP(t, y[:i]+c.confirm+y[i+j+1:])
+			})
+			id := cf.draft(t, "PIU-001", "L1", "hours", at(2026, 11, 2, 23))
+			cf.setClock(at(2026, 11, 3, 15))
+			code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal})
+			if code != c.want {
+				t.Fatalf("issue: %d %s, want %d", code, body, c.want)
+			}
+			if c.want == http.StatusConflict {
+				var rf api.IssueRefusal
+				if json.Unmarshal(body, &rf) != nil || len(rf.Reasons) != 1 || rf.Reasons[0].Code != cases.ReasonHolidaysUnconfirmed || !strings.Contains(rf.Reasons[0].Text, "2026") {
+					t.Errorf("refusal %s", body)
+				}
+			}
+		})
+	}
+}

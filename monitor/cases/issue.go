@@ -116,6 +116,9 @@ type IssueFacts struct {
 	// CompetenceMissing are the profile keys of the acts of competence not named
 	// (ReasonCompetenceUnproven).
 	CompetenceMissing []string
+	// HolidaysUnconfirmed are the years the auto's deadlines may fall in whose municipal
+	// holidays are not confirmed (ReasonHolidaysUnconfirmed).
+	HolidaysUnconfirmed []int
 	// InstrumentsUnverified are the measuring instruments without a verification valid on the
 	// fact's date, with why (ReasonInstrumentUnverified).
 	InstrumentsUnverified []string
@@ -192,6 +195,9 @@ func IssueBlockers(f IssueFacts) []Reason {
 		out = append(out, r)
 	}
 	if r, ok := competenceBlocker(f.CompetenceMissing); ok {
+		out = append(out, r)
+	}
+	if r, ok := holidaysBlocker(f.HolidaysUnconfirmed); ok {
 		out = append(out, r)
 	}
 	return out

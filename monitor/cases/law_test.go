@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/profile"
 )
 
 // A draft whose fine is not the law's for its penalty (Art. 46, parágrafo único: 400 UFMPs)
@@ -69,5 +70,37 @@ func TestOfficeIssueRefusesWithoutCompetence(t *testing.T) {
 	}
 	if _, _, err := o.Issue(ctx, "D1", "", joao); err == nil {
 		t.Fatal("issued without the act adopting the telemetry as proof")
+	}
+}
+
+// The deadlines an auto states count business days of the municipal calendar: no auto is issued
+// while the holidays of a year its defence deadline may fall in are not confirmed (the year of the
+// issue, and the next when the issue is near the year's end).
+func TestOfficeIssueRefusesWithHolidaysUnconfirmed(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory()
+	now := time.Date(2026, 10, 2, 10, 0, 0, 0, sp)
+	o := newOffice(t, m, &now)
+	d := putDraft(t, m, "D1", time.Date(2026, 10, 1, 15, 0, 0, 0, sp))
+	o.Profile.Holidays.Confirmed = nil
+	rs := o.Blockers(ctx, &d.Doc, "ok", joao)
+	if len(rs) != 1 || rs[0].Code != ReasonHolidaysUnconfirmed || !strings.Contains(rs[0].Text, "2026") {
+		t.Fatalf("no year confirmed: blockers %+v", rs)
+	}
+	o.Profile.Holidays.Confirmed = []profile.HolidaysConfirmation{{Year: 2026, By: "Secretaria de Administração", Act: "Decreto nº 1/2026"}}
+	if rs := o.Blockers(ctx, &d.Doc, "ok", joao); len(rs) != 0 {
+		t.Fatalf("2026 confirmed, issued in October: blockers %+v", rs)
+	}
+	now = time.Date(2026, 12, 10, 10, 0, 0, 0, sp) // a defence period counted from a delivery may end in 2027
+	rs = o.Blockers(ctx, &d.Doc, "ok", joao)
+	if len(rs) != 1 || rs[0].Code != ReasonHolidaysUnconfirmed || !strings.Contains(rs[0].Text, "2027") || strings.Contains(rs[0].Text, "2026") {
+		t.Fatalf("issued in December, 2027 unconfirmed: blockers %+v", rs)
+	}
+	if _, _, err := o.Issue(ctx, "D1", "", joao); err == nil {
+		t.Fatal("issued with the next year's holidays unconfirmed")
+	}
+	o.Profile.Holidays.Confirmed = append(o.Profile.Holidays.Confirmed, profile.HolidaysConfirmation{Year: 2027, By: "Secretaria de Administração", Act: "Decreto nº 9/2026"})
+	if _, _, err := o.Issue(ctx, "D1", "", joao); err != nil {
+		t.Fatalf("both years confirmed: %v", err)
 	}
 }

@@ -202,6 +202,7 @@ func (o *Office) blockers(ctx context.Context, d *drafts.Draft, integrity string
 		f.PrescriptionYears, f.Location = p.PrescriptionPeriod(), p.Location()
 		f.FineContradiction = p.FineContradiction(d.Penalty, d.FineUFMP, d.FineUFMP > 0)
 		f.CompetenceMissing = p.Competence.Missing()
+		f.HolidaysUnconfirmed = unconfirmedDeadlineYears(p, f.Now)
 	}
 	if o.GroundsMissing != nil {
 		f.GroundsMissing = o.GroundsMissing(ctx, d)
