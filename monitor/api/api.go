@@ -147,6 +147,9 @@ type Config struct {
 	// Complaints serves the citizens' complaints (complaints.go: the public form /reclamacao,
 	// the answer page /r/{code}, the 156 API and the inspectors' routes); nil: none.
 	Complaints *ComplaintsConfig
+	// Whatif serves the what-if replays (whatif.go: the control room's, and the licensee's on
+	// the portal with Portal); nil: none.
+	Whatif *WhatifConfig
 }
 
 // Limits.
@@ -207,6 +210,8 @@ type Server struct {
 	complaintReads *throttle     // the complaints' other public requests per client address
 	complaintSlots chan struct{} // matchings at once
 	complaintMails chan struct{} // complaint e-mails in flight
+
+	whatif *WhatifConfig
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -254,6 +259,7 @@ func New(cfg Config) *Server {
 		portal:         cfg.Portal,
 		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		complaints:     cfg.Complaints,
+		whatif:         cfg.Whatif,
 		throttle:       newThrottle(loginFailures, loginWindow, now),
 		accounts:       newThrottle(loginFailures, loginWindow, now),
 		trusted:        cfg.TrustedProxies,
@@ -318,6 +324,7 @@ func New(cfg Config) *Server {
 	s.notifyRoutes(a)
 	s.portalRoutes(a)
 	s.legalProfileRoutes(a)
+	s.whatifRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()
