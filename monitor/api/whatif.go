@@ -120,6 +120,14 @@ func (s *Server) handleWhatifStart(w http.ResponseWriter, r *http.Request) {
 	proposed.Label = "proposto"
 	spec := whatif.JobSpec{From: from, To: to, InForce: inForce, User: u.Name, Licensee: licensee}
 	if licensee != "" {
+		if _, ok := form.files["profile"]; ok {
+			s.writeError(w, r, http.StatusBadRequest, "no portal, a proposta é o itinerário (arquivo itinerary): o perfil legal é o vigente")
+			return
+		}
+		if _, ok := form.files["geofences"]; ok {
+			s.writeError(w, r, http.StatusBadRequest, "no portal, a proposta é o itinerário (arquivo itinerary), não outras geocercas")
+			return
+		}
 		it, ok := form.files["itinerary"]
 		if !ok {
 			s.writeError(w, r, http.StatusBadRequest, "envie o itinerário proposto (arquivo GeoJSON com os itinerários do permissionário)")
@@ -142,6 +150,10 @@ func (s *Server) handleWhatifStart(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
+		if _, ok := form.files["itinerary"]; ok {
+			s.writeError(w, r, http.StatusBadRequest, "o itinerário proposto vai no arquivo de geocercas (geofences)")
+			return
+		}
 		pf, hasProfile := form.files["profile"]
 		gf, hasGeo := form.files["geofences"]
 		if !hasProfile && !hasGeo {
