@@ -50,8 +50,25 @@ const (
 	maxWhatifBodyBytes = 2*MaxWhatifUpload + 16<<10
 )
 
+func (s *Server) whatifOn() bool {
+	return s.whatif != nil && s.whatif.Jobs != nil && s.whatif.InForce != nil
+}
+
+// licenseeVehicleIDs are the vehicles the licensee has now: those a licensee's replay judges.
+func (s *Server) licenseeVehicleIDs(licensee string) []string {
+	out := []string{}
+	if s.reg != nil {
+		for _, v := range s.reg.Vehicles() {
+			if v.Licensee == licensee {
+				out = append(out, v.ID)
+			}
+		}
+	}
+	return out
+}
+
 func (s *Server) whatifRoutes(a *http.ServeMux) {
-	if s.whatif == nil || s.whatif.Jobs == nil || s.whatif.InForce == nil {
+	if !s.whatifOn() {
 		return
 	}
 	// The control room: supervisor, autoridade and admin.
@@ -137,14 +154,7 @@ func (s *Server) handleWhatifStart(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, http.StatusBadRequest, err.Error())
 			return
 		}
-		spec.Vehicles = []string{}
-		if s.reg != nil {
-			for _, v := range s.reg.Vehicles() {
-				if v.Licensee == licensee {
-					spec.Vehicles = append(spec.Vehicles, v.ID)
-				}
-			}
-		}
+		spec.Vehicles = s.licenseeVehicleIDs(licensee)
 		if len(spec.Vehicles) == 0 {
 			s.writeError(w, r, http.StatusBadRequest, "nenhum veículo cadastrado para o permissionário: não há o que simular")
 			return
