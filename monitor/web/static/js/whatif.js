@@ -95,7 +95,7 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
     status.hidden = false;
     const [label, tone] = STATES[st.state] || [st.state, "neutral"];
     const running = st.state === "running";
-    status.replaceChildren(
+    status.replaceChildren(...[
       h("div", { class: "card-head" }, h("h2", null, `Simulação de ${isoDateBR(st.from)} a ${isoDateBR(st.to)}`), chip(label, tone)),
       h("p", { class: "muted" }, `Vigente: ${st.in_force} · Proposto: ${st.proposed} · iniciada por ${st.user} em ${fmtDateTime(st.started, false)}`),
       running || st.total ? h("progress", { id: "whatif-progress", max: String(Math.max(1, st.total)), value: String(st.done) }) : null,
@@ -108,7 +108,7 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
           e.currentTarget.disabled = true;
           try { await api(`${base}/${st.id}/cancel`, { method: "POST" }); toastOk("Simulação cancelada."); follow(st.id); }
           catch (err) { toastError(err.message); }
-        } }, "Cancelar")) : null);
+        } }, "Cancelar")) : null].filter(Boolean));
   }
 
   async function showReport(st) {
