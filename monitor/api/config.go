@@ -49,7 +49,7 @@ type configResponse struct {
 	// Complaints says whether the monitor takes citizens' complaints (complaints.go).
 	Complaints bool `json:"complaints"`
 	// Whatif: the what-if replays are served (whatif.go).
-	Whatif bool `json:"whatif"`
+	Whatif bool `json:"whatif,omitempty"`
 	// ManualInfractions are the profile's infractions an agent may notice by hand
 	// (POST /api/v1/notices), sorted by id; Suspension the profile's range of days (Art. 52).
 	ManualInfractions []manualInfractionJSON `json:"manual_infractions,omitempty"`

@@ -302,6 +302,11 @@ func TestWhatifRoles(t *testing.T) {
 	if code, b, _ := w.do("GET", base, nil, session{bearer: w.super}); code != http.StatusOK || json.Unmarshal(b, &list) != nil || len(list.Items) != 3 {
 		t.Errorf("list: %d %s", code, b)
 	}
+	for _, it := range list.Items {
+		if !slices.Contains(ids, it.ID) || it.State != whatif.JobDone {
+			t.Errorf("listed %+v, started %q", it, ids)
+		}
+	}
 	w.untouched(t)
 }
 

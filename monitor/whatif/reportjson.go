@@ -93,7 +93,7 @@ func (r *Result) Report() ReportJSON {
 	if loc == nil {
 		loc = time.UTC
 	}
-	tally := func(t Tally) TallyJSON { return TallyJSON{t.Episodes, t.Autos, t.UFMP} }
+	tally := func(t Tally) TallyJSON { return TallyJSON(t) }
 	row := func(x Row) RowJSON { return RowJSON{x.Key, x.Label, tally(x.InForce), tally(x.Proposed)} }
 	out := ReportJSON{
 		From: r.From.In(loc).Format(time.DateOnly), To: r.To.Add(-time.Nanosecond).In(loc).Format(time.DateOnly), TimeZone: loc.String(),
