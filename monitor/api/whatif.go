@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/whatif"
@@ -154,6 +155,7 @@ func (s *Server) handleWhatifStart(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, http.StatusBadRequest, err.Error())
 			return
 		}
+		spec.Proposal = fmt.Sprintf("perfil vigente com o itinerário %s", it.name)
 		spec.Vehicles = s.licenseeVehicleIDs(licensee)
 		if len(spec.Vehicles) == 0 {
 			s.writeError(w, r, http.StatusBadRequest, "nenhum veículo cadastrado para o permissionário: não há o que simular")
@@ -181,12 +183,16 @@ func (s *Server) handleWhatifStart(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			proposed.Profile, proposed.ProfileYAML, proposed.Path = p, pf.data, pf.name
+			spec.Proposal = fmt.Sprintf("%s %s (%s)", p.ID, p.Version, pf.name)
+		} else {
+			spec.Proposal = "perfil vigente"
 		}
 		if hasGeo {
 			if proposed.Places, err = whatif.WithFeatures(inForce.Places, gf.name, gf.data, ""); err != nil {
 				s.writeError(w, r, http.StatusBadRequest, err.Error())
 				return
 			}
+			spec.Proposal += " com as geocercas " + gf.name
 		}
 	}
 	spec.Proposed = proposed
@@ -285,16 +291,31 @@ func parseWhatifForm(contentType string, body []byte) (whatifForm, int, string) 
 			if len(data) == 0 {
 				continue // an empty file input
 			}
-			fn := p.FileName()
-			if fn == "" {
-				fn = name
-			}
+			fn := uploadName(p.FileName(), name)
 			f.files[name] = whatifFile{name: fn, data: data}
 		default:
 			return f, http.StatusBadRequest, fmt.Sprintf("campo desconhecido %q", name)
 		}
 	}
 	return f, 0, ""
+}
+
+// uploadName is the name of an uploaded file as the run states it: its base name, printable,
+// at most 80 characters (def when none is left).
+func uploadName(fn, def string) string {
+	fn = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) && r != '/' && r != '\\' {
+			return r
+		}
+		return -1
+	}, fn)
+	if rs := []rune(strings.TrimSpace(fn)); len(rs) > 80 {
+		fn = string(rs[:80])
+	}
+	if strings.TrimSpace(fn) == "" {
+		return def
+	}
+	return strings.TrimSpace(fn)
 }
 
 // whatifJob finds the run of the request's id in the request's scope: another licensee's run,

@@ -56,6 +56,9 @@ type JobSpec struct {
 	Licensee string
 	// User is who started the run.
 	User string
+	// Proposal describes the proposal for the status (pt-BR; default: the proposed profile's
+	// id and version).
+	Proposal string
 }
 
 // Job states.
@@ -101,7 +104,8 @@ type JobStatus struct {
 	ETA      time.Time `json:"eta,omitzero"`
 	// Error is why the run failed (pt-BR for the page, with the cause).
 	Error string `json:"error,omitempty"`
-	// InForce and Proposed are the profiles' ids and versions.
+	// InForce is the profile in force's id and version, Proposed what is proposed (JobSpec.
+	// Proposal).
 	InForce  string `json:"in_force"`
 	Proposed string `json:"proposed"`
 }
@@ -193,7 +197,7 @@ func (js *Jobs) Start(spec JobSpec) (*Job, error) {
 		ID: id, User: spec.User, Licensee: spec.Licensee, State: JobRunning, Started: js.cfg.Now(),
 		From: spec.From.In(loc).Format(time.DateOnly), To: spec.To.Add(-time.Nanosecond).In(loc).Format(time.DateOnly),
 		InForce:  spec.InForce.Profile.ID + " " + spec.InForce.Profile.Version,
-		Proposed: spec.Proposed.Profile.ID + " " + spec.Proposed.Profile.Version,
+		Proposed: cmp.Or(spec.Proposal, spec.Proposed.Profile.ID+" "+spec.Proposed.Profile.Version),
 	}}
 	j.save(js.cfg.Logger)
 	js.jobs = append(js.jobs, j)

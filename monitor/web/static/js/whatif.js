@@ -98,7 +98,7 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
     status.replaceChildren(...[
       h("div", { class: "card-head" }, h("h2", null, `Simulação de ${isoDateBR(st.from)} a ${isoDateBR(st.to)}`), chip(label, tone)),
       h("p", { class: "muted" }, `Vigente: ${st.in_force} · Proposto: ${st.proposed} · iniciada por ${st.user} em ${fmtDateTime(st.started, false)}`),
-      running || st.total ? h("progress", { id: "whatif-progress", max: String(Math.max(1, st.total)), value: String(st.done) }) : null,
+      running || st.total ? h("progress", { id: "whatif-progress", class: "whatif-progress", max: String(Math.max(1, st.total)), value: String(st.done) }) : null,
       h("p", { id: "whatif-progress-text", role: "status" },
         `${st.done} de ${st.total} veículo-dias (${fmtNum(st.percent, 0)}%), ${fmtNum(st.readings, 0)} leituras`,
         running && st.eta ? ` · término previsto às ${fmtTime(st.eta, false)}` : ""),
@@ -143,7 +143,7 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
         h("h2", null, "Resultado lado a lado"),
         h("p", { class: "muted" }, `Período ${isoDateBR(rep.from)} a ${isoDateBR(rep.to)} (${rep.time_zone}). Vigente: ${rep.in_force.profile} ${rep.in_force.version}. Proposto: ${rep.proposed.profile} ${rep.proposed.version}.`),
         tableWrap("Totais", h("table", { class: "table", id: "whatif-total" },
-          theadOf(["", "Vigente", "Proposto", "Diferença"]),
+          theadOf(["Total", "Vigente", "Proposto", "Diferença"]),
           h("tbody", null, tot("Episódios", (x) => x.episodes), tot("Autos (minutas)", (x) => x.autos), tot("Multas (UFMP)", (x) => x.ufmp, ufmp)))),
         h("p", null, `Surgem ${rep.appear_count} episódio(s), desaparecem ${rep.vanish_count}, alterados ${rep.changed}, iguais ${rep.same}.`),
         h("p", { class: "muted", id: "whatif-coverage" }, `Cobertura: ${rep.coverage.length} veículo(s) com telemetria (${rep.coverage.map((c) => c.vehicle).join(", ") || "nenhum"}); ${rep.gaps} lacuna(s) no horário de serviço, ${fmtNum(rep.gap_hours)} h. Onde não há dados não há julgamento.`),
