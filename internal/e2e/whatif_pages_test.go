@@ -155,6 +155,9 @@ func TestWhatifPagesInTheBrowser(t *testing.T) {
 	if got := b.text("#whatif-vehicles"); !strings.Contains(got, "PIU-001") || !strings.Contains(got, "PIU-002") || strings.Contains(got, "PIU-003") {
 		t.Errorf("the licensee's vehicles: %q", got)
 	}
+	if !b.evalBool(`document.querySelector("#whatif-itinerary-in-force").getAttribute("href") === "/api/v1/portal/whatif/itinerary"`) {
+		t.Error("no link to the itinerary in force")
+	}
 	if got := b.text("#whatif-runs"); !strings.Contains(got, "Nenhuma simulação") {
 		t.Errorf("the licensee sees another's runs:\n%s", got)
 	}

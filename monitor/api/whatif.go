@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/paulmach/orb/geojson"
+
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/whatif"
 	"github.com/trenzinho/trenzinho/profile"
@@ -85,6 +87,7 @@ func (s *Server) whatifRoutes(a *http.ServeMux) {
 	// A licensee: their own vehicles and runs.
 	a.Handle("POST /api/v1/portal/whatif", s.requireLicensee(s.handleWhatifStart))
 	a.Handle("GET /api/v1/portal/whatif", s.requireLicensee(s.handleWhatifList))
+	a.Handle("GET /api/v1/portal/whatif/itinerary", s.requireLicensee(s.handlePortalItinerary))
 	a.Handle("GET /api/v1/portal/whatif/{id}", s.requireLicensee(s.handleWhatifStatus))
 	a.Handle("POST /api/v1/portal/whatif/{id}/cancel", s.requireLicensee(s.handleWhatifCancel))
 	a.Handle("GET /api/v1/portal/whatif/{id}/report", s.requireLicensee(s.handleWhatifReport))
@@ -344,6 +347,30 @@ func (s *Server) handleWhatifList(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.writeJSON(w, r, http.StatusOK, newList(out, ""))
+}
+
+// handlePortalItinerary serves GET /api/v1/portal/whatif/itinerary: the licensee's itineraries
+// in force, as a GeoJSON FeatureCollection to edit and send back as the proposal (empty when
+// they have none).
+func (s *Server) handlePortalItinerary(w http.ResponseWriter, r *http.Request) {
+	fc := geojson.NewFeatureCollection()
+	if places := s.whatif.InForce().Places; places != nil {
+		for _, f := range places.Itineraries(licenseeOf(r)) {
+			g := geojson.NewFeature(f.Geometry)
+			g.Properties = f.Properties
+			fc.Append(g)
+		}
+	}
+	b, err := fc.MarshalJSON()
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/geo+json")
+	h.Set("Content-Disposition", `attachment; filename="itinerario-`+licenseeOf(r)+`.geojson"`)
+	h.Set("Cache-Control", "no-store")
+	w.Write(b)
 }
 
 // handleWhatifStatus serves GET …/whatif/{id}: the run's state and progress.

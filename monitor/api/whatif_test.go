@@ -488,6 +488,23 @@ func TestWhatifPortalScope(t *testing.T) {
 	if !bytes.Contains(texts["episodios.csv"], []byte("PIU-002")) {
 		t.Errorf("episodios.csv lacks PIU-002:\n%s", texts["episodios.csv"])
 	}
+	// Each licensee downloads their own itineraries in force, to edit.
+	for tok, lic := range map[string]string{w.orla: "L1", w.gamba: "L2"} {
+		code, body, h := w.do("GET", portal+"/itinerary", nil, session{bearer: tok})
+		var fc struct {
+			Type     string
+			Features []struct{ Properties map[string]any }
+		}
+		if code != http.StatusOK || json.Unmarshal(body, &fc) != nil || fc.Type != "FeatureCollection" || len(fc.Features) == 0 ||
+			!strings.Contains(h.Get("Content-Disposition"), "itinerario-"+lic) {
+			t.Fatalf("%s's itinerary in force: %d %s", lic, code, body)
+		}
+		for _, f := range fc.Features {
+			if f.Properties["licensee"] != lic || f.Properties["kind"] != "itinerary" {
+				t.Errorf("%s's itinerary in force holds %v", lic, f.Properties)
+			}
+		}
+	}
 	// L2 does not see it; the control room does.
 	for _, path := range []string{"/" + st.ID, "/" + st.ID + "/report", "/" + st.ID + "/files/resumo.csv"} {
 		if code, b, _ := w.do("GET", portal+path, nil, session{bearer: w.gamba}); code != http.StatusNotFound || bytes.Contains(b, []byte("L1")) {

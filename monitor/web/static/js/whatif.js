@@ -45,6 +45,8 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
       ? "Envie o itinerário que você pretende pedir (GeoJSON, feições \"itinerary\" do seu permissionário): os dados gravados dos seus veículos no período são julgados de novo com ele no lugar do itinerário em vigor, e o resultado mostra os episódios e autos que surgiriam ou desapareceriam. É só uma simulação: nada do sistema em operação muda."
       : "Os dados gravados do período são julgados de novo pelo monitor com o perfil vigente e com o proposto, em bases separadas: nenhum episódio, minuta, notificação ou registro de auditoria do sistema em operação é lido ou alterado. Envie o perfil proposto (YAML) e/ou geocercas propostas (GeoJSON, somadas às vigentes; uma feição com o mesmo id substitui a vigente)."),
     portal && vehicles.length ? h("p", { id: "whatif-vehicles" }, "Seus veículos simulados: ", vehicles.map((v, i) => [i ? ", " : "", h("strong", null, v)])) : null,
+    portal ? h("p", null, h("a", { href: `${base}/itinerary`, download: "", id: "whatif-itinerary-in-force" }, "Baixar o itinerário em vigor (GeoJSON)"),
+      " para editar e enviar como proposta.") : null,
     h("div", { class: "form-grid" },
       field("Primeiro dia", from, "dd/mm/aaaa"), field("Último dia", to, "incluído; até 92 dias"),
       portal ? field("Itinerário proposto (GeoJSON)", itinerary, "até 256 KiB") : [
