@@ -262,6 +262,7 @@ func TestWhatifRoles(t *testing.T) {
 		code, b := w.start(base, tok, w.first, w.last, map[string][]byte{"profile": proposed25()})
 		st := w.finished(t, base, tok, code, b)
 		ids = append(ids, st.ID)
+		t.Logf("%s: %d vehicle-days, %d readings in %s", name, st.Total, st.Readings, st.Finished.Sub(st.Started).Round(time.Millisecond))
 		if st.Done != st.Total || st.Total != 6 || st.Percent != 100 || st.Readings == 0 {
 			t.Errorf("%s: progress %d/%d (%.0f%%), %d readings; want 6 vehicle-days", name, st.Done, st.Total, st.Percent, st.Readings)
 		}
@@ -404,6 +405,7 @@ func TestWhatifCancel(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal(b, &st) != nil || st.State != whatif.JobCanceled || st.Done >= st.Total || st.Finished.IsZero() {
 		t.Fatalf("cancel: %d %s", code, b)
 	}
+	t.Logf("canceled at %d of %d vehicle-days, %s after the start", st.Done, st.Total, st.Finished.Sub(st.Started).Round(time.Millisecond))
 	if code, _, _ := w.do("POST", base+"/"+st.ID+"/cancel", nil, session{bearer: w.admin}); code != http.StatusConflict {
 		t.Errorf("cancel again: %d, want 409", code)
 	}
