@@ -48,6 +48,9 @@ func noticePDF(db *store.DB, prof *profile.Profile, tileURL, publicURL, version 
 				// The penalty calculus made when the draft was issued: fine in R$, recidivism.
 				in.Penalty = notice.PenaltyOf(c.Assessment, c.Licensee, c.Issued, prof.Location())
 			}
+			for _, dev := range c.Instruments {
+				in.Verified = append(in.Verified, notice.DeviceOf(dev))
+			}
 			if a := c.IssuerAgent; a != nil {
 				in.Decision.Agent = &notice.Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
 			}

@@ -90,8 +90,9 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		fmt.Fprintf(&b, "Velocidade máxima de %s km/h registrada %s, acima do limite de %s km/h acrescido da tolerância de %s km/h, mantida por %s, de %s a %s.",
 			Num(ep.Peak, 2), src, Num(ep.Limit, 1), Num(ep.Tolerance, 1), dur, from, to)
 	case "hours":
+		start, end := p.HoursOn(ep.Start.Time) // the hours of the day it began
 		fmt.Fprintf(&b, "Veículo em serviço fora do horário permitido (das %s às %s), %s min além do horário, após a tolerância de %s min para deslocamento à garagem, de %s a %s.",
-			p.ServiceHours.Start, p.ServiceHours.End, Num(ep.Peak, 0), Num(ep.Limit, 0), from, to)
+			start, end, Num(ep.Peak, 0), Num(ep.Limit, 0), from, to)
 	case rules.RuleSensitiveZoneSound:
 		// Only what was observed: the distance in the accused's favour (distance + the margin
 		// for position error), and the opening hours only when they are on file.
@@ -209,9 +210,16 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 // describeMeasurement states the agent's NBR 10151 measurement an Art. 27 auto rests on.
 func describeMeasurement(b *strings.Builder, p *profile.Profile, v *rules.Verification) {
 	m := v.Measurement
-	fmt.Fprintf(b, "Medição conforme a %s realizada pelo agente %s em %s: L_Aeq de %s dB(A), nível de som residual de %s dB(A), limite de %s dB(A); medidor %s (classe %d), calibração %s; posição de medição: %s.",
-		p.Noise.Standard, v.By, LocalTime(p, m.Date.Time), Num(m.LAeqDB, 1), Num(m.ResidualDB, 1), Num(m.LimitDB, 0),
+	corrected := ""
+	if m.CorrectedDB > 0 && m.CorrectedDB != m.LAeqDB {
+		corrected = ", nível corrigido pelo som residual de " + Num(m.CorrectedDB, 1) + " dB(A)"
+	}
+	fmt.Fprintf(b, "Medição conforme a %s realizada pelo agente %s em %s: L_Aeq de %s dB(A), nível de som residual de %s dB(A)%s, limite de %s dB(A) da norma para a área e o período; medidor %s (classe %d), calibração %s; posição de medição: %s.",
+		p.Noise.Standard, v.By, LocalTime(p, m.Date.Time), Num(m.LAeqDB, 1), Num(m.ResidualDB, 1), corrected, Num(m.LimitDB, 0),
 		m.Meter, m.Class, m.Calibration, m.Position)
+	if v.MusicAudible != nil && *v.MusicAudible {
+		b.WriteString(" Durante a medição, música executada pelo sistema de som, audível, confirmada pelo agente.")
+	}
 	if v.Note != "" {
 		fmt.Fprintf(b, " Observação do agente: %s.", strings.TrimRight(v.Note, "."))
 	}
