@@ -150,6 +150,10 @@ type Config struct {
 	// Whatif serves the what-if replays (whatif.go: the control room's, and the licensee's on
 	// the portal with Portal); nil: none.
 	Whatif *WhatifConfig
+	// VerificationWait is how long the drafter holds the draft of an episode that needs an
+	// agent's verification (TRENZINHO_DRAFT_VERIFICATION_WAIT), which GET /api/v1/config says;
+	// 0: not said.
+	VerificationWait time.Duration
 }
 
 // Limits.
@@ -206,6 +210,7 @@ type Server struct {
 	portalFilings chan struct{} // the portal's filings read at once
 
 	complaints     *ComplaintsConfig
+	verifyWait     time.Duration
 	complaintPosts *throttle     // complaints per client address
 	complaintReads *throttle     // the complaints' other public requests per client address
 	complaintSlots chan struct{} // matchings at once
@@ -260,6 +265,7 @@ func New(cfg Config) *Server {
 		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		complaints:     cfg.Complaints,
 		whatif:         cfg.Whatif,
+		verifyWait:     cfg.VerificationWait,
 		throttle:       newThrottle(loginFailures, loginWindow, now),
 		accounts:       newThrottle(loginFailures, loginWindow, now),
 		trusted:        cfg.TrustedProxies,
