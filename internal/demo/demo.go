@@ -201,6 +201,11 @@ var demoActs = []struct{ what, law, demo string }{
 		"  # " + Label + ": ninguém confirmou este valor; nenhum ato o publica.\n" +
 			"  confirmed_by: \"" + Label + " (demonstração do make run)\"\n" +
 			"  act: \"" + Label + " (ato inexistente)\"\n"},
+	{"the acts of competence", "competence:\n  fiscal_organ_act: \"\"\n  authorities_act: \"\"\n  telemetry_act: \"\"\n",
+		"competence:\n  # " + Label + ": nenhum destes atos existe.\n" +
+			"  fiscal_organ_act: \"" + Label + " (ato inexistente que designa a Fiscalização de Posturas)\"\n" +
+			"  authorities_act: \"" + Label + " (ato inexistente que designa a Autoridade Julgadora de Posturas)\"\n" +
+			"  telemetry_act: \"" + Label + " (ato inexistente que adota a telemetria embarcada como meio de prova)\"\n"},
 	{"the defence's addressee", "  to: \"\"\n  address: \"\"\n",
 		"  # " + Label + ": destinatário e local fictícios.\n" +
 			"  to: \"Autoridade Julgadora de Posturas (" + Label + ")\"\n" +

@@ -242,6 +242,8 @@ func TestSettingsAllowTheIssue(t *testing.T) {
 		"fiscal_unit.confirmed_by": p.FiscalUnit.ConfirmedBy, "fiscal_unit.act": p.FiscalUnit.Act,
 		"fiscal_unit.values[0].note": p.FiscalUnit.Values[0].Note, "defence.to": p.Defence.To,
 		"defence.address": p.Defence.Address, "notification.electronic_act": p.Notification.ElectronicAct,
+		"competence.fiscal_organ_act": p.Competence.FiscalOrganAct, "competence.authorities_act": p.Competence.AuthoritiesAct,
+		"competence.telemetry_act": p.Competence.TelemetryAct,
 	} {
 		if !strings.Contains(v, Label) {
 			t.Errorf("%s %q does not carry %q", what, v, Label)
@@ -251,7 +253,7 @@ func TestSettingsAllowTheIssue(t *testing.T) {
 		t.Error("the electronic notice is off")
 	}
 	for _, w := range p.Warnings() {
-		if strings.Contains(w, "fiscal_unit") || strings.Contains(w, "defence") {
+		if strings.Contains(w, "fiscal_unit") || strings.Contains(w, "defence") || strings.Contains(w, "competence") {
 			t.Errorf("warning %q", w)
 		}
 	}
