@@ -76,6 +76,7 @@ type serveConfig struct {
 	notifications string
 	bundles       bundleConfig
 	complaints    complaintsConfig
+	whatifDir     string
 	// now is the monitor's clock (clock.go); nil: time.Now.
 	now func() time.Time
 }
@@ -110,6 +111,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	c.http.bind(b)
 	c.bundles.bind(b)
 	c.complaints.bind(b)
+	b.String(&c.whatifDir, "TRENZINHO_WHATIF_DIR", "", "directory of the what-if replays run from the dashboard and the portal, one subdirectory per run with its isolated stores and report (empty: whatif/ beside the database)")
 	b.BindLimits(&c.limits)
 	var cpuProfile, traceFile string
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) to this file until the monitor stops")
@@ -369,6 +371,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		return fmt.Errorf("complaints: %w", err)
 	}
 	defer closeComplaints()
+	whatifCfg, closeWhatif, err := whatifAPI(c, prof, profileYAML, set, regStore, log)
+	if err != nil {
+		return err
+	}
+	defer closeWhatif()
 	srv := api.New(api.Config{
 		Logger: log, Now: now, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, DraftSettle: c.draftSettle, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
@@ -388,6 +395,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		Portal:           &api.PortalConfig{Store: db, ScanCommand: strings.Fields(c.uploadScan)},
 		Complaints:       complaintsCfg,
 		VerificationWait: c.draftWait,
+		Whatif:           whatifCfg,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

@@ -150,6 +150,9 @@ type Config struct {
 	// Complaints serves the citizens' complaints (complaints.go: the public form /reclamacao,
 	// the answer page /r/{code}, the 156 API and the inspectors' routes); nil: none.
 	Complaints *ComplaintsConfig
+	// Whatif serves the what-if replays (whatif.go: the control room's, and the licensee's on
+	// the portal with Portal); nil: none.
+	Whatif *WhatifConfig
 	// VerificationWait is how long the drafter holds the draft of an episode that needs an
 	// agent's verification (TRENZINHO_DRAFT_VERIFICATION_WAIT), which GET /api/v1/config says;
 	// 0: not said.
@@ -217,6 +220,8 @@ type Server struct {
 	complaintReads *throttle     // the complaints' other public requests per client address
 	complaintSlots chan struct{} // matchings at once
 	complaintMails chan struct{} // complaint e-mails in flight
+
+	whatif *WhatifConfig
 }
 
 // New returns a server. It panics if a required dependency is missing.
@@ -265,6 +270,7 @@ func New(cfg Config) *Server {
 		portal:         cfg.Portal,
 		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		complaints:     cfg.Complaints,
+		whatif:         cfg.Whatif,
 		verifyWait:     cfg.VerificationWait,
 		throttle:       newThrottle(loginFailures, loginWindow, now),
 		accounts:       newThrottle(loginFailures, loginWindow, now),
@@ -343,6 +349,7 @@ func New(cfg Config) *Server {
 	s.notifyRoutes(a)
 	s.portalRoutes(a)
 	s.legalProfileRoutes(a)
+	s.whatifRoutes(a)
 
 	// Around it.
 	root := http.NewServeMux()

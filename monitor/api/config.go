@@ -52,6 +52,8 @@ type configResponse struct {
 	VerificationWaitS float64 `json:"verification_wait_s,omitempty"`
 	// Complaints says whether the monitor takes citizens' complaints (complaints.go).
 	Complaints bool `json:"complaints"`
+	// Whatif: the what-if replays are served (whatif.go).
+	Whatif bool `json:"whatif,omitempty"`
 	// ManualInfractions are the profile's infractions an agent may notice by hand
 	// (POST /api/v1/notices), sorted by id; Suspension the profile's range of days (Art. 52).
 	ManualInfractions []manualInfractionJSON `json:"manual_infractions,omitempty"`
@@ -142,6 +144,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.ProfileWarnings = p.Warnings()
 	}
 	out.Complaints = s.complaints != nil
+	out.Whatif = s.whatifOn()
 	out.VerificationWaitS = s.verifyWait.Seconds()
 	if c := s.cases; c != nil && c.Store != nil && c.Profile != nil {
 		out.Cases = true

@@ -157,6 +157,8 @@ func everyOptionalPart(t *testing.T, c *api.Config, db *store.DB) {
 	c.Warnings = db
 	c.Complaints = &api.ComplaintsConfig{Store: db, Matcher: &complaints.Matcher{Telemetry: memTelemetry{}, Profile: profile.Piuma()},
 		Token: "token-156"}
+	// What if, on an archive that does not answer: a run started fails, and stays listed.
+	c.Whatif = whatifConfig(t, "http://127.0.0.1:1", c)
 }
 
 // hardeningFixture is the API with every optional dependency, so that every route is served.

@@ -248,6 +248,10 @@ type PortalMe struct {
 	ElectronicDays int    `json:"electronic_days,omitempty"`
 	// Verify are the instructions to check an auto's evidence bundle offline.
 	Verify VerifyInstructions `json:"verify"`
+	// Whatif: the portal's what-if replay of the licensee's itinerary is served, on these
+	// vehicles (the licensee's now).
+	Whatif         bool     `json:"whatif"`
+	WhatifVehicles []string `json:"whatif_vehicles,omitempty"`
 }
 
 // VerifyInstructions tell how to check a downloaded evidence bundle offline.
@@ -286,6 +290,9 @@ func (s *Server) handlePortalMe(w http.ResponseWriter, r *http.Request) {
 		if p.Notification.Electronic {
 			me.Electronic, me.ElectronicAct, me.ElectronicDays = true, p.Notification.ElectronicAct, p.Notification.ElectronicWindow()
 		}
+	}
+	if s.whatifOn() {
+		me.Whatif, me.WhatifVehicles = true, s.licenseeVehicleIDs(u.Licensee)
 	}
 	s.writeJSON(w, r, http.StatusOK, me)
 }

@@ -178,6 +178,7 @@ func (pf *portalFixture) seed(t *testing.T) world {
 func TestPortalIsolation(t *testing.T) {
 	pf := newPortalFixture(t, api.PortalConfig{})
 	w := pf.seed(t)
+	bRun := pf.whatifRun(t, pf.b)
 	bIDs := func(path string) []string {
 		switch {
 		case !strings.Contains(path, "{"):
@@ -190,12 +191,14 @@ func TestPortalIsolation(t *testing.T) {
 			return []string{strconv.FormatInt(w.bCase, 10)}
 		case strings.HasPrefix(path, "/api/v1/portal/filings/"):
 			return []string{strconv.FormatInt(w.bFiling, 10)}
+		case strings.HasPrefix(path, "/api/v1/portal/whatif/"):
+			return []string{bRun}
 		}
 		return nil
 	}
 	// Every id of B's, for the routes of the control room (403 whatever the id).
 	allB := []string{w.bEpisode, w.bDraftIssued, w.bDraftPending, strconv.FormatInt(w.bCase, 10), "PIU-003", "L2", "gamba", "x"}
-	secrets := []string{"PIU-003", "L2", "Ilha do Gamb", w.bEpisode, w.bDraftIssued, w.bDraftPending, w.bDraftDismissed, "Defesa de B"}
+	secrets := []string{"PIU-003", "L2", "Ilha do Gamb", w.bEpisode, w.bDraftIssued, w.bDraftPending, w.bDraftDismissed, "Defesa de B", bRun}
 
 	routes := sourceRoutes(t)
 	portalRoutes := 0
@@ -242,9 +245,14 @@ func TestPortalIsolation(t *testing.T) {
 			}
 			var body []byte
 			var code int
-			if r.method == "POST" {
+			switch {
+			case r.pattern == "POST /api/v1/portal/whatif":
+				continue // starts a run of A's own: TestWhatifPortalScope
+			case r.method == "POST" && strings.HasPrefix(r.path, "/api/v1/portal/whatif/"):
+				code, body, _ = pf.do(r.method, path, `{}`, session{bearer: pf.a})
+			case r.method == "POST":
 				code, body = pf.file(t, pf.a, w.bCase, "defence", "Defesa de A no auto de B.")
-			} else {
+			default:
 				code, body, _ = pf.do(r.method, path, nil, session{bearer: pf.a})
 			}
 			switch {

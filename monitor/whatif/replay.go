@@ -65,6 +65,11 @@ type Config struct {
 	// Vehicles limits the replay to these vehicles (empty: every vehicle with batches in the
 	// period).
 	Vehicles []string
+	// Licensee, when set, keeps in the result only that licensee's episodes and drafts (the
+	// vehicle's licensee on the episode's day, by each side's registry): a licensee's replay of
+	// their own vehicles (Vehicles) that never shows another's, even of a vehicle transferred
+	// within the period.
+	Licensee string
 	// Progress, when set, is called after each window with the progress so far.
 	Progress func(Progress)
 	Logger   *slog.Logger
@@ -229,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	t0 := time.Now()
 	for k, s := range sides {
 		run := []*Judgement{res.InForce, res.Proposed}[k]
-		if err := collect(ctx, s, cfg.To, run); err != nil {
+		if err := collect(ctx, s, cfg.To, cfg.Licensee, run); err != nil {
 			return nil, err
 		}
 	}
@@ -420,8 +425,9 @@ func replayVehicle(ctx context.Context, cfg *Config, sides [2]*sideState, vehicl
 	return cov, st, nil
 }
 
-// collect drafts every ready group in the side's store, then reads its episodes and drafts.
-func collect(ctx context.Context, s *sideState, to time.Time, run *Judgement) error {
+// collect drafts every ready group in the side's store, then reads its episodes and drafts
+// (only the licensee's, when licensee is set).
+func collect(ctx context.Context, s *sideState, to time.Time, licensee string, run *Judgement) error {
 	run.readingsFor = func(id string) ([]rules.Evidence, error) {
 		e, err := s.db.Episode(ctx, id)
 		if err != nil {
@@ -448,6 +454,9 @@ func collect(ctx context.Context, s *sideState, to time.Time, run *Judgement) er
 			break
 		}
 		for _, m := range made {
+			if licensee != "" && m.Draft.Licensee != licensee {
+				continue
+			}
 			run.Drafts = append(run.Drafts, m.Draft)
 		}
 	}
@@ -461,6 +470,9 @@ func collect(ctx context.Context, s *sideState, to time.Time, run *Judgement) er
 			full, err := s.db.Episode(ctx, e.ID)
 			if err != nil {
 				return fmt.Errorf("whatif: episode %s (%s): %w", e.ID, s.Label, err)
+			}
+			if licensee != "" && run.licenseeOf(full.Vehicle, full.Start.Time) != licensee {
+				continue
 			}
 			run.add(full)
 		}

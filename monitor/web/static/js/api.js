@@ -9,14 +9,16 @@ let unauthorized = () => {};
 // onUnauthorized sets what happens when a request finds the session gone (expired or ended).
 export function onUnauthorized(fn) { unauthorized = fn; }
 
-// api(path, {method, body, signal}) sends body as JSON; {raw, contentType} send a text body as
-// it is (e.g. a CSV file). The error thrown on a non-2xx answer carries the status and, when the
+// api(path, {method, body, signal}) sends body as JSON (a FormData as multipart/form-data);
+// {raw, contentType} send a text body as it is (e.g. a CSV file). The error thrown on a non-2xx answer carries the status and, when the
 // server sent them, the field problems of a 422 (error.fields: [{path, message}]).
 export async function api(path, { method = "GET", body, raw, contentType, signal } = {}) {
   const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
   if (raw !== undefined) {
     opts.headers["Content-Type"] = contentType || "text/plain;charset=utf-8";
     opts.body = raw;
+  } else if (body instanceof FormData) {
+    opts.body = body; // the browser sets the multipart boundary
   } else if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);

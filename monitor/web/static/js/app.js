@@ -25,13 +25,14 @@ import { fieldView, setFieldKey, startQueue } from "./field.js";
 import { registerServiceWorker } from "./pwa.js";
 import { startPortal } from "./portal.js";
 import { legalProfileView } from "./legalprofile.js";
+import { whatifView } from "./whatif.js";
 
 const routes = {
   mapa: mapView, alertas: alertsView, revisao: reviewView, frota: fleetView,
   auditoria: auditView, usuarios: usersView, episodio: episodeView, cadastro: registryView, autos: noticesView,
   perto: nearbyView, constatar: fieldView,
   perfil: profileView, plantao: scheduleView, "avisos-falhos": deadLettersView,
-  reclamacoes: complaintsView, "perfil-legal": legalProfileView,
+  reclamacoes: complaintsView, "perfil-legal": legalProfileView, "e-se": whatifView,
 };
 const NAV_OF = { episodio: "alertas", constatar: "perto" };
 

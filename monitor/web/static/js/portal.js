@@ -9,8 +9,9 @@ import { $, $$, h, chip, icon, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, fmtNum, isoDateBR, ruleName, setTimeZone, CASE_STATES, NOTIFY_MODES, limitApplies } from "./fmt.js";
 import { toastError, toastOk } from "./toast.js";
 import { passwordCard } from "./password.js";
+import { whatifPanel } from "./whatif.js";
 
-const state = { me: null, vehicles: new Map(), episodes: [], stream: null };
+const state = { me: null, vehicles: new Map(), episodes: [], stream: null, stopPage: null };
 
 // startPortal replaces the control room's shell with the portal's.
 export async function startPortal(user) {
@@ -26,11 +27,12 @@ export async function startPortal(user) {
   $("#brand-place").textContent = state.me.razao_social || state.me.licensee;
   // Only the portal's pages: the control room's are not this user's.
   const nav = $("#sidebar .nav");
-  nav.replaceChildren(
+  nav.replaceChildren(...[
     navItem("painel", "Meus veículos", "fleet"),
     navItem("autos", "Autos e processos", "notice"),
     navItem("minutas", "Resultado das fiscalizações", "review"),
-    navItem("conta", "Minha conta", "users"));
+    state.me.whatif ? navItem("e-se", "E se eu mudar o itinerário?", "play") : null,
+    navItem("conta", "Minha conta", "users")].filter(Boolean));
   $("#sound-toggle").hidden = true;
   $("#view-mapa").hidden = true;
   $("#logout").addEventListener("click", async () => {
@@ -93,8 +95,10 @@ async function render() {
   $("#app").classList.remove("menu-open");
   const page = $("#view-page");
   page.hidden = false;
+  if (state.stopPage) { state.stopPage(); state.stopPage = null; }
   try {
-    if (name === "autos" && arg) await caseView(page, arg);
+    if (name === "e-se" && state.me.whatif) whatifPage(page);
+    else if (name === "autos" && arg) await caseView(page, arg);
     else if (name === "autos") await casesView(page);
     else if (name === "minutas") await draftsView(page);
     else if (name === "conta") accountView(page);
@@ -107,6 +111,14 @@ async function render() {
 // fill replaces the page's content by children, leaving out the absent ones (null, false).
 function fill(page, ...children) {
   page.replaceChildren(...children.filter((c) => c != null && c !== false));
+}
+
+// whatifPage is "E se eu mudar o itinerário?": the licensee's replay of their own vehicles
+// with a proposed itinerary (whatif.js; /api/v1/portal/whatif, scoped by the server).
+function whatifPage(page) {
+  title("E se eu mudar o itinerário?");
+  page.replaceChildren();
+  state.stopPage = whatifPanel(page, { base: "/api/v1/portal/whatif", portal: true, vehicles: state.me.whatif_vehicles || [] });
 }
 
 function title(text) {
