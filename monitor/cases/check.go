@@ -11,7 +11,7 @@ import (
 
 // order is every act after issue, in the order of the process.
 var order = []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision,
-	ActionAppeal, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionDividaAtiva, ActionSuspension, ActionAnnul}
+	ActionAppeal, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionWaiver, ActionDividaAtiva, ActionSuspension, ActionAnnul}
 
 var actionText = map[string]string{
 	ActionIssue:                "emitir o auto",
@@ -25,6 +25,7 @@ var actionText = map[string]string{
 	ActionDecideAppeal:         "registrar a decisão sobre o recurso",
 	ActionNotifyAppealDecision: "registrar a notificação da decisão do recurso",
 	ActionPay:                  "registrar o pagamento",
+	ActionWaiver:               "registrar a renúncia expressa à defesa e ao recurso",
 	ActionDividaAtiva:          "inscrever a multa em dívida ativa",
 	ActionSuspension:           "registrar a suspensão da licença",
 }
@@ -78,6 +79,8 @@ func (c *Case) stateAllows(action string) bool {
 		// defence or appeal pending or not (paying ends the process).
 		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusDefenceFiled, penalty.StatusConfirmed,
 			penalty.StatusDefenceRejected, penalty.StatusAppealFiled, penalty.StatusDividaAtiva}, c.State)
+	case ActionWaiver:
+		return c.waiverAllowed()
 	case ActionDividaAtiva:
 		// Art. 51: only a fine the offender refused to pay "no prazo legal"; see checkDividaAtiva.
 		return confirmed && !c.AppealPending()
@@ -110,6 +113,7 @@ func (c *Case) Check(p *profile.Profile, a *Action, now time.Time) (string, erro
 		ActionDecideAppeal:         c.checkDecideAppeal,
 		ActionNotifyAppealDecision: c.checkNotifyAppealDecision,
 		ActionPay:                  c.checkPay,
+		ActionWaiver:               c.checkWaiver,
 		ActionDividaAtiva:          c.checkDividaAtiva,
 		ActionSuspension:           c.checkSuspension,
 		ActionAnnul:                c.checkAnnul,
@@ -378,7 +382,7 @@ func (c *Case) checkSuspension(p *profile.Profile, a *Action, d days) error {
 	if err := d.dayAfter(&a.From, "de início da suspensão", DayOf(c.Issued, d.loc), "emissão do auto"); err != nil {
 		return err
 	}
-	final, why, ok := c.FinalFrom()
+	final, why, ok := c.FinalOn(p, d.today)
 	if !ok {
 		return conflictf("não é possível %s: %s.", label, why)
 	}

@@ -159,16 +159,20 @@ type Status struct {
 	DecisionText string `json:"decision_text,omitempty"`
 	// Appealed is the day a (timely) appeal was filed; AppealDecided, AppealDecidedBy,
 	// AppealOutcome and AppealText its decision; AppealNotified the day it was notified.
-	Appealed        string             `json:"appealed,omitempty"`
-	AppealDecided   string             `json:"appeal_decided,omitempty"`
-	AppealDecidedBy string             `json:"appeal_decided_by,omitempty"`
-	AppealOutcome   string             `json:"appeal_outcome,omitempty"`
-	AppealText      string             `json:"appeal_text,omitempty"`
-	AppealNotified  string             `json:"appeal_notified,omitempty"`
-	Paid            string             `json:"paid,omitempty"`
-	DividaAtiva     string             `json:"divida_ativa,omitempty"`
-	Final           string             `json:"final,omitempty"` // known directly (imported records)
-	Suspension      *AppliedSuspension `json:"suspension,omitempty"`
+	Appealed        string `json:"appealed,omitempty"`
+	AppealDecided   string `json:"appeal_decided,omitempty"`
+	AppealDecidedBy string `json:"appeal_decided_by,omitempty"`
+	AppealOutcome   string `json:"appeal_outcome,omitempty"`
+	AppealText      string `json:"appeal_text,omitempty"`
+	AppealNotified  string `json:"appeal_notified,omitempty"`
+	Paid            string `json:"paid,omitempty"`
+	// Waived is the day the offender's express written waiver of the defence and the appeal
+	// was recorded, and WaiverText what it says (finality.go).
+	Waived      string             `json:"waived,omitempty"`
+	WaiverText  string             `json:"waiver_text,omitempty"`
+	DividaAtiva string             `json:"divida_ativa,omitempty"`
+	Final       string             `json:"final,omitempty"` // known directly (imported records)
+	Suspension  *AppliedSuspension `json:"suspension,omitempty"`
 }
 
 // Apply changes the status by an act that Check accepted, recorded by user.
@@ -208,6 +212,8 @@ func (s *Status) Apply(a Action, user string) {
 		s.State, s.DividaAtiva = penalty.StatusDividaAtiva, a.Date
 	case ActionSuspension:
 		s.Suspension = &AppliedSuspension{From: a.From, To: a.To, Days: a.Days}
+	case ActionWaiver:
+		s.Waived, s.WaiverText = a.Date, a.Text
 	}
 }
 
@@ -299,37 +305,6 @@ func (c *Case) PaymentDeadline(p *profile.Profile) (string, string) {
 		return "", ""
 	}
 	return period(p, c.DecisionNotified, p.Payment.Period(), "Prazo de pagamento (Art. 51), da notificação da decisão")
-}
-
-// FinalFrom is the first day on which the fine is final (Art. 48, § 1º: "já houver sido
-// multado"; Art. 51): the notification of the decision that confirmed it — of the appeal's
-// decision when a timely appeal was filed — or the payment when it was paid before any
-// decision (paying gives up the defence). ok false while it is not final, and why in pt-BR.
-// An imported record's finality is what the record says (Final), else derived by the calculus.
-func (c *Case) FinalFrom() (day, why string, ok bool) {
-	switch {
-	case c.Void():
-		return "", "auto sem efeito: " + StateText(c.State), false
-	case c.Final != "":
-		return c.Final, "multa definitiva em " + br(c.Final), true
-	case c.Appealed != "" && c.AppealOutcome == OutcomeRejected && c.AppealNotified != "":
-		return c.AppealNotified, "recurso improvido, decisão notificada em " + br(c.AppealNotified), true
-	case c.Appealed != "" && c.AppealDecided != "":
-		return "", "recurso decidido em " + br(c.AppealDecided) + ", decisão ainda não notificada ao autuado: a multa não é definitiva", false
-	case c.Appealed != "":
-		return "", "recurso interposto em " + br(c.Appealed) + ", pendente de decisão da autoridade superior: a multa não é definitiva", false
-	case c.Decided != "" && c.Outcome == OutcomeRejected && c.DecisionNotified != "":
-		return c.DecisionNotified, "multa confirmada em " + br(c.Decided) + ", decisão notificada em " + br(c.DecisionNotified), true
-	case c.Paid != "":
-		return c.Paid, "paga em " + br(c.Paid), true
-	case c.Decided != "":
-		return "", "decisão de " + br(c.Decided) + " ainda não notificada ao autuado: a multa não é definitiva", false
-	case c.DefenceFiled != "":
-		return "", "defesa apresentada em " + br(c.DefenceFiled) + ", pendente de decisão: a multa não é definitiva", false
-	case c.Notified != "" || c.Published != "":
-		return "", "sem decisão da autoridade (com defesa ou à revelia) notificada ao autuado: a multa não é definitiva", false
-	}
-	return "", "emitido e ainda não notificado ao autuado: a multa não é definitiva", false
 }
 
 // Suspended reports whether, on the day today, the fine may not be demanded, and why (pt-BR):

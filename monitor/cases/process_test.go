@@ -109,8 +109,9 @@ func TestTransitions(t *testing.T) {
 		{name: "dívida ativa after the appeal's decision, within the new payment period", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20"), rejectAppeal, {Action: ActionNotifyAppealDecision, Date: "2026-11-12"}},
 			a: Action{Action: ActionDividaAtiva, Date: "2026-12-12"}, today: "2026-12-20", err: "termina em 14/12/2026"},
 		{name: "suspension before the decision is notified", before: []Action{notifyMail, reject}, a: Action{Action: ActionSuspension, From: "2026-10-20", Days: 10}, today: "2026-10-20", err: "ainda não foi notificada"},
-		{name: "suspension before final", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-18", Days: 10}, today: "2026-10-20", err: "definitiva a partir de 19/10/2026"},
-		{name: "suspension", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-19", Days: 10}, today: "2026-10-20", state: penalty.StatusConfirmed},
+		{name: "suspension within the appeal period", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-19", Days: 10}, today: "2026-10-20", err: "prazo de recurso em curso até 29/10/2026"},
+		{name: "suspension before final", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-29", Days: 10}, today: "2026-11-05", err: "definitiva a partir de 30/10/2026"},
+		{name: "suspension", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-30", Days: 10}, today: "2026-11-05", state: penalty.StatusConfirmed},
 		{name: "annul without a reason", before: []Action{notifyMail}, a: Action{Action: ActionAnnul, Date: "2026-10-06", Text: "erro"}, today: "2026-10-06", err: "motivo", invalid: true},
 		{name: "annul with an appeal pending", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: Action{Action: ActionAnnul, Date: "2026-10-21", Text: "Placa do veículo trocada no auto."}, today: "2026-10-21", state: penalty.StatusAnnulled},
 		{name: "annul after payment", before: []Action{notifyMail, {Action: ActionPay, Date: "2026-10-06"}}, a: Action{Action: ActionAnnul, Date: "2026-10-07", Text: "Placa do veículo trocada no auto."}, today: "2026-10-07", err: "está pago"},
@@ -145,19 +146,27 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	if d, _ := c.DefenceDeadline(p); d.Format(time.DateOnly) != "2026-10-15" {
 		t.Errorf("defence deadline %s", d)
 	}
-	if _, why, ok := c.FinalFrom(); ok || !strings.Contains(why, "sem decisão") {
+	if _, why, ok := c.FinalFrom(p); ok || !strings.Contains(why, "sem decisão") {
 		t.Errorf("final without a decision: %q", why)
 	}
 	must(t, c, p, "2026-11-29", reject)
-	if _, why, ok := c.FinalFrom(); ok || !strings.Contains(why, "ainda não notificada") {
+	if _, why, ok := c.FinalFrom(p); ok || !strings.Contains(why, "ainda não notificada") {
 		t.Errorf("final before the decision's notice: %q", why)
 	}
 	if !c.Revelia {
 		t.Error("a decision without a defence is not marked à revelia")
 	}
 	must(t, c, p, "2026-11-29", notifyDec)
-	if d, _, ok := c.FinalFrom(); d != "2026-10-19" || !ok {
-		t.Errorf("final from %s, want the decision's notice", d)
+	// Not final on the decision's notice: while the appeal period runs, an appeal can change
+	// it. Final the day after the period ran out without an appeal.
+	if d, why, ok := c.FinalFrom(p); d != "2026-10-30" || !ok || !strings.Contains(why, "sem recurso até 29/10/2026") {
+		t.Errorf("final from %s (%q), want the day after the appeal period", d, why)
+	}
+	if _, why, ok := c.FinalOn(p, "2026-10-29"); ok || !strings.Contains(why, "prazo de recurso em curso até 29/10/2026") {
+		t.Errorf("final on the last day to appeal: %q", why)
+	}
+	if d, _, ok := c.FinalOn(p, "2026-10-30"); !ok || d != "2026-10-30" {
+		t.Errorf("not final once the appeal period ran out: %s", d)
 	}
 	if d, why := c.AppealDeadline(p); d != "2026-10-29" || !strings.Contains(why, "art. 59") {
 		t.Errorf("appeal deadline %s %q", d, why)
@@ -170,7 +179,7 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	if ok, why := c.Suspended(p, "2026-10-25"); !ok || !strings.Contains(why, "Recurso interposto no prazo") {
 		t.Errorf("appeal does not suspend: %q", why)
 	}
-	if _, _, ok := c.FinalFrom(); ok {
+	if _, _, ok := c.FinalFrom(p); ok {
 		t.Error("final with an appeal pending")
 	}
 	if d, _ := c.PaymentDeadline(p); d != "" {
@@ -178,7 +187,7 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	}
 	must(t, c, p, "2026-11-29", Action{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Date: "2026-11-10", Text: "Improvido."},
 		Action{Action: ActionNotifyAppealDecision, Date: "2026-11-12"})
-	if d, _, ok := c.FinalFrom(); !ok || d != "2026-11-12" {
+	if d, _, ok := c.FinalFrom(p); !ok || d != "2026-11-12" {
 		t.Errorf("final from %s after the appeal, want its decision's notice", d)
 	}
 	// 30 days from 12/11 end on Saturday 12/12: Monday 14/12.
@@ -188,10 +197,39 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	if ok, _ := c.Suspended(p, "2026-11-13"); ok {
 		t.Error("suspended after the appeal's decision was notified")
 	}
-	// A payment before any decision makes the fine final that day.
+	// Payment is not a waiver: a fine paid before any decision is not final; an express
+	// written waiver recorded as such makes it final from its day.
 	paid := must(t, newCase(), p, "2026-11-29", notifyMail, Action{Action: ActionPay, Date: "2026-10-07"})
-	if d, _, ok := paid.FinalFrom(); !ok || d != "2026-10-07" {
-		t.Errorf("paid: final from %s", d)
+	if d, why, ok := paid.FinalFrom(p); ok || !strings.Contains(why, "o pagamento não é renúncia") {
+		t.Errorf("paid: final from %s (%q)", d, why)
+	}
+	if n := paid.Next(p, NoonOf("2026-11-29", p.Location())); !strings.Contains(n.Step, "não é renúncia") ||
+		!slices.ContainsFunc(n.Acts, func(a Act) bool { return a.Action == ActionWaiver && a.Role == RoleFiscal }) {
+		t.Errorf("paid, next: %+v", n)
+	}
+	for _, bad := range []struct {
+		a   Action
+		msg string
+	}{
+		{Action{Action: ActionWaiver, Date: "2026-10-08", Text: "curta"}, "renúncia expressa exige"},
+		{Action{Action: ActionWaiver, Date: "2026-10-06", Text: "Termo de renúncia assinado, protocolo 123."}, "anterior à data do pagamento"},
+	} {
+		var e *Error
+		if _, err := paid.Check(p, &bad.a, NoonOf("2026-11-29", p.Location())); !errors.As(err, &e) || !strings.Contains(e.Msg, bad.msg) {
+			t.Errorf("waiver %+v: %v, want %q", bad.a, err, bad.msg)
+		}
+	}
+	must(t, paid, p, "2026-11-29", Action{Action: ActionWaiver, Date: "2026-10-09", Text: "Termo de renúncia assinado, protocolo 123."})
+	if d, _, ok := paid.FinalFrom(p); !ok || d != "2026-10-09" {
+		t.Errorf("waived: final from %s", d)
+	}
+	if slices.Contains(paid.Allowed(), ActionWaiver) {
+		t.Error("a second waiver is allowed")
+	}
+	// A fine paid within the appeal period is final as any other: when the period ran out.
+	paidLate := must(t, newCase(), p, "2026-11-29", notifyMail, reject, notifyDec, Action{Action: ActionPay, Date: "2026-10-20"})
+	if d, _, ok := paidLate.FinalFrom(p); !ok || d != "2026-10-30" {
+		t.Errorf("paid after the decision's notice: final from %s", d)
 	}
 }
 
@@ -211,10 +249,11 @@ func TestNextAndWhoMayAct(t *testing.T) {
 	}
 	must(t, c, p, "2026-11-29", reject, notifyDec)
 	n = c.Next(p, noon("2026-10-20"))
-	if n.Deadline != "2026-10-29" || !strings.Contains(n.Step, "prazo de recurso em curso") || n.Final != "2026-10-19" {
+	if n.Deadline != "2026-10-29" || !strings.Contains(n.Step, "prazo de recurso em curso") || n.Final != "" ||
+		!strings.Contains(n.FinalText, "será definitiva a partir de 30/10/2026") {
 		t.Errorf("decision notified: %+v", n)
 	}
-	if n := c.Next(p, noon("2026-11-05")); n.Deadline != "2026-11-18" || !strings.Contains(n.Step, "sem recurso no prazo") {
+	if n := c.Next(p, noon("2026-11-05")); n.Deadline != "2026-11-18" || !strings.Contains(n.Step, "sem recurso no prazo") || n.Final != "2026-10-30" {
 		t.Errorf("after the appeal period: %+v", n)
 	}
 	if n := c.Next(p, noon("2026-11-19")); !strings.Contains(n.Step, "cabe a inscrição em dívida ativa") {
