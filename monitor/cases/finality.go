@@ -94,3 +94,17 @@ func (c *Case) checkWaiver(_ *profile.Profile, a *Action, d days) error {
 	}
 	return d.dayAfter(&a.Date, "da renúncia", last, lastWhat)
 }
+
+// PenaltyNoticeOn is the case as the penalty calculus reads it on the day today: a fine whose
+// finality is still to come (the appeal period running) is pending, with why, rather than final
+// on a day an appeal may yet change.
+func (c *Case) PenaltyNoticeOn(p *profile.Profile, today string) penalty.Notice {
+	n := c.PenaltyNotice(p)
+	if c.Imported() {
+		return n
+	}
+	if _, why, ok := c.FinalOn(p, today); !ok {
+		n.Final, n.Pending = time.Time{}, why
+	}
+	return n
+}

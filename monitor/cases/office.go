@@ -330,7 +330,7 @@ func (o *Office) assess(ctx context.Context, b Books, licensee string, offence f
 			return nil, err
 		}
 		for _, c := range cs {
-			hist = append(hist, c.PenaltyNotice(o.Profile))
+			hist = append(hist, c.PenaltyNoticeOn(o.Profile, DayOf(off.Issue, o.Profile.Location())))
 		}
 	}
 	return assess(pp, off, hist, assessOptions(o.Profile))
