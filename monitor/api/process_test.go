@@ -85,8 +85,10 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	}
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-10-27"}, http.StatusConflict, "ainda não foi notificada")
 	v = ok(cf.fiscal, a, map[string]any{"action": "notify_decision", "date": "2026-10-27"})
-	if v.AppealDeadline != "2026-11-06" || v.PaymentDeadline != "2026-11-26" || v.Next.Final != "2026-10-27" {
-		t.Errorf("decision notified: appeal to %s, payment to %s, final %s", v.AppealDeadline, v.PaymentDeadline, v.Next.Final)
+	// Not final on the decision's notice: the appeal period runs (to 06/11).
+	if v.AppealDeadline != "2026-11-06" || v.PaymentDeadline != "2026-11-26" || v.Next.Final != "" ||
+		!strings.Contains(v.Next.FinalText, "será definitiva a partir de 07/11/2026") {
+		t.Errorf("decision notified: appeal to %s, payment to %s, final %s %q", v.AppealDeadline, v.PaymentDeadline, v.Next.Final, v.Next.FinalText)
 	}
 	cf.setClock(at(2026, 11, 5, 12))
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-11-05"}, http.StatusConflict, "termina em 26/11/2026")
@@ -187,8 +189,25 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	}
 	refused(cf.fiscal, d, map[string]any{"action": "notify_decision", "date": "2026-10-21"}, http.StatusConflict, "defesa acolhida")
 
+	// E: paid before any decision: payment is not a waiver, the fine is not final; an express
+	// written waiver, recorded as such, makes it final from its day.
+	e := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 6, 15))
+	cf.issue(t, e, at(2026, 10, 8, 10))
+	cf.setClock(at(2026, 10, 20, 12))
+	ok(cf.fiscal, e, map[string]any{"action": "notify", "mode": "mail", "date": "2026-10-09"})
+	if v = ok(cf.fiscal, e, map[string]any{"action": "pay", "date": "2026-10-12"}); v.Next.Final != "" ||
+		!strings.Contains(v.Next.FinalText, "o pagamento não é renúncia") ||
+		!slices.ContainsFunc(v.Next.Acts, func(x cases.Act) bool { return x.Action == "waiver" }) {
+		t.Errorf("paid: %+v", v.Next)
+	}
+	refused(cf.fiscal, e, map[string]any{"action": "waiver", "date": "2026-10-14", "text": "sim"}, http.StatusBadRequest, "renúncia expressa exige")
+	refused(cf.fiscal, e, map[string]any{"action": "waiver", "date": "2026-10-11", "text": "Termo de renúncia assinado pelo representante, protocolo 77."}, http.StatusConflict, "anterior à data do pagamento")
+	if v = ok(cf.fiscal, e, map[string]any{"action": "waiver", "date": "2026-10-14", "text": "Termo de renúncia assinado pelo representante, protocolo 77."}); v.Next.Final != "2026-10-14" {
+		t.Errorf("waived: %+v", v.Next)
+	}
+
 	// F: a new fact after A and B became final: specific recidivism, a suspension recommended;
-	// the suspension once the decision is notified, from its notice.
+	// the suspension once the fine is final, from its first final day.
 	f := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 12, 1, 15))
 	ans := cf.issue(t, f, at(2026, 12, 2, 10))
 	if a := ans.Case.Assessment; !a.Recidivist || a.SuspensionRecommended == nil {
@@ -202,9 +221,14 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	ok(cf.auth, f, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-12-15", "text": "Julgado à revelia: multa confirmada."})
 	refused(cf.auth, f, suspension, http.StatusConflict, "ainda não foi notificada")
 	ok(cf.fiscal, f, map[string]any{"action": "notify_decision", "date": "2026-12-16"})
-	refused(cf.auth, f, suspension, http.StatusConflict, "só é definitiva a partir de 16/12/2026")
-	suspension["from"] = "2026-12-16"
-	if v = ok(cf.auth, f, suspension); v.Suspension == nil || v.Suspension.To != "2026-12-25" {
+	// Final the day after the appeal period: 10 days from 16/12 end on Saturday 26/12, so
+	// Monday 28/12; from Tuesday 29/12.
+	refused(cf.auth, f, suspension, http.StatusConflict, "prazo de recurso em curso até 28/12/2026")
+	cf.setClock(at(2027, 1, 5, 12))
+	suspension["from"] = "2026-12-28"
+	refused(cf.auth, f, suspension, http.StatusConflict, "só é definitiva a partir de 29/12/2026")
+	suspension["from"] = "2026-12-29"
+	if v = ok(cf.auth, f, suspension); v.Suspension == nil || v.Suspension.To != "2027-01-07" {
 		t.Errorf("suspension: %+v", v.Suspension)
 	}
 }
