@@ -220,7 +220,6 @@ func outcome(v, what string) error {
 // for are recorded (Art. 54, § 1º: "esgotados os meios para sua localização").
 func (c *Case) checkNotify(p *profile.Profile, a *Action, d days) error {
 	issued := DayOf(c.Issued, d.loc)
-	label := actionText[a.Action]
 	switch a.Mode {
 	case penalty.ModeInPerson, penalty.ModeMail, penalty.ModeElectronic:
 		if a.Mode == penalty.ModeElectronic && !p.Notification.Electronic {
@@ -235,9 +234,8 @@ func (c *Case) checkNotify(p *profile.Profile, a *Action, d days) error {
 			return err
 		}
 	case penalty.ModeEdital:
-		if need := p.Notification.EditalAfter(); len(c.FailedDeliveries) < need {
-			return conflictf("não é possível %s por edital: só depois de esgotados os meios de localizar o autuado (Art. 54, § 1º); registre as tentativas de entrega frustradas (%d de %d).",
-				label, len(c.FailedDeliveries), need)
+		if err := c.checkAttemptsExhausted(p); err != nil {
+			return err
 		}
 		if err := d.dayAfter(&a.Published, "de publicação do edital", issued, "emissão do auto"); err != nil {
 			return err
@@ -261,7 +259,7 @@ func (c *Case) checkNotify(p *profile.Profile, a *Action, d days) error {
 	if a.RefusedToSign && a.Mode != penalty.ModeInPerson {
 		return invalidf("a recusa em assinar (Art. 54, § 2º) só se registra na entrega em mãos.")
 	}
-	return nil
+	return c.checkProof(a)
 }
 
 // checkDeliveryFailed: an attempt to deliver, by hand or by post, that failed, described.

@@ -112,6 +112,11 @@ type Action struct {
 	Published string `json:"published,omitempty"`
 	// RefusedToSign: the offender refused to sign and the agent noted it (Art. 54, § 2º).
 	RefusedToSign bool `json:"refused_to_sign,omitempty"`
+	// Proof is how the delivery is proven (notify; proofs.go): whom the auto was handed to
+	// (in_person), the AR and its scan (mail), the edital's publication (edital).
+	Proof
+	// AtSeat: a failed attempt (delivery_failed) was made at the licensee's registered seat.
+	AtSeat bool `json:"at_seat,omitempty"`
 	// Outcome of a decision: accepted or rejected; Text is the decision (decide,
 	// decide_appeal), the reason (annul) or what happened (delivery_failed).
 	Outcome string `json:"outcome,omitempty"`
@@ -142,16 +147,20 @@ type Status struct {
 	Mode          string         `json:"mode,omitempty"`
 	Published     string         `json:"published,omitempty"`
 	RefusedToSign bool           `json:"refused_to_sign,omitempty"`
-	DefenceFiled  string         `json:"defence_filed,omitempty"`
-	Decided       string         `json:"decided,omitempty"`
+	// Proof is how the delivery was proven (proofs.go).
+	Proof        `json:"proof,omitzero"`
+	DefenceFiled string `json:"defence_filed,omitempty"`
+	Decided      string `json:"decided,omitempty"`
 	// DecidedBy is the user who decided the defence (who may not decide the appeal).
 	DecidedBy string `json:"decided_by,omitempty"`
 	// Revelia: the decision was made without a defence (julgamento à revelia).
 	Revelia bool `json:"revelia,omitempty"`
 	// DecisionNotified is the day the decision was notified to the offender.
 	DecisionNotified string `json:"decision_notified,omitempty"`
-	// FailedDeliveries are the days of the recorded failed attempts to deliver the notice.
-	FailedDeliveries []string `json:"failed_deliveries,omitempty"`
+	// FailedDeliveries are the days of the recorded failed attempts to deliver the notice, and
+	// FailedAttempts the attempts themselves (day, means, at the registered seat).
+	FailedDeliveries []string  `json:"failed_deliveries,omitempty"`
+	FailedAttempts   []Attempt `json:"failed_attempts,omitempty"`
 	// Annulled is the day the auto was annulled ex officio, and AnnulReason why.
 	Annulled     string `json:"annulled,omitempty"`
 	AnnulReason  string `json:"annul_reason,omitempty"`
@@ -182,6 +191,7 @@ func (s *Status) Apply(a Action, user string) {
 		s.State = penalty.StatusIssued
 	case ActionNotify:
 		s.State, s.Notified, s.Mode, s.Published, s.RefusedToSign = penalty.StatusNotified, a.Date, a.Mode, a.Published, a.RefusedToSign
+		s.Proof = a.Proof
 	case ActionDefence:
 		s.State, s.DefenceFiled = penalty.StatusDefenceFiled, a.Date
 	case ActionDecide:
@@ -204,6 +214,7 @@ func (s *Status) Apply(a Action, user string) {
 		s.AppealNotified = a.Date
 	case ActionDeliveryFailed:
 		s.FailedDeliveries = append(slices.Clip(s.FailedDeliveries), a.Date)
+		s.FailedAttempts = append(slices.Clip(s.FailedAttempts), Attempt{Date: a.Date, Mode: a.Mode, AtSeat: a.AtSeat})
 	case ActionAnnul:
 		s.State, s.Annulled, s.AnnulReason = penalty.StatusAnnulled, a.Date, a.Text
 	case ActionPay:

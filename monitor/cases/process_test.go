@@ -57,7 +57,7 @@ func must(t *testing.T, c *Case, p *profile.Profile, today string, acts ...Actio
 }
 
 var (
-	notifyMail = Action{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"}
+	notifyMail = Action{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05", Proof: Proof{AR: "BR123456789BR", ARScan: 1}}
 	defence    = Action{Action: ActionDefence, Date: "2026-10-09"}
 	reject     = Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-16", Text: "Multa confirmada."}
 	notifyDec  = Action{Action: ActionNotifyDecision, Date: "2026-10-19"}
@@ -78,7 +78,7 @@ func TestTransitions(t *testing.T) {
 	failed := func(d string) Action {
 		return Action{Action: ActionDeliveryFailed, Mode: penalty.ModeMail, Date: d, Text: "AR devolvido: mudou-se."}
 	}
-	edital := Action{Action: ActionNotify, Mode: penalty.ModeEdital, Published: "2026-10-20"}
+	edital := Action{Action: ActionNotify, Mode: penalty.ModeEdital, Published: "2026-10-20", Proof: Proof{Publication: "Diário Oficial do Município nº 1234, pág. 5"}}
 	appeal := func(d string) Action { return Action{Action: ActionAppeal, Date: d} }
 	rejectAppeal := Action{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Date: "2026-11-10", Text: "Recurso improvido."}
 	for _, c := range []tc{
