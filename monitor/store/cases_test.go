@@ -107,6 +107,9 @@ func issueManual(ctx context.Context, db *DB, m ManualNotice, p *profile.Profile
 }
 
 func caseAct(ctx context.Context, db *DB, id int64, act CaseAction, p *profile.Profile, now time.Time, a Actor) (before, after *Case, err error) {
+	if act, err = proven(ctx, db, id, act, p, now); err != nil {
+		return nil, nil, err
+	}
 	return officeAt(db, p, now).Act(ctx, id, act, asAgent(a))
 }
 
