@@ -224,7 +224,7 @@ func (cf *caseFixture) act(t *testing.T, draftID string, a map[string]any) (int,
 	if act, _ := a["action"].(string); cases.NeedsAuthority(act) {
 		token = cf.auth
 	}
-	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", a, session{bearer: token})
+	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", cf.proven(t, draftID, a), session{bearer: token})
 	var v api.CaseView
 	if code == http.StatusOK {
 		if err := json.Unmarshal(body, &v); err != nil {
@@ -317,6 +317,9 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 	var got []string
 	for _, e := range entries {
 		got = append(got, e.Action)
+		if e.Action == cases.AuditCaseAttachment { // the AR's scan: a document, not a transition
+			continue
+		}
 		var before, after struct {
 			State string          `json:"state"`
 			Event json.RawMessage `json:"event"`
@@ -333,7 +336,7 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 			t.Errorf("%s: before %s after %s", e.Action, e.Before, e.After)
 		}
 	}
-	if strings.Join(got, " ") != "case.pay case.decide case.defence case.notify case.issue" {
+	if strings.Join(got, " ") != "case.pay case.decide case.defence case.notify case.attachment case.issue" {
 		t.Errorf("audit %v", got)
 	}
 	if entries, _, _ := cf.db.ListAudit(context.Background(), store.AuditFilter{Action: "draft.issue"}, 10, ""); len(entries) != 1 {
@@ -673,7 +676,8 @@ func TestManualNotice(t *testing.T) {
 		t.Errorf("next number %s", ans.Notice)
 	}
 	cf.setClock(at(2026, 11, 29, 15))
-	code, body, _ = cf.do("POST", fmt.Sprintf("/api/v1/cases/%d/actions", v.ID), map[string]any{"action": "notify", "mode": "in_person", "date": "2026-11-29", "refused_to_sign": true}, session{bearer: cf.fiscal})
+	code, body, _ = cf.do("POST", fmt.Sprintf("/api/v1/cases/%d/actions", v.ID), map[string]any{"action": "notify", "mode": "in_person", "date": "2026-11-29", "refused_to_sign": true,
+		"recipient": "José Lima", "recipient_role": "gerente da sede"}, session{bearer: cf.fiscal})
 	if code != http.StatusOK || !strings.Contains(string(body), `"state":"notified"`) {
 		t.Errorf("notify a manual notice: %d %s", code, body)
 	}

@@ -22,7 +22,7 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	_, admin := cf.login("admin", adminPassword)
 	as := func(token, draft string, a map[string]any) (int, api.CaseView, string) {
 		t.Helper()
-		code, body, _ := cf.do("POST", "/api/v1/drafts/"+draft+"/case", a, session{bearer: token})
+		code, body, _ := cf.do("POST", "/api/v1/drafts/"+draft+"/case", cf.proven(t, draft, a), session{bearer: token})
 		var v api.CaseView
 		if code == http.StatusOK {
 			if err := json.Unmarshal(body, &v); err != nil {
