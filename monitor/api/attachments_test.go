@@ -123,3 +123,45 @@ func TestDeliveryProofsThroughTheAPI(t *testing.T) {
 		t.Errorf("proof in the case view: %+v", v.Proof)
 	}
 }
+
+// TestDefenceDeadlineInTheAutoThroughTheAPI: the frozen auto prints the last day to defend only
+// when it is handed over at its issue (Art. 55 counts from the receipt); otherwise the rule and
+// a blank "Recebido em", the deadline then counted from the delivery recorded.
+func TestDefenceDeadlineInTheAutoThroughTheAPI(t *testing.T) {
+	cf := newCaseFixture(t)
+	text := func(draft string) string {
+		t.Helper()
+		code, pdf, _ := cf.do("GET", "/api/v1/drafts/"+draft+"/pdf", nil, session{bearer: cf.fiscal})
+		if code != http.StatusOK {
+			t.Fatalf("pdf: %d", code)
+		}
+		return strings.Join(strings.Fields(pdfText(t, pdf)), " ")
+	}
+	// Friday 27/11/2026: 10 days from the receipt that day end on Monday 07/12.
+	plain := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 11, 26, 15))
+	cf.issue(t, plain, at(2026, 11, 27, 10))
+	if s := text(plain); !strings.Contains(s, "Recebido em ____/____/________") || strings.Contains(s, "o prazo termina em") {
+		t.Errorf("not handed over: %s", s)
+	}
+	handed := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 11, 26, 16))
+	cf.setClock(at(2026, 11, 27, 11))
+	body := map[string]any{"decision": "issue", "handed_over": map[string]string{"recipient": "Maria Souza"}}
+	if code, out, _ := cf.do("POST", "/api/v1/drafts/"+handed+"/decision", body, session{bearer: cf.fiscal}); code != http.StatusBadRequest ||
+		!strings.Contains(string(out), "recipient_role") {
+		t.Errorf("a hand-over without the role: %d %s", code, out)
+	}
+	if v := cf.getDraft(t, handed); v.Status != "draft" {
+		t.Errorf("a refused hand-over issued the auto: %s", v.Status)
+	}
+	body["handed_over"] = map[string]string{"recipient": "Maria Souza", "recipient_role": "sócia-administradora"}
+	if code, out, _ := cf.do("POST", "/api/v1/drafts/"+handed+"/decision", body, session{bearer: cf.fiscal}); code != http.StatusOK {
+		t.Fatalf("issue handed over: %d %s", code, out)
+	}
+	v := cf.getDraft(t, handed).Case
+	if v.State != "notified" || v.Notified != "2026-11-27" || v.Proof.Recipient != "Maria Souza" {
+		t.Errorf("handed over: %+v", v.CaseStatus)
+	}
+	if s := text(handed); !strings.Contains(s, "Recebido em 27/11/2026 (data da emissão), o prazo termina em 07/12/2026") {
+		t.Errorf("handed over at issue, the auto: %s", s)
+	}
+}

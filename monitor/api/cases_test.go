@@ -104,6 +104,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 				if c.Assessment != nil {
 					in.Penalty = notice.PenaltyOf(c.Assessment, c.Licensee, c.Issued, p.Location())
 				}
+				in.Decision.HandedOver = c.HandedOverAtIssue(p.Location())
 				if a := c.IssuerAgent; a != nil {
 					in.Decision.Agent = &notice.Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
 				}

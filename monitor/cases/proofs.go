@@ -199,3 +199,9 @@ func sha256Hex(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
+
+// HandedOverAtIssue reports whether the auto was delivered in hand on its day of issue: only
+// then does the auto itself know the receipt the defence deadline counts from (Art. 55).
+func (c *Case) HandedOverAtIssue(loc *time.Location) bool {
+	return c.Mode == penalty.ModeInPerson && c.Notified != "" && !c.Issued.IsZero() && c.Notified == DayOf(c.Issued, loc)
+}
