@@ -125,6 +125,7 @@ type Judge struct {
 	openEpis    prometheus.Gauge
 	episodes    *prometheus.CounterVec
 	drafted     prometheus.Counter
+	draftDur    prometheus.Histogram
 }
 
 // New returns a Judge. Call Restore before Run.
@@ -188,13 +189,18 @@ func New(cfg Config) *Judge {
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "drafts_total",
 			Help: "Drafts of autos de infração made.",
 		}),
+		draftDur: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "trenzinho", Subsystem: "monitor", Name: "draft_run_seconds",
+			Help:    "Time of one drafter run (every draft ready at a tick), beside the judging loop.",
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
 		openEpis: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "trenzinho", Subsystem: "monitor", Name: "open_episodes",
 			Help: "Episodes open now.",
 		}),
 	}
 	if cfg.Metrics != nil {
-		cfg.Metrics.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, fleetCollector{j})
+		cfg.Metrics.MustRegister(j.batches, j.rejected, j.commitDur, j.commitErr, j.quarantined, j.openEpis, j.episodes, j.drafted, j.draftDur, fleetCollector{j})
 	}
 	return j
 }
@@ -262,20 +268,32 @@ func (j *Judge) Run(ctx context.Context) error {
 		pending = pending[:0]
 		return nil
 	}
+	// The drafter runs beside the loop, never in it: a draft reads and verifies every batch of
+	// its evidence window (a 4-hour episode's draft takes about a second here,
+	// BenchmarkDraftLongEpisode), and a second the loop spent drafting would be a second of
+	// every vehicle's batches waiting to be judged. One draft run at a time; a tick that finds
+	// the drafter still busy leaves the work to a later one.
+	draftAt := make(chan time.Time, 1)
+	var drafting sync.WaitGroup
+	if j.cfg.Drafter != nil {
+		drafting.Add(1)
+		go func() {
+			defer drafting.Done()
+			for now := range draftAt {
+				j.draft(ctx, now)
+			}
+		}()
+	}
+	defer func() {
+		close(draftAt)
+		drafting.Wait()
+	}()
 	housekeeping := func(now time.Time) {
 		if j.cfg.Drafter != nil && now.Sub(j.lastDraft) >= j.cfg.DraftEvery {
-			j.lastDraft = now
-			made, err := j.cfg.Drafter.Run(ctx, now)
-			if err != nil && ctx.Err() == nil {
-				j.log.Error("drafter", "err", err)
-			}
-			j.drafted.Add(float64(len(made)))
-			for _, m := range made {
-				if j.cfg.Hub != nil {
-					// The summary only: the stream is open to every role, and a draft's facts
-					// and warnings may name its driver (personal data, fiscal and above).
-					j.cfg.Hub.Publish("draft", view.NewDraftSummary(&m.Draft, drafts.StatusDraft, "ok")) // sealed just now
-				}
+			select {
+			case draftAt <- now:
+				j.lastDraft = now
+			default: // the previous run is still drafting
 			}
 		}
 		if j.cfg.Pruner != nil && now.Sub(j.lastPrune) >= time.Hour {
@@ -323,6 +341,25 @@ func (j *Judge) Run(ctx context.Context) error {
 			}
 			j.countOpen()
 			housekeeping(now)
+		}
+	}
+}
+
+// draft makes the drafts ready at now and announces each on the hub. It runs on the drafting
+// goroutine of Run.
+func (j *Judge) draft(ctx context.Context, now time.Time) {
+	began := time.Now()
+	made, err := j.cfg.Drafter.Run(ctx, now)
+	j.draftDur.Observe(time.Since(began).Seconds())
+	if err != nil && ctx.Err() == nil {
+		j.log.Error("drafter", "err", err)
+	}
+	j.drafted.Add(float64(len(made)))
+	for _, m := range made {
+		if j.cfg.Hub != nil {
+			// The summary only: the stream is open to every role, and a draft's facts
+			// and warnings may name its driver (personal data, fiscal and above).
+			j.cfg.Hub.Publish("draft", view.NewDraftSummary(&m.Draft, drafts.StatusDraft, "ok")) // sealed just now
 		}
 	}
 }
