@@ -47,6 +47,7 @@ type caseFixture struct {
 	fiscal  string // tokens
 	super   string
 	auth    string // an autoridade who issued nothing
+	sup     string // another autoridade, the superior authority who decides appeals
 	viewer  string
 	drafted int
 	reg     *registry.Store
@@ -119,7 +120,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 	for _, u := range []struct {
 		name string
 		role store.Role
-	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}, {"carla", store.RoleAutoridade}} {
+	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}, {"carla", store.RoleAutoridade}, {"sofia", store.RoleAutoridade}} {
 		if _, err := cf.db.CreateUser(ctx, u.name, "senha-de-"+u.name, u.role); err != nil {
 			t.Fatal(err)
 		}
@@ -128,6 +129,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 	_, cf.fiscal = cf.login("joao", "senha-de-joao")
 	_, cf.super = cf.login("sandra", "senha-de-sandra")
 	_, cf.auth = cf.login("carla", "senha-de-carla")
+	_, cf.sup = cf.login("sofia", "senha-de-sofia")
 	_, cf.viewer = cf.login("maria", viewerPassword)
 	return cf
 }

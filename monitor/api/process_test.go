@@ -16,7 +16,8 @@ import (
 // The whole administrative process through the HTTP API on a real SQLite store, with dates, on
 // the Piúma profile (defence 10 days from receipt or from the edital's publication, the first
 // day excluded, a last day that is no business day moved to the next; appeal 10 days, payment
-// 30, both from the notice of the decision; appeals decided by admin).
+// 30, both from the notice of the decision; appeals decided by the superior authority, another
+// autoridade, never admin).
 func TestFullProcessThroughTheAPI(t *testing.T) {
 	cf := newCaseFixture(t)
 	_, admin := cf.login("admin", adminPassword)
@@ -96,9 +97,10 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	if v.State != "appeal_filed" || !v.FineSuspended.Suspended || !strings.Contains(v.Next.Step, "Recurso interposto em 05/11/2026") {
 		t.Fatalf("appeal: %s %+v %+v", v.State, v.FineSuspended, v.Next)
 	}
-	// The appeal is the superior authority's (admin), never the defence's judge's.
+	// The appeal is the superior authority's (appeal.decided_by: autoridade), never the
+	// defence's judge's nor the issuer's, and never admin's, an IT role.
 	for _, x := range v.Next.Acts {
-		if x.Action == "decide_appeal" && (x.Role != "admin" || !slices.Contains(x.NotBy, "carla") || !slices.Contains(x.NotBy, "joao")) {
+		if x.Action == "decide_appeal" && (x.Role != "autoridade" || !slices.Contains(x.NotBy, "carla") || !slices.Contains(x.NotBy, "joao")) {
 			t.Errorf("who decides the appeal: %+v", x)
 		}
 	}
@@ -106,9 +108,11 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	// Past the first payment deadline, but the appeal is pending: no dívida ativa.
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-11-27"}, http.StatusConflict, "recurso interposto no prazo")
 	decideAppeal := map[string]any{"action": "decide_appeal", "outcome": "rejected", "date": "2026-11-27", "text": "Recurso improvido."}
-	refused(cf.auth, a, decideAppeal, http.StatusForbidden, "decidir o recurso")
-	v = ok(admin, a, decideAppeal)
-	if v.State != "confirmed" || v.AppealOutcome != "rejected" || v.AppealDecidedBy != "admin" {
+	refused(cf.auth, a, decideAppeal, http.StatusConflict, "quem decidiu a defesa (carla) não pode decidir o recurso")
+	refused(admin, a, decideAppeal, http.StatusForbidden, "não decide recursos")
+	refused(cf.super, a, decideAppeal, http.StatusForbidden, "decidir o recurso")
+	v = ok(cf.sup, a, decideAppeal)
+	if v.State != "confirmed" || v.AppealOutcome != "rejected" || v.AppealDecidedBy != "sofia" {
 		t.Fatalf("appeal decided: %+v", v.CaseStatus)
 	}
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-11-27"}, http.StatusConflict, "recurso interposto no prazo")
@@ -140,7 +144,7 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 		got = append(got, audit.Items[i].Action+":"+audit.Items[i].User)
 	}
 	want := []string{"case.issue:joao", "case.delivery_failed:joao", "case.delivery_failed:joao", "case.notify:joao", "case.decide:carla",
-		"case.notify_decision:joao", "case.appeal:joao", "case.decide_appeal:admin", "case.notify_appeal_decision:joao", "case.divida_ativa:carla"}
+		"case.notify_decision:joao", "case.appeal:joao", "case.decide_appeal:sofia", "case.notify_appeal_decision:joao", "case.divida_ativa:carla"}
 	if !slices.Equal(got, want) {
 		t.Errorf("audit:\n%v\nwant\n%v", got, want)
 	}

@@ -267,14 +267,20 @@ func TestNextAndWhoMayAct(t *testing.T) {
 			decide = a
 		}
 	}
-	if decide.Role != "admin" || !slices.Equal(decide.NotBy, []string{"joao", "carla"}) || !strings.Contains(n.Step, "autoridade superior") {
+	// The superior authority: the role the profile names (autoridade by default), another
+	// person than who issued the auto and who decided the defence; never admin, an IT role.
+	if decide.Role != "autoridade" || !slices.Equal(decide.NotBy, []string{"joao", "carla"}) || !strings.Contains(n.Step, "autoridade superior") {
 		t.Errorf("appeal pending: %+v", n)
 	}
-	// The profile may give the appeal to another autoridade.
-	q := *p
-	q.Appeal.DecidedBy = "autoridade"
-	if r := RoleFor(&q, ActionDecideAppeal); r != "autoridade" {
-		t.Errorf("appeal.decided_by: %s", r)
+	var e *Error
+	if err := MayAct(p, RoleAdmin, ActionDecideAppeal); !errors.As(err, &e) || e.Kind != Forbidden || !strings.Contains(e.Msg, "não decide recursos") {
+		t.Errorf("admin decides the appeal: %v", err)
+	}
+	if err := MayAct(p, RoleAutoridade, ActionDecideAppeal); err != nil {
+		t.Errorf("the superior authority may not decide the appeal: %v", err)
+	}
+	if err := MayAct(p, RoleAdmin, ActionDecide); err != nil {
+		t.Errorf("admin (above autoridade) may not decide a defence: %v", err)
 	}
 	if r := RoleFor(p, ActionPay); r != RoleFiscal {
 		t.Errorf("pay by %s", r)

@@ -93,7 +93,7 @@ func officeAt(db *DB, p *profile.Profile, at time.Time) *cases.Office {
 }
 
 func asAgent(a Actor) Actor {
-	a.Role, a.Agent = RoleAdmin, Agent{FullName: "Agente " + a.User, Matricula: "1", Cargo: "Fiscal"}
+	a.Role, a.Agent = RoleAutoridade, Agent{FullName: "Agente " + a.User, Matricula: "1", Cargo: "Fiscal"}
 	return a
 }
 

@@ -247,6 +247,8 @@ function mayRecord(c, action) {
   const a = ((c.next && c.next.acts) || []).find((x) => x.action === action);
   if (!a) return store.hasRole("fiscal");
   const me = store.user ? store.user.name.toLowerCase() : "";
+  // The appeal is the superior authority's, never admin's (an IT role): the server refuses it.
+  if (action === "decide_appeal" && store.user && store.user.role === "admin") return false;
   return store.hasRole(a.role) && !(a.not_by || []).some((u) => u.toLowerCase() === me);
 }
 
