@@ -210,6 +210,26 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 		t.Errorf("waived: %+v", v.Next)
 	}
 
+	// G: the decision's author reconsiders it on the appeal, within five days of it (Lei nº
+	// 9.784/1999, art. 56, § 1º): the appeal is granted, the auto void. Nobody else, and not
+	// after the five days.
+	g := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 7, 15))
+	cf.issue(t, g, at(2026, 10, 9, 10))
+	cf.setClock(at(2026, 11, 10, 12))
+	ok(cf.fiscal, g, map[string]any{"action": "notify", "mode": "mail", "date": "2026-10-09"})
+	ok(cf.auth, g, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-10-20", "text": "Julgado à revelia: multa confirmada."})
+	ok(cf.fiscal, g, map[string]any{"action": "notify_decision", "date": "2026-10-21"})
+	ok(cf.fiscal, g, map[string]any{"action": "appeal", "date": "2026-10-23"})
+	reconsider := map[string]any{"action": "reconsider", "date": "2026-10-28", "text": "As razões do recurso procedem: o tacógrafo não estava aferido."}
+	refused(cf.sup, g, reconsider, http.StatusConflict, "Somente quem proferiu a decisão sobre a defesa (carla)")
+	refused(cf.fiscal, g, reconsider, http.StatusForbidden, "reconsiderar a decisão")
+	reconsider["date"] = "2026-10-29"
+	refused(cf.auth, g, reconsider, http.StatusConflict, "terminou em 28/10/2026")
+	reconsider["date"] = "2026-10-28"
+	if v = ok(cf.auth, g, reconsider); v.State != "appeal_accepted" || !v.Reconsidered || v.AppealDecidedBy != "carla" || len(v.Next.Acts) != 0 {
+		t.Errorf("reconsidered: %+v %+v", v.CaseStatus, v.Next)
+	}
+
 	// F: a new fact after A and B became final: specific recidivism, a suspension recommended;
 	// the suspension once the fine is final, from its first final day.
 	f := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 12, 1, 15))

@@ -11,7 +11,7 @@ import (
 
 // order is every act after issue, in the order of the process.
 var order = []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision,
-	ActionAppeal, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionWaiver, ActionDividaAtiva, ActionSuspension, ActionAnnul}
+	ActionAppeal, ActionReconsider, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionWaiver, ActionDividaAtiva, ActionSuspension, ActionAnnul}
 
 var actionText = map[string]string{
 	ActionIssue:                "emitir o auto",
@@ -23,6 +23,7 @@ var actionText = map[string]string{
 	ActionNotifyDecision:       "registrar a notificação da decisão",
 	ActionAppeal:               "registrar o recurso",
 	ActionDecideAppeal:         "registrar a decisão sobre o recurso",
+	ActionReconsider:           "reconsiderar a decisão recorrida",
 	ActionNotifyAppealDecision: "registrar a notificação da decisão do recurso",
 	ActionPay:                  "registrar o pagamento",
 	ActionWaiver:               "registrar a renúncia expressa à defesa e ao recurso",
@@ -81,6 +82,8 @@ func (c *Case) stateAllows(action string) bool {
 			penalty.StatusDefenceRejected, penalty.StatusAppealFiled, penalty.StatusDividaAtiva}, c.State)
 	case ActionWaiver:
 		return c.waiverAllowed()
+	case ActionReconsider:
+		return c.reconsiderAllowed()
 	case ActionDividaAtiva:
 		// Art. 51: only a fine the offender refused to pay "no prazo legal"; see checkDividaAtiva.
 		return confirmed && !c.AppealPending()
@@ -114,6 +117,7 @@ func (c *Case) Check(p *profile.Profile, a *Action, now time.Time) (string, erro
 		ActionNotifyAppealDecision: c.checkNotifyAppealDecision,
 		ActionPay:                  c.checkPay,
 		ActionWaiver:               c.checkWaiver,
+		ActionReconsider:           c.checkReconsider,
 		ActionDividaAtiva:          c.checkDividaAtiva,
 		ActionSuspension:           c.checkSuspension,
 		ActionAnnul:                c.checkAnnul,

@@ -174,7 +174,9 @@ type Status struct {
 	AppealOutcome   string `json:"appeal_outcome,omitempty"`
 	AppealText      string `json:"appeal_text,omitempty"`
 	AppealNotified  string `json:"appeal_notified,omitempty"`
-	Paid            string `json:"paid,omitempty"`
+	// Reconsidered: the appeal was granted by the decision's author reconsidering it.
+	Reconsidered bool   `json:"reconsidered,omitempty"`
+	Paid         string `json:"paid,omitempty"`
 	// Waived is the day the offender's express written waiver of the defence and the appeal
 	// was recorded, and WaiverText what it says (finality.go).
 	Waived      string             `json:"waived,omitempty"`
@@ -212,6 +214,10 @@ func (s *Status) Apply(a Action, user string) {
 		}
 	case ActionNotifyAppealDecision:
 		s.AppealNotified = a.Date
+	case ActionReconsider:
+		// The decision reconsidered by its author on the appeal: the appeal granted.
+		s.AppealDecided, s.AppealDecidedBy, s.AppealOutcome, s.AppealText = a.Date, user, OutcomeAccepted, a.Text
+		s.State, s.Reconsidered = penalty.StatusAppealAccepted, true
 	case ActionDeliveryFailed:
 		s.FailedDeliveries = append(slices.Clip(s.FailedDeliveries), a.Date)
 		s.FailedAttempts = append(slices.Clip(s.FailedAttempts), Attempt{Date: a.Date, Mode: a.Mode, AtSeat: a.AtSeat})

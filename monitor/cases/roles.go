@@ -18,6 +18,7 @@ var authorityActs = map[string]string{
 	ActionSuspension:   "aplicar a suspensão da licença",
 	ActionAnnul:        "anular o auto de ofício",
 	ActionDecideAppeal: "decidir o recurso",
+	ActionReconsider:   "reconsiderar a decisão",
 }
 
 // Role is what a user may do. Each role of the control room includes the ones before it:
@@ -102,6 +103,9 @@ func (c *Case) Impediment(action, user string) string {
 		if msg := AuthorityRefusal(action, user, c.IssuedBy); msg != "" {
 			return msg
 		}
+	}
+	if msg := c.reconsiderImpediment(action, user); msg != "" {
+		return msg
 	}
 	if action == ActionDecideAppeal && c.DecidedBy != "" && strings.EqualFold(user, c.DecidedBy) {
 		return "Impedimento: quem decidiu a defesa (" + c.DecidedBy + ") não pode decidir o recurso contra a própria decisão; " +

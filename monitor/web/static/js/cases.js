@@ -165,7 +165,7 @@ function eventItem(e) {
       if (d.ar) bits.push(`AR nº ${d.ar}${d.ar_scan ? ` (digitalização anexada nº ${d.ar_scan})` : ""}`);
       if (d.refused_to_sign) bits.push("recusou-se a assinar (anotado pelo agente)");
       break;
-    case "waiver": if (d.text) bits.push(d.text); break;
+    case "waiver": case "reconsider": if (d.text) bits.push(d.text); break;
     case "decide": bits.push(d.outcome === "accepted" ? "acolhida" : "indeferida"); if (d.revelia) bits.push("à revelia"); if (d.text) bits.push(`“${d.text}”`); break;
     case "decide_appeal": bits.push(d.outcome === "accepted" ? "provido" : "improvido"); if (d.text) bits.push(`“${d.text}”`); break;
     case "delivery_failed": case "annul": if (d.text) bits.push(d.text); break;
@@ -226,19 +226,19 @@ function penaltyCard(c) {
 
 // ---- The acts --------------------------------------------------------------------------
 
-const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "appeal", "decide_appeal", "notify_appeal_decision",
+const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "appeal", "reconsider", "decide_appeal", "notify_appeal_decision",
   "pay", "waiver", "divida_ativa", "suspension", "annul"];
 const ACT_LABELS = {
   delivery_failed: "Registrar tentativa frustrada", annul: "Anular de ofício",
   notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", notify_decision: "Registrar notificação da decisão", pay: "Registrar pagamento",
   divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão", waiver: "Registrar renúncia expressa",
-  appeal: "Registrar recurso", decide_appeal: "Decidir o recurso", notify_appeal_decision: "Registrar notificação da decisão do recurso",
+  reconsider: "Reconsiderar a decisão", appeal: "Registrar recurso", decide_appeal: "Decidir o recurso", notify_appeal_decision: "Registrar notificação da decisão do recurso",
 };
 const ACT_DONE = {
   delivery_failed: "Tentativa de entrega registrada.", annul: "Auto anulado de ofício.",
   notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", notify_decision: "Notificação da decisão registrada.", pay: "Pagamento registrado.",
   divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.", waiver: "Renúncia expressa registrada.",
-  appeal: "Recurso registrado.", decide_appeal: "Decisão do recurso registrada.", notify_appeal_decision: "Notificação da decisão do recurso registrada.",
+  reconsider: "Decisão reconsiderada: recurso provido.", appeal: "Recurso registrado.", decide_appeal: "Decisão do recurso registrada.", notify_appeal_decision: "Notificação da decisão do recurso registrada.",
 };
 
 // mayRecord reports whether the user may record the act as the server says who may
@@ -354,6 +354,11 @@ function actForm(c, action, done) {
       if (!r.ok) throw new Error(data.error || `Erro ${r.status} do servidor`);
       return { ...b, ar_scan: data.id };
     };
+  } else if (action === "reconsider") {
+    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
+    parts.push(field("Data da reconsideração", date, "Até 5 dias da interposição do recurso (Lei nº 9.784/1999, art. 56, § 1º); depois, o recurso segue para a autoridade superior."),
+      field("Fundamentação: por que as razões do recurso procedem", text));
+    body = () => ({ date: date.iso(), text: text.value.trim() });
   } else if (action === "waiver") {
     const text = h("textarea", { rows: "2", maxlength: "2000", required: true, id: "act-text" });
     parts.push(field("Data da renúncia", date), field("Declaração escrita de renúncia à defesa e ao recurso", text,
@@ -443,6 +448,7 @@ function actSummary(c, b) {
     defence: `Defesa do auto ${c.notice} apresentada em ${when}.`,
     decide: `Decisão de ${when}: defesa ${b.outcome === "accepted" ? "acolhida (o auto fica sem efeito)" : "indeferida (a multa fica confirmada)"}.`,
     pay: `Pagamento da multa do auto ${c.notice} em ${when}.`,
+    reconsider: `Reconsideração, em ${when}, da decisão sobre o auto ${c.notice}: o recurso é provido e o auto fica sem efeito.`,
     waiver: `Renúncia expressa à defesa e ao recurso no auto ${c.notice}, declarada em ${when}.`,
     divida_ativa: `Inscrição da multa do auto ${c.notice} em dívida ativa em ${when}.`,
     suspension: `Suspensão de ${plural(b.days, "dia", "dias")} a partir de ${when}, aplicada no auto ${c.notice}.`,
