@@ -47,16 +47,23 @@ func (cf *caseFixture) scanAR(t *testing.T, draftID string) int64 {
 }
 
 // proven completes a fixture's delivery with its proof, as an agent would: the recipient in
-// hand, the AR and its uploaded scan by post, the edital's publication; a body that states its
-// own proof is left as it is.
+// hand, the AR and its uploaded scan by post, the edital's publication; and a decision given by
+// its text with its structure. A body that states its own proof (structure) is left as it is.
 func (cf *caseFixture) proven(t *testing.T, draftID string, a map[string]any) map[string]any {
 	t.Helper()
-	if a["action"] != "notify" {
-		return a
-	}
 	out := map[string]any{}
 	for k, v := range a {
 		out[k] = v
+	}
+	if _, structured := a["report"]; (a["action"] == "decide" || a["action"] == "decide_appeal") && a["text"] != nil && !structured {
+		// A decision given by its text: its relatório and fundamentação (cases/decision.go).
+		out["report"] = "Auto de infração por velocidade acima da permitida (Art. 23), com defesa ou sem ela."
+		out["grounds"] = "A medição do tacógrafo consta do pacote de evidências selado e não foi infirmada."
+		out["ruling"] = fmt.Sprint(a["text"]) + " (dispositivo)"
+		return out
+	}
+	if a["action"] != "notify" {
+		return a
 	}
 	_, hasRecipient := a["recipient"]
 	_, hasAR := a["ar"]

@@ -292,6 +292,9 @@ func (c *Case) checkDecide(p *profile.Profile, a *Action, d days) error {
 	if err := outcome(a.Outcome, "sobre a defesa"); err != nil {
 		return err
 	}
+	if err := checkDecision(a, "sobre a defesa"); err != nil {
+		return err
+	}
 	if err := text(&a.Text, 5, "a decisão exige o seu texto (text)."); err != nil {
 		return err
 	}
@@ -335,6 +338,9 @@ func (c *Case) checkAppeal(p *profile.Profile, a *Action, d days) error {
 // checkDecideAppeal: the decision of the superior authority, on or after the appeal.
 func (c *Case) checkDecideAppeal(_ *profile.Profile, a *Action, d days) error {
 	if err := outcome(a.Outcome, "sobre o recurso"); err != nil {
+		return err
+	}
+	if err := checkDecision(a, "do recurso"); err != nil {
 		return err
 	}
 	if err := text(&a.Text, 5, "a decisão do recurso exige o seu texto (text)."); err != nil {

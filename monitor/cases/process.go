@@ -117,6 +117,9 @@ type Action struct {
 	Proof
 	// AtSeat: a failed attempt (delivery_failed) was made at the licensee's registered seat.
 	AtSeat bool `json:"at_seat,omitempty"`
+	// Decision is the structure of a decision (decide, decide_appeal; decision.go):
+	// relatório, fundamentação and dispositivo.
+	Decision
 	// Outcome of a decision: accepted or rejected; Text is the decision (decide,
 	// decide_appeal), the reason (annul) or what happened (delivery_failed).
 	Outcome string `json:"outcome,omitempty"`
@@ -174,6 +177,9 @@ type Status struct {
 	AppealOutcome   string `json:"appeal_outcome,omitempty"`
 	AppealText      string `json:"appeal_text,omitempty"`
 	AppealNotified  string `json:"appeal_notified,omitempty"`
+	// DecisionParts and AppealDecisionParts are the structured decisions (decision.go).
+	DecisionParts       Decision `json:"decision,omitzero"`
+	AppealDecisionParts Decision `json:"appeal_decision,omitzero"`
 	// Reconsidered: the appeal was granted by the decision's author reconsidering it.
 	Reconsidered bool   `json:"reconsidered,omitempty"`
 	Paid         string `json:"paid,omitempty"`
@@ -198,6 +204,7 @@ func (s *Status) Apply(a Action, user string) {
 		s.State, s.DefenceFiled = penalty.StatusDefenceFiled, a.Date
 	case ActionDecide:
 		s.Decided, s.DecidedBy, s.Outcome, s.DecisionText, s.Revelia = a.Date, user, a.Outcome, a.Text, a.Revelia
+		s.DecisionParts = a.Decision
 		s.State = penalty.StatusConfirmed
 		if a.Outcome == OutcomeAccepted {
 			s.State = penalty.StatusDefenceAccepted
@@ -208,6 +215,7 @@ func (s *Status) Apply(a Action, user string) {
 		s.State, s.Appealed = penalty.StatusAppealFiled, a.Date
 	case ActionDecideAppeal:
 		s.AppealDecided, s.AppealDecidedBy, s.AppealOutcome, s.AppealText = a.Date, user, a.Outcome, a.Text
+		s.AppealDecisionParts = a.Decision
 		s.State = penalty.StatusConfirmed
 		if a.Outcome == OutcomeAccepted {
 			s.State = penalty.StatusAppealAccepted

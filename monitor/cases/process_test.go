@@ -28,6 +28,7 @@ func newCase() *Case {
 
 // step checks and applies an act on the day today, by user.
 func step(c *Case, p *profile.Profile, today string, user string, a Action) error {
+	a = structured(a)
 	if msg := c.Impediment(a.Action, user); msg != "" {
 		return &Error{Kind: Conflict, Msg: msg}
 	}
@@ -59,7 +60,7 @@ func must(t *testing.T, c *Case, p *profile.Profile, today string, acts ...Actio
 var (
 	notifyMail = Action{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05", Proof: Proof{AR: "BR123456789BR", ARScan: 1}}
 	defence    = Action{Action: ActionDefence, Date: "2026-10-09"}
-	reject     = Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-16", Text: "Multa confirmada."}
+	reject     = structured(Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-16", Text: "Multa confirmada."})
 	notifyDec  = Action{Action: ActionNotifyDecision, Date: "2026-10-19"}
 )
 
@@ -334,4 +335,15 @@ func TestFileable(t *testing.T) {
 			t.Errorf("state %s: fileable %q the control room would refuse", c.State, s.want)
 		}
 	}
+}
+
+// structured completes a fixture's decision given by its text with the relatório and the
+// fundamentação a decision needs (decision.go); a decision without a text is left as it is.
+func structured(a Action) Action {
+	if (a.Action == ActionDecide || a.Action == ActionDecideAppeal) && a.Text != "" && a.Report == "" {
+		a.Report = "Auto de infração por velocidade acima da permitida (Art. 23), com defesa ou sem ela."
+		a.Grounds = "A medição do tacógrafo consta do pacote de evidências selado e não foi infirmada pelas razões apresentadas."
+		a.Ruling = a.Text + " (dispositivo)"
+	}
+	return a
 }

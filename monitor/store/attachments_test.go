@@ -14,8 +14,15 @@ import (
 
 // proven completes a fixture's delivery with its proof (cases/proofs.go), as an agent would:
 // the recipient in hand, the AR and its scan (attached to the case) by post, the edital's
-// publication; an act that states its own proof is left as it is.
+// publication; and a decision given by its text with its structure. An act that states its
+// own proof (structure) is left as it is.
 func proven(ctx context.Context, db *DB, id int64, act CaseAction, p *profile.Profile, now time.Time) (CaseAction, error) {
+	if (act.Action == ActionDecide || act.Action == ActionDecideAppeal) && act.Text != "" && act.Report == "" {
+		// A decision given by its text: its relatório and fundamentação (cases/decision.go).
+		act.Report = "Auto de infração por velocidade acima da permitida (Art. 23), com defesa ou sem ela."
+		act.Grounds = "A medição do tacógrafo consta do pacote de evidências selado e não foi infirmada."
+		act.Ruling = act.Text + " (dispositivo)"
+	}
 	if act.Action != ActionNotify {
 		return act, nil
 	}

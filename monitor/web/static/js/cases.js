@@ -367,16 +367,21 @@ function actForm(c, action, done) {
   } else if (action === "defence") {
     dateField = field("Data do protocolo da defesa", date, c.deadline && c.deadline.date ? `Prazo: até ${isoDateBR(c.deadline.date)}. Depois dele a defesa é registrada como intempestiva.` : null);
     parts.push(dateField);
-  } else if (action === "decide") {
-    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
-    const outcome = radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected");
-    parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
-    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
-  } else if (action === "decide_appeal") {
-    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
-    const outcome = radios("outcome", "Resultado do recurso", [["rejected", "Improvido — multa confirmada"], ["accepted", "Provido — auto sem efeito"]], "rejected");
-    parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
-    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "decide" || action === "decide_appeal") {
+    // A decision states its relatório, its fundamentação (answering each point of the defence
+    // or the appeal) and its dispositivo (Lei nº 9.784/1999, art. 50).
+    const report = h("textarea", { rows: "3", maxlength: "8000", required: true, minLength: "20", id: "act-report" });
+    const grounds = h("textarea", { rows: "5", maxlength: "20000", required: true, minLength: "40", id: "act-grounds" });
+    const ruling = h("textarea", { rows: "2", maxlength: "4000", required: true, minLength: "10", id: "act-text" });
+    const outcome = action === "decide"
+      ? radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected")
+      : radios("outcome", "Resultado do recurso", [["rejected", "Improvido — multa confirmada"], ["accepted", "Provido — auto sem efeito"]], "rejected");
+    parts.push(outcome, field("Data da decisão", date),
+      field("Relatório", report, "O auto, a defesa ou o recurso e os pontos que levantam."),
+      field("Fundamentação", grounds, "Responda a cada ponto da defesa ou do recurso, com os fatos e o fundamento jurídico."),
+      field("Dispositivo", ruling, "O que se decide."));
+    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(),
+      report: report.value.trim(), grounds: grounds.value.trim(), ruling: ruling.value.trim(), text: ruling.value.trim() });
   } else if (action === "appeal") {
     parts.push(field("Data do protocolo do recurso", date, c.appeal_deadline ? `Prazo: até ${isoDateBR(c.appeal_deadline)}. Recurso fora do prazo não é conhecido.` : null));
   } else if (action === "notify_appeal_decision") {
