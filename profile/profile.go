@@ -196,6 +196,8 @@ type ServiceHours struct {
 	GraceM float64 `yaml:"grace_min"`
 	// ConfirmS is how long a vehicle must be in service outside the hours before an episode opens.
 	ConfirmS float64 `yaml:"confirm_s"`
+	// ByDay gives some days of the week other hours (HoursOn); empty: Start and End every day.
+	ByDay []DayHours `yaml:"by_day,omitempty"`
 }
 
 // InService says what "in service" means.
@@ -832,6 +834,7 @@ func (p *Profile) validate() error {
 	clock("service_hours.end", p.ServiceHours.End)
 	nonneg("service_hours.grace_min", p.ServiceHours.GraceM)
 	nonneg("service_hours.confirm_s", p.ServiceHours.ConfirmS)
+	validateDayHours(p.ServiceHours, bad)
 	pos("in_service.moving_kmh", p.InService.MovingKmh)
 	pos("sensitive.radius_m", p.Sensitive.RadiusM)
 	pos("sensitive.emission_threshold_db", p.Sensitive.EmissionDB)

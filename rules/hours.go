@@ -59,34 +59,37 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 		})
 }
 
-// MinutesOutside returns how many minutes the local time of t lies outside the profile's
-// service hours (0 inside).
+// MinutesOutside returns how many minutes t lies outside the profile's service hours (0 inside):
+// the distance to the nearest service window, that of its own day or of the day before or after,
+// each day with its own hours (profile.HoursOn).
 func MinutesOutside(p *profile.Profile, t time.Time) float64 {
-	lt := t.In(p.Location())
-	y, mo, d := lt.Date()
-	midnight := time.Date(y, mo, d, 0, 0, 0, 0, p.Location())
-	m := lt.Sub(midnight).Minutes()
-	start := float64(profile.MustClock(p.ServiceHours.Start))
-	end := float64(profile.MustClock(p.ServiceHours.End))
-	const day = 24 * 60
-	inside := func(m float64) bool {
-		if start <= end {
-			return m >= start && m < end
+	best := -1.0
+	for _, w := range serviceWindowsAround(p, t) {
+		var d time.Duration
+		switch {
+		case !t.Before(w.Start) && t.Before(w.End):
+			return 0
+		case t.Before(w.Start):
+			d = w.Start.Sub(t)
+		default:
+			d = t.Sub(w.End)
 		}
-		return m >= start || m < end // a window past midnight
+		if m := d.Minutes(); best < 0 || m < best {
+			best = m
+		}
 	}
-	if inside(m) {
-		return 0
+	return best
+}
+
+// serviceWindowsAround returns the service windows of the day before t, of its day and of the
+// day after (a window past midnight reaches into the next day).
+func serviceWindowsAround(p *profile.Profile, t time.Time) [3]profile.ServiceWindow {
+	lt := t.In(p.Location())
+	var ws [3]profile.ServiceWindow
+	for i := range ws {
+		ws[i] = p.ServiceWindowOf(time.Date(lt.Year(), lt.Month(), lt.Day()+i-1, 12, 0, 0, 0, p.Location()))
 	}
-	after := m - end
-	if after < 0 {
-		after += day
-	}
-	before := start - m
-	if before < 0 {
-		before += day
-	}
-	return min(after, before)
+	return ws
 }
 
 func kindOf(r *reading) string {

@@ -71,3 +71,45 @@ func TestHours(t *testing.T) {
 		})
 	}
 }
+
+// A profile with service until 22 h on weekdays (service_hours.by_day): the same late trip is
+// outside the hours on a Friday and within them on a Saturday.
+func TestHoursByDay(t *testing.T) {
+	p := profile.Piuma()
+	p.ServiceHours.ByDay = []profile.DayHours{{Days: []string{"mo", "tu", "we", "th", "fr"}, Start: "09:00", End: "22:00"}}
+	loc := p.Location()
+	for _, c := range []struct {
+		at   string
+		want float64
+	}{
+		{"2026-11-27 21:59", 0}, {"2026-11-27 22:30", 30}, // Friday
+		{"2026-11-28 00:30", 150},                         // Saturday night: Friday's 22:00 is nearer than Saturday's 09:00
+		{"2026-11-28 22:30", 0}, {"2026-11-28 23:30", 30}, // Saturday: the general 23:00
+		{"2026-11-30 08:00", 60}, // Monday morning
+	} {
+		tm, _ := time.ParseInLocation("2006-01-02 15:04", c.at, loc)
+		if got := MinutesOutside(p, tm); got != c.want {
+			t.Errorf("%s: %v minutes outside, want %v", c.at, got, c.want)
+		}
+	}
+	if left, in := MinutesToEnd(p, time.Date(2026, 11, 27, 21, 40, 0, 0, loc)); !in || left != 20 {
+		t.Errorf("Friday 21:40: %v minutes to the end (inside %v), want 20", left, in)
+	}
+
+	for _, c := range []struct {
+		day  string
+		want int
+	}{{"2026-11-27", 1}, {"2026-11-28", 0}} {
+		r := &run{e: New(p, nil), episodes: map[string]Episode{}, evidence: map[string]int{}}
+		start, _ := time.ParseInLocation("2006-01-02 15:04", c.day+" 21:30", loc)
+		tr := newTrip(start)
+		tr.tacho = false
+		r.apply(t, tr.batches(repeat(20, 55*60)...), time.Second) // until 22:25
+		r.apply(t, tr.batches(repeat(0, 400)...), time.Second)
+		if eps := r.rule("hours"); len(eps) != c.want {
+			t.Errorf("%s 21:30–22:25: %d hours episodes, want %d", c.day, len(eps), c.want)
+		} else if c.want == 1 && !eps[0].Start.Equal(time.Date(2026, 11, 27, 22, 20, 1, 0, loc)) {
+			t.Errorf("the episode starts at %v, want 22:20:01 (22:00 and the 20 min grace)", eps[0].Start.In(loc))
+		}
+	}
+}

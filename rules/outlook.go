@@ -72,20 +72,13 @@ func (e *Engine) AppendOpenSites(dst []SiteNear, lat, lon, withinM float64, t ti
 	return dst
 }
 
-// MinutesToEnd returns how many minutes remain before the end of the profile's service hours
-// (service_hours.end) at t, and false when t lies outside them (MinutesOutside > 0).
+// MinutesToEnd returns how many minutes remain before the end of the service window t lies in
+// (the day's service hours, profile.HoursOn), and false when t lies outside them.
 func MinutesToEnd(p *profile.Profile, t time.Time) (float64, bool) {
-	if MinutesOutside(p, t) > 0 {
-		return 0, false
+	for _, w := range serviceWindowsAround(p, t) {
+		if !t.Before(w.Start) && t.Before(w.End) {
+			return w.End.Sub(t).Minutes(), true
+		}
 	}
-	lt := t.In(p.Location())
-	midnight := time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, p.Location())
-	left := float64(profile.MustClock(p.ServiceHours.End)) - lt.Sub(midnight).Minutes()
-	switch {
-	case left == 0: // the end itself: MinutesOutside is 0 there, but the service hours are over
-		return 0, false
-	case left < 0:
-		left += 24 * 60 // a window past midnight
-	}
-	return left, true
+	return 0, false
 }

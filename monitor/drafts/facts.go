@@ -90,8 +90,9 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 		fmt.Fprintf(&b, "Velocidade máxima de %s km/h registrada %s, acima do limite de %s km/h acrescido da tolerância de %s km/h, mantida por %s, de %s a %s.",
 			Num(ep.Peak, 2), src, Num(ep.Limit, 1), Num(ep.Tolerance, 1), dur, from, to)
 	case "hours":
+		start, end := p.HoursOn(ep.Start.Time) // the hours of the day it began
 		fmt.Fprintf(&b, "Veículo em serviço fora do horário permitido (das %s às %s), %s min além do horário, após a tolerância de %s min para deslocamento à garagem, de %s a %s.",
-			p.ServiceHours.Start, p.ServiceHours.End, Num(ep.Peak, 0), Num(ep.Limit, 0), from, to)
+			start, end, Num(ep.Peak, 0), Num(ep.Limit, 0), from, to)
 	case rules.RuleSensitiveZoneSound:
 		// Only what was observed: the distance in the accused's favour (distance + the margin
 		// for position error), and the opening hours only when they are on file.

@@ -949,7 +949,8 @@ func (d *doc) values(f drafts.Fact) [][2]string {
 		}
 	case "hours":
 		add("Tempo em serviço além do horário", num(f.Peak, 0)+" min")
-		add("Horário permitido (Art. 29)", d.p.ServiceHours.Start+" às "+d.p.ServiceHours.End)
+		start, end := d.p.HoursOn(f.Start.Time) // the hours of the day it began
+		add("Horário permitido (Art. 29)", start.String()+" às "+end.String())
 		add("Tolerância (deslocamento à garagem)", num(f.Limit, 0)+" min")
 	case "route_deviation":
 		add("Maior distância ao itinerário", num(f.Peak, 0)+" m")

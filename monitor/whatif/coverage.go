@@ -124,16 +124,12 @@ func (c *Coverage) finish(p *profile.Profile, from, to time.Time) {
 // day (local time).
 func inServiceHours(p *profile.Profile, g Gap) []Gap {
 	loc := p.Location()
-	start, err1 := time.Parse("15:04", p.ServiceHours.Start)
-	end, err2 := time.Parse("15:04", p.ServiceHours.End)
-	if err1 != nil || err2 != nil {
-		return []Gap{g}
-	}
 	var out []Gap
 	f := g.From.In(loc)
-	for day := time.Date(f.Year(), f.Month(), f.Day(), 0, 0, 0, 0, loc); day.Before(g.To); day = day.AddDate(0, 0, 1) {
-		a := time.Date(day.Year(), day.Month(), day.Day(), start.Hour(), start.Minute(), 0, 0, loc)
-		b := time.Date(day.Year(), day.Month(), day.Day(), end.Hour(), end.Minute(), 0, 0, loc)
+	// From the day before: its window may run past midnight into the gap's first day.
+	for day := time.Date(f.Year(), f.Month(), f.Day()-1, 0, 0, 0, 0, loc); day.Before(g.To); day = day.AddDate(0, 0, 1) {
+		w := p.ServiceWindowOf(day)
+		a, b := w.Start, w.End
 		if a.Before(g.From) {
 			a = g.From
 		}
