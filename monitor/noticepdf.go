@@ -52,6 +52,9 @@ func noticePDF(db *store.DB, prof *profile.Profile, tileURL, publicURL, version 
 			// the document was frozen (the issue's handed_over). Only then is the last day to
 			// defend known to the auto (Art. 55: from the receipt).
 			in.Decision.HandedOver = c.HandedOverAtIssue(prof.Location())
+			for _, dev := range c.Instruments {
+				in.Verified = append(in.Verified, notice.DeviceOf(dev))
+			}
 			if a := c.IssuerAgent; a != nil {
 				in.Decision.Agent = &notice.Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
 			}

@@ -63,6 +63,7 @@ type serveConfig struct {
 	logLevel      string
 	signingKey    string
 	draftSettle   time.Duration
+	draftWait     time.Duration
 	checkpoint    time.Duration
 	ckptPages     int
 	tileURL       string
@@ -98,6 +99,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.logLevel, "TRENZINHO_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
+	b.Duration(&c.draftWait, "TRENZINHO_DRAFT_VERIFICATION_WAIT", drafts.DefaultVerificationWait, "how long after its last change an episode that grounds an auto only once an agent verifies it holds its conduct's draft, so that the verification joins the same draft")
 	b.Duration(&c.checkpoint, "TRENZINHO_MONITOR_CHECKPOINT_INTERVAL", 0, "copy the database's WAL back to its file this often, outside the judge's commits (0: when it holds TRENZINHO_MONITOR_CHECKPOINT_PAGES; docs/benchmarks.md, issue 20)")
 	b.Int(&c.ckptPages, "TRENZINHO_MONITOR_CHECKPOINT_PAGES", defaultCheckpointPages, "copy the database's WAL back to its file, outside the judge's commits, once it holds this many 4 KiB pages (0: SQLite does it in the commit that fills 10,000 pages; docs/benchmarks.md, issue 20)")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
@@ -130,6 +132,9 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err := c.limits.Validate(); err != nil {
 		return err
 	}
+	if err := checkDraftWaits(c.draftSettle, c.draftWait); err != nil {
+		return err
+	}
 	publicURL, err := publicBase(c.publicURL)
 	if err != nil {
 		return err
@@ -148,6 +153,19 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	defer stop()
 	return serve(ctx, c, log)
+}
+
+// checkDraftWaits refuses a drafter's settle or verification wait that is not positive, and a
+// verification wait shorter than the settle: every draft waits for the settle anyway, so such a
+// wait would say what the drafter does not do.
+func checkDraftWaits(settle, wait time.Duration) error {
+	if settle <= 0 {
+		return fmt.Errorf("TRENZINHO_DRAFT_SETTLE: want a positive duration, e.g. 150s; got %v", settle)
+	}
+	if wait < settle {
+		return fmt.Errorf("TRENZINHO_DRAFT_VERIFICATION_WAIT: want a duration of at least TRENZINHO_DRAFT_SETTLE (%v), e.g. 24h; got %v", settle, wait)
+	}
+	return nil
 }
 
 // startProfiles starts the CPU profile and the execution trace asked for (empty: not that one);
@@ -289,7 +307,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	drafter := drafts.NewDrafter(drafts.Config{
 		Store: db, Profile: prof, ProfileYAML: profileYAML, Places: set, Key: key,
 		Software: "trenzinho-monitor " + version, Logger: log, Settle: c.draftSettle,
-		Registry: regStore,
+		VerificationWait: c.draftWait, Registry: regStore,
 	})
 
 	reg := prometheus.NewRegistry()
@@ -343,17 +361,18 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 		RegistryStore: regStore,
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore, Now: now,
 			GroundsMissing: cases.EpisodeGrounds(db.Episode, store.ErrNotFound)},
-		TrustedProxies: c.http.trusted,
-		DeadLetters:    deadLetters,
-		Triage:         db,
-		Notify:         &api.NotifyConfig{Directory: directory, Location: prof.Location()},
-		Public:         &api.PublicConfig{Store: db, Location: prof.Location()},
-		Transparency:   db,
-		Photos:         db,
-		FieldSecret:    fieldSecret(key),
-		Warnings:       db,
-		Portal:         &api.PortalConfig{Store: db, ScanCommand: strings.Fields(c.uploadScan)},
-		Complaints:     complaintsCfg,
+		TrustedProxies:   c.http.trusted,
+		DeadLetters:      deadLetters,
+		Triage:           db,
+		Notify:           &api.NotifyConfig{Directory: directory, Location: prof.Location()},
+		Public:           &api.PublicConfig{Store: db, Location: prof.Location()},
+		Transparency:     db,
+		Photos:           db,
+		FieldSecret:      fieldSecret(key),
+		Warnings:         db,
+		Portal:           &api.PortalConfig{Store: db, ScanCommand: strings.Fields(c.uploadScan)},
+		Complaints:       complaintsCfg,
+		VerificationWait: c.draftWait,
 	})
 	if err := j.Restore(ctx); err != nil {
 		return err

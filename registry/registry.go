@@ -112,6 +112,45 @@ func (v *Vehicle) UninspectedOn(d Date) (VehicleEvent, bool) {
 	return *pending, true
 }
 
+// InspectionRequest is a technical inspection the fiscal organ required of a vehicle (Art. 32
+// §1: the inspection is made by the organ's agents or third parties it designates): when it
+// required it (inspeção solicitada em), the date it set (agendada para) and, when the licensee
+// justified not submitting the vehicle, the day the organ approved the formal justification
+// (justificativa aprovada em). Art. 45, IV fines "não submeter o veículo às inspeções técnicas
+// determinadas por esta lei, nos prazos e datas estabelecidos, salvo justificativa formal
+// aprovada": only a date set that passed without submission, unjustified, grounds it
+// (InspectionOverdue).
+type InspectionRequest struct {
+	RequestedOn           Date   `yaml:"requested_on" json:"requested_on"`
+	ScheduledFor          Date   `yaml:"scheduled_for" json:"scheduled_for"`
+	JustificationApproved Date   `yaml:"justification_approved,omitempty" json:"justification_approved,omitzero"`
+	Reference             string `yaml:"reference,omitempty" json:"reference,omitempty"` // e.g. the notice that set the date
+}
+
+// InspectionOverdue returns the inspection the organ required whose date passed before day d
+// with the vehicle not submitted — no inspection event (approved or not) from the request to
+// the date set — and no formal justification approved: the omission Art. 45, IV fines. Of
+// several, the latest date set.
+func (v *Vehicle) InspectionOverdue(d Date) (InspectionRequest, bool) {
+	var out InspectionRequest
+	found := false
+	for _, r := range v.InspectionRequests {
+		if !r.ScheduledFor.Before(d) || !r.JustificationApproved.IsZero() {
+			continue
+		}
+		submitted := false
+		for _, e := range v.Events {
+			if e.Kind == EventInspection && !e.Date.Before(r.RequestedOn) && !r.ScheduledFor.Before(e.Date) {
+				submitted = true
+			}
+		}
+		if !submitted && (!found || out.ScheduledFor.Before(r.ScheduledFor)) {
+			out, found = r, true
+		}
+	}
+	return out, found
+}
+
 // Vehicle is a registered vehicle (Art. 20 III).
 type Vehicle struct {
 	// ID is the vehicle's name on the wire (MQTT topic and "vehicle"): [A-Za-z0-9_-]{1,32}.
@@ -135,8 +174,11 @@ type Vehicle struct {
 	RequiredCNHCategory string   `yaml:"required_cnh_category,omitempty" json:"required_cnh_category,omitempty"`
 	Devices             []Device `yaml:"devices,omitempty" json:"devices,omitempty"`
 	// Events are the vehicle's inspections and accidents, in date order.
-	Events    []VehicleEvent `yaml:"events,omitempty" json:"events,omitempty"`
-	Documents []Document     `yaml:"documents,omitempty" json:"documents,omitempty"`
+	Events []VehicleEvent `yaml:"events,omitempty" json:"events,omitempty"`
+	// InspectionRequests are the inspections the fiscal organ required of the vehicle, with the
+	// dates it set (Art. 45, IV).
+	InspectionRequests []InspectionRequest `yaml:"inspection_requests,omitempty" json:"inspection_requests,omitempty"`
+	Documents          []Document          `yaml:"documents,omitempty" json:"documents,omitempty"`
 	// KeyID names the vehicle's ed25519 key in signed batches ("kid"), and PublicKey is that
 	// key, 32 bytes in standard base64. Both or neither.
 	KeyID     string `yaml:"key_id,omitempty" json:"key_id,omitempty"`
@@ -316,6 +358,7 @@ func (l Licensee) clone() Licensee {
 func (v Vehicle) clone() Vehicle {
 	v.LicenseeHistory = slices.Clone(v.LicenseeHistory)
 	v.Events = slices.Clone(v.Events)
+	v.InspectionRequests = slices.Clone(v.InspectionRequests)
 	v.Devices = slices.Clone(v.Devices)
 	v.Documents = slices.Clone(v.Documents)
 	return v

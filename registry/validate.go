@@ -170,6 +170,20 @@ func (r *Registry) Validate() error {
 			}
 			v.text(rec, field+".note", e.Note, false)
 		}
+		for j, ir := range ve.InspectionRequests {
+			field := fmt.Sprintf("inspection_requests[%d]", j)
+			switch {
+			case ir.RequestedOn.IsZero():
+				v.add(rec, field+".requested_on", "obrigatório")
+			case ir.ScheduledFor.IsZero():
+				v.add(rec, field+".scheduled_for", "obrigatório: a data estabelecida pelo órgão (Art. 45, IV)")
+			case ir.ScheduledFor.Before(ir.RequestedOn):
+				v.add(rec, field+".scheduled_for", "%s anterior a requested_on %s", ir.ScheduledFor, ir.RequestedOn)
+			case !ir.JustificationApproved.IsZero() && ir.JustificationApproved.Before(ir.RequestedOn):
+				v.add(rec, field+".justification_approved", "%s anterior a requested_on %s", ir.JustificationApproved, ir.RequestedOn)
+			}
+			v.text(rec, field+".reference", ir.Reference, false)
+		}
 		if len(ve.LicenseeHistory) > 0 && ve.LicenseeSince.IsZero() {
 			v.add(rec, "licensee_since", "obrigatório quando há licensee_history")
 		}

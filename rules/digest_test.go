@@ -96,6 +96,10 @@ func TestEngineDigestRegistered(t *testing.T) {
 			return Registration{}, false
 		}
 		reg := Registration{Licensee: fmt.Sprintf("L%d", i%benchLicensees), MeterDistanceM: 1.5 + float64(i%3)/2}
+		// The inspection the organ set for 2026-11-10 was not made (Art. 45, IV).
+		reg.InspectionOverdue = func(registry.Date) (registry.InspectionRequest, bool) {
+			return registry.InspectionRequest{RequestedOn: registry.MustDate("2026-10-20"), ScheduledFor: registry.MustDate("2026-11-10")}, i%5 == 1
+		}
 		reg.Expired = func(card string, at time.Time) []registry.Expiry {
 			if i%5 == 1 {
 				return inspection

@@ -132,6 +132,13 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 			// was known there, the first one known stands for it.
 			d.Peak = math.Inf(-1)
 		}
+		if ep := v.episode(d.EpisodeID); ep != nil && ep.End == nil && item.Document == registry.DocInspecao {
+			// The date the organ set may pass, or a justification be approved, while the
+			// episode lasts.
+			if v.judgeInspection(e, ep, r.T) {
+				v.changed(ep, nil, EventUpdate)
+			}
+		}
 		d.step(v, key, prm, sample{T: r.T, Cond: true, Value: days, Lat: lat, Lon: lon, Evidence: ev},
 			func(start time.Time) *Episode {
 				_, source, ok := v.SpeedAt(r.T)
@@ -148,6 +155,9 @@ func (documentRule) observe(e *Engine, v *Vehicle, r *reading) {
 					ep.noGround(fmt.Sprintf("CNH vencida há %d dias, dentro do prazo de %d dias (CTB, Art. 162, V)", -item.DaysLeft, p.CNHGrace()))
 				}
 				e.groundService(v, r.T, ep)
+				if item.Document == registry.DocInspecao {
+					v.judgeInspection(e, ep, r.T)
+				}
 				ep.Detail = string(item.Document)
 				doc := item
 				ep.Document = &doc
@@ -246,4 +256,39 @@ func safeID(id string) string {
 	}
 	sum := sha256.Sum256([]byte(id))
 	return b.String() + "_" + hex.EncodeToString(sum[:4])
+}
+
+// noteInspectionNotDue is the grounds note of an expired inspection the organ set no date for,
+// or whose date has not passed, or was justified.
+const noteInspectionNotDue = "Art. 45, IV só fundamenta auto depois de passada, sem submissão do veículo, a data de inspeção estabelecida pelo órgão (cadastro: inspeção solicitada em / agendada para), salvo justificativa formal aprovada"
+
+// judgeInspection grounds an expired inspection's episode on Art. 45, IV only when the date the
+// organ set for the inspection passed, before the day of t, without the vehicle submitted and
+// without a formal justification approved ("nos prazos e datas estabelecidos, salvo
+// justificativa formal aprovada"); otherwise the episode is an alert. It reports whether the
+// episode's grounds changed.
+func (v *Vehicle) judgeInspection(e *Engine, ep *Episode, t time.Time) bool {
+	due := false
+	if v.inspectionOverdue != nil {
+		_, due = v.inspectionOverdue(registry.DateOf(t.In(e.profile.Location())))
+	}
+	has := strings.Contains(ep.GroundsNote, noteInspectionNotDue)
+	switch {
+	case !due && !has:
+		ep.noGround(noteInspectionNotDue)
+		return true
+	case due && has:
+		var rest []string
+		for _, n := range strings.Split(ep.GroundsNote, "; ") {
+			if n != noteInspectionNotDue {
+				rest = append(rest, n)
+			}
+		}
+		ep.GroundsNote = strings.Join(rest, "; ")
+		if ep.GroundsNote == "" {
+			ep.GroundsAuto = true
+		}
+		return true
+	}
+	return false
 }

@@ -158,6 +158,11 @@ type Registration struct {
 	// UninspectedOn returns the failed inspection or accident that keeps the vehicle from
 	// circulating on a day (registry.Vehicle.UninspectedOn; nil: not judged).
 	UninspectedOn func(day registry.Date) (registry.VehicleEvent, bool)
+	// InspectionOverdue returns the inspection the organ required whose date passed before a
+	// day without the vehicle submitted nor a justification approved
+	// (registry.Vehicle.InspectionOverdue); nil: none is known, and an expired inspection
+	// grounds no auto (Art. 45, IV).
+	InspectionOverdue func(day registry.Date) (registry.InspectionRequest, bool)
 	// LicenseeOn is the vehicle's licensee on a day (registry.Vehicle.LicenseeOn); nil: Licensee
 	// on every day.
 	LicenseeOn func(day registry.Date) string
@@ -186,7 +191,7 @@ func (e *Engine) Apply(b *wire.Batch, receivedAt time.Time) Result {
 		}
 		v.expired, v.docs = reg.Expired, docCache{}
 		v.driverByCard = reg.DriverByCard
-		v.suspendedOn, v.uninspectedOn = reg.SuspendedOn, reg.UninspectedOn
+		v.suspendedOn, v.uninspectedOn, v.inspectionOverdue = reg.SuspendedOn, reg.UninspectedOn, reg.InspectionOverdue
 	}
 	var res Result
 	c := v.Cursors[b.Epoch]

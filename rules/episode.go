@@ -151,21 +151,41 @@ type FieldSignature struct {
 
 // Measurement is an agent's sound measurement by ABNT NBR 10151: the form the auto cites.
 type Measurement struct {
-	Meter       string    `json:"meter"`       // make, model and serial of the sound level meter
-	Class       int       `json:"class"`       // IEC 61672 class: 1 or 2
-	Calibration string    `json:"calibration"` // calibration certificate (number, laboratory, date)
-	Position    string    `json:"position"`    // where the microphone stood (address, height, distance)
-	LAeqDB      float64   `json:"laeq_db"`     // the measured L_Aeq, dB(A)
-	ResidualDB  float64   `json:"residual_db"` // the residual sound level, dB(A)
-	LimitDB     float64   `json:"limit_db"`    // the NBR 10151 limit of the place and period, dB(A)
-	Date        wire.Time `json:"date"`        // when it was measured
+	Meter       string  `json:"meter"`       // make, model and serial of the sound level meter
+	Class       int     `json:"class"`       // IEC 61672 class: 1 or 2
+	Calibration string  `json:"calibration"` // calibration certificate (number, laboratory, date)
+	Position    string  `json:"position"`    // where the microphone stood (address, height, distance)
+	LAeqDB      float64 `json:"laeq_db"`     // the measured L_Aeq, dB(A)
+	ResidualDB  float64 `json:"residual_db"` // the residual sound level, dB(A)
+	// LimitDB is the NBR 10151 limit of the place and period at Date, dB(A), and CorrectedDB
+	// the measured level corrected for the residual sound: both computed when the
+	// verification is recorded (JudgeMeasurement), never typed.
+	LimitDB     float64   `json:"limit_db"`
+	CorrectedDB float64   `json:"corrected_db,omitempty"`
+	Date        wire.Time `json:"date"` // when it was measured
 }
 
 // Draftable reports whether the episode can become a draft by itself: it grounds an auto, or
 // the only ground it lacked is a verification of the kind it needs and that verification is
 // recorded.
 func (e *Episode) Draftable() bool {
-	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs, e.Rule))
+	return e.GroundsAuto || (e.Needs != "" && e.Verification.supplies(e.Needs, e.Rule) && e.musicConfirmed())
+}
+
+// PenaltyMusic is the penalty of Lei 2.277/2018 that fines music: Art. 45, VII, "executar
+// músicas vedadas pela presente Lei ou com altura do som acima do permitido".
+const PenaltyMusic = "Art. 45, VII"
+
+// musicConfirmed reports whether a noise_limit episode fined under PenaltyMusic has the agent's
+// confirmation that music was playing (a sound level meter cannot tell music from an engine or
+// passengers): the NBR 10151 measurement proves the level, not the music. Other episodes need
+// none.
+func (e *Episode) musicConfirmed() bool {
+	if e.Rule != RuleNoiseLimit || e.Penalty != PenaltyMusic {
+		return true
+	}
+	v := e.Verification
+	return v != nil && v.MusicAudible != nil && *v.MusicAudible
 }
 
 // supplies reports whether the verification is one of kind that supplies a missing ground of an

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trenzinho/trenzinho/profile"
@@ -53,7 +54,7 @@ func JudgeMeasurement(p *profile.Profile, ep *Episode, m *Measurement) (limit, c
 	}
 	corrected = math.Round(corrected*10) / 10
 	if corrected <= limit {
-		return limit, corrected, "nível corrigido pelo som residual de " + strconv.FormatFloat(corrected, 'f', 1, 64) +
+		return limit, corrected, "nível corrigido pelo som residual de " + strings.Replace(strconv.FormatFloat(corrected, 'f', 1, 64), ".", ",", 1) +
 			" dB(A) não excede o limite de " + strconv.FormatFloat(limit, 'f', 0, 64) + " dB(A) da NBR 10151 para a área e o período"
 	}
 	return limit, corrected, ""

@@ -36,8 +36,15 @@ func TestNoiseLimitIsAnIndicio(t *testing.T) {
 	if ep.Draftable() {
 		t.Error("a music confirmation made the estimate a draft")
 	}
+	// Art. 45, VII fines "executar músicas": the measurement proves the level, the agent's
+	// confirmation of music the conduct; both make the draft.
 	ep.Verification = &Verification{Kind: VerifyNBR10151, Measurement: &Measurement{LAeqDB: 70}}
+	if ep.Penalty != PenaltyMusic || ep.Draftable() {
+		t.Errorf("the NBR measurement without the music confirmation makes an %s draft", ep.Penalty)
+	}
+	music := true
+	ep.Verification.MusicAudible = &music
 	if !ep.Draftable() {
-		t.Error("the NBR measurement does not make the episode a draft")
+		t.Error("the NBR measurement with the music confirmation does not make the episode a draft")
 	}
 }

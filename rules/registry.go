@@ -27,9 +27,10 @@ func FromRegistry(s *registry.Store) func(vehicle string) (Registration, bool) {
 				}
 				return l.SuspendedOn(day)
 			},
-			UninspectedOn:  v.UninspectedOn,
-			MeterDistanceM: v.MeterDistanceM,
-			Expired:        func(card string, at time.Time) []registry.Expiry { return s.ExpiredFor(id, card, at) },
+			UninspectedOn:     v.UninspectedOn,
+			InspectionOverdue: v.InspectionOverdue,
+			MeterDistanceM:    v.MeterDistanceM,
+			Expired:           func(card string, at time.Time) []registry.Expiry { return s.ExpiredFor(id, card, at) },
 		}, true
 	}
 }

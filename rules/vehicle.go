@@ -68,6 +68,8 @@ type Vehicle struct {
 	// suspendedOn and uninspectedOn are Registration's.
 	suspendedOn   func(licensee string, day registry.Date) (registry.Period, bool)
 	uninspectedOn func(day registry.Date) (registry.VehicleEvent, bool)
+	// inspectionOverdue is Registration.InspectionOverdue.
+	inspectionOverdue func(day registry.Date) (registry.InspectionRequest, bool)
 
 	Detectors map[string]*detector `json:"detectors"`
 	// Episodes holds the episodes a detector may still change: open ones, and those closed as

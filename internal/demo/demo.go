@@ -82,6 +82,25 @@ func Write(dir string, start time.Time) (Files, error) {
 	return f, nil
 }
 
+// VerificationWait is how long the demonstration's monitor holds the draft of an episode that
+// grounds an auto only once an agent verifies it (TRENZINHO_DRAFT_VERIFICATION_WAIT; the
+// monitor's default is a day): the draft of the loud detour's verified music comes about 150 s
+// after the verification, within the demonstration rather than the next day.
+const VerificationWait = 150 * time.Second
+
+// MonitorEnv is the monitor's environment for the demonstration, beside the broker, the database
+// and the listen address: the demonstration profile and geofences, the short verification wait,
+// and the public URL issued autos print for their verification page (the dashboard's own: empty,
+// none).
+func (f Files) MonitorEnv(publicURL string) []string {
+	env := []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences,
+		"TRENZINHO_DRAFT_VERIFICATION_WAIT=" + VerificationWait.String()}
+	if publicURL != "" {
+		env = append(env, "TRENZINHO_PUBLIC_URL="+publicURL)
+	}
+	return env
+}
+
 // SyncRegistry brings an editable copy of the demonstration registry (the one the dashboard's
 // Cadastro page edits) to the day of this demonstration: it writes the copy when there is none,
 // and replaces it when it is what an earlier demonstration wrote, unedited — so that the

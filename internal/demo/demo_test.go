@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +298,26 @@ func TestUsers(t *testing.T) {
 	// by who decided the defence: two holders of the role.
 	if authorities < 2 {
 		t.Errorf("%d autoridade users: the appeal needs a superior authority besides who decides the defence", authorities)
+	}
+}
+
+// The demonstration's monitor holds a draft awaiting an agent's verification for a short wait,
+// not the monitor's default day, and prints the public URL it is given.
+func TestMonitorEnv(t *testing.T) {
+	f, err := Write(t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := f.MonitorEnv("http://127.0.0.1:8080")
+	for _, want := range []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences,
+		"TRENZINHO_DRAFT_VERIFICATION_WAIT=2m30s", "TRENZINHO_PUBLIC_URL=http://127.0.0.1:8080"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("monitor environment %q lacks %q", env, want)
+		}
+	}
+	for _, kv := range f.MonitorEnv("") {
+		if strings.HasPrefix(kv, "TRENZINHO_PUBLIC_URL=") {
+			t.Errorf("no public URL given, yet %q", kv)
+		}
 	}
 }

@@ -836,8 +836,8 @@ func (b *dashBrowser) checkConsole() {
 }
 
 // issuableEnv is the monitor's environment under which a draft of DASH-001 can be issued: a
-// registry with DASH-001 of a licensee on file (razão social, CNPJ, address), and the Piúma
-// profile with its UFMP value confirmed.
+// registry with DASH-001 of a licensee on file (razão social, CNPJ, address) and its tachograph
+// verified (a speed auto needs it), and the Piúma profile with its UFMP value confirmed.
 // yesterdayNoon is 12:00 in Piúma on the local day before now's: a time within the service hours
 // on any day of the week, holidays included, that the dashboard's default periods (the last
 // seven local days) always include.
@@ -872,6 +872,12 @@ vehicles:
     plate: ABC1D23
     licensee: LT
     manufacture_year: 2020
+    devices:
+      - kind: tachograph
+        serial: VDO-DASH-0001
+        model: VDO MTCO 1390
+        inmetro_verification: `+time.Now().AddDate(0, -6, 0).Format(time.DateOnly)+`
+        valid_until: `+time.Now().AddDate(1, 6, 0).Format(time.DateOnly)+`
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -182,13 +182,15 @@ func run(ctx context.Context) error {
 	}
 	// 4. The monitor and its dashboard.
 	r.monitor, err = r.sup.startOwned(ctx, 3, []*port{&r.o.ports.dashboard}, func() (*proc, error) {
-		return r.sup.startWith("monitor", append(slices.Clip(server),
+		env := append(slices.Clip(server),
 			"TRENZINHO_DB="+filepath.Join(o.data, "monitor.db"), "TRENZINHO_LISTEN="+r.o.ports.dashboard.addr(),
-			"TRENZINHO_PROFILE="+o.demo.Profile, "TRENZINHO_GEOFENCES="+o.demo.Geofences,
 			"TRENZINHO_ADMIN_USER="+o.user, "TRENZINHO_ADMIN_PASSWORD="+o.password,
 			// Citizens' complaints (/reclamacao) are matched against what ingest stored.
-			"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen"),
-			nil, filepath.Join(o.bin, "monitor"))
+			"TRENZINHO_INFLUX_URL="+influxURL, "TRENZINHO_INFLUX_BUCKET=trenzinho/autogen")
+		// The profile, the geofences, the short verification wait; issued autos print the
+		// dashboard's own address for their public verification page.
+		env = append(env, o.demo.MonitorEnv("http://"+r.o.ports.dashboard.addr())...)
+		return r.sup.startWith("monitor", env, nil, filepath.Join(o.bin, "monitor"))
 	})
 	if err != nil {
 		return err

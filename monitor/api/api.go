@@ -147,6 +147,10 @@ type Config struct {
 	// Complaints serves the citizens' complaints (complaints.go: the public form /reclamacao,
 	// the answer page /r/{code}, the 156 API and the inspectors' routes); nil: none.
 	Complaints *ComplaintsConfig
+	// VerificationWait is how long the drafter holds the draft of an episode that needs an
+	// agent's verification (TRENZINHO_DRAFT_VERIFICATION_WAIT), which GET /api/v1/config says;
+	// 0: not said.
+	VerificationWait time.Duration
 }
 
 // Limits.
@@ -203,6 +207,7 @@ type Server struct {
 	portalFilings chan struct{} // the portal's filings read at once
 
 	complaints     *ComplaintsConfig
+	verifyWait     time.Duration
 	complaintPosts *throttle     // complaints per client address
 	complaintReads *throttle     // the complaints' other public requests per client address
 	complaintSlots chan struct{} // matchings at once
@@ -254,6 +259,7 @@ func New(cfg Config) *Server {
 		portal:         cfg.Portal,
 		portalFilings:  make(chan struct{}, portalFilingsAtOnce),
 		complaints:     cfg.Complaints,
+		verifyWait:     cfg.VerificationWait,
 		throttle:       newThrottle(loginFailures, loginWindow, now),
 		accounts:       newThrottle(loginFailures, loginWindow, now),
 		trusted:        cfg.TrustedProxies,

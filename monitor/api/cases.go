@@ -51,6 +51,10 @@ type CasesConfig struct {
 	// themselves (grounds_auto: false), one text each, for the issue check (grounds_missing).
 	// nil: none is checked. Hook for the episodes' grounds.
 	GroundsMissing func(ctx context.Context, d *drafts.Draft) []string
+	// InstrumentOnFile is the registry's current record of a measuring instrument, for the
+	// issue check (instrument_unverified); nil: Registry's, else the record sealed in the
+	// draft.
+	InstrumentOnFile cases.InstrumentOnFile
 }
 
 // caseRoutes registers the case routes when the server has a case store.

@@ -109,6 +109,9 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 				if a := c.IssuerAgent; a != nil {
 					in.Decision.Agent = &notice.Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
 				}
+				for _, dev := range c.Instruments {
+					in.Verified = append(in.Verified, notice.DeviceOf(dev))
+				}
 			}
 			return notice.Render(w, in)
 		}
@@ -171,6 +174,7 @@ func (cf *caseFixture) draft(t *testing.T, vehicle, licensee, rule string, start
 		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: rule, Article: r.Article, LegalText: r.Text, Description: "Fato de teste.",
 			Start: s, End: e, DurationS: 40, Peak: 45, Unit: "km/h", Limit: 37, Source: "tacho"}}}
 	d.Registry = cf.snapshot(vehicle, licensee)
+	drafts.SealInstruments(&d)
 	return cf.seal(t, d)
 }
 
@@ -182,6 +186,10 @@ func (cf *caseFixture) snapshot(vehicle, licensee string) *drafts.Registered {
 		return nil
 	}
 	r := &drafts.Registered{Licensee: licensee, Plate: v.Plate}
+	for _, dev := range v.Devices {
+		r.Devices = append(r.Devices, drafts.Device{Kind: string(dev.Kind), Serial: dev.Serial, Model: dev.Model,
+			INMETROVerification: dev.INMETROVerification.String(), Calibration: dev.Calibration.String(), ValidUntil: dev.ValidUntil.String()})
+	}
 	if l, ok := cf.reg.Licensee(licensee); ok {
 		r.RazaoSocial, r.CNPJ, r.Address = l.RazaoSocial, l.CNPJ, l.Address
 	}

@@ -46,6 +46,10 @@ type configResponse struct {
 	// /api/v1/notices): the dashboard asks here rather than probing a route that may be absent.
 	Registry bool `json:"registry"`
 	Cases    bool `json:"cases"`
+	// VerificationWaitS is how long, in seconds, an episode that needs an agent's verification
+	// holds its conduct's draft (TRENZINHO_DRAFT_VERIFICATION_WAIT): a verification recorded
+	// within it joins the same draft, and its draft comes no sooner.
+	VerificationWaitS float64 `json:"verification_wait_s,omitempty"`
 	// Complaints says whether the monitor takes citizens' complaints (complaints.go).
 	Complaints bool `json:"complaints"`
 	// ManualInfractions are the profile's infractions an agent may notice by hand
@@ -122,6 +126,7 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.ProfileWarnings = p.Warnings()
 	}
 	out.Complaints = s.complaints != nil
+	out.VerificationWaitS = s.verifyWait.Seconds()
 	if c := s.cases; c != nil && c.Store != nil && c.Profile != nil {
 		out.Cases = true
 		for _, id := range slices.Sorted(maps.Keys(c.Profile.ManualInfractions)) {

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
+
+	"github.com/trenzinho/trenzinho/monitor/api"
 )
 
 // GET /api/v1/config tells the dashboard whether the registry and the case routes are there, so
@@ -63,5 +66,22 @@ func TestConfigSaysWhatIsServed(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("manual infractions %+v lack art16", c.ManualInfractions)
+	}
+}
+
+// GET /api/v1/config says how long a draft waits for an agent's verification
+// (TRENZINHO_DRAFT_VERIFICATION_WAIT), so that the dashboard can say when the draft comes.
+func TestConfigSaysTheVerificationWait(t *testing.T) {
+	f := newFixture(t, func(c *api.Config) { c.VerificationWait = 150 * time.Second })
+	_, tok := f.login("maria", viewerPassword)
+	code, body, _ := f.do("GET", "/api/v1/config", nil, session{bearer: tok})
+	var c struct {
+		VerificationWaitS *float64 `json:"verification_wait_s"`
+	}
+	if err := json.Unmarshal(body, &c); code != http.StatusOK || err != nil {
+		t.Fatalf("config: %d %s (%v)", code, body, err)
+	}
+	if c.VerificationWaitS == nil || *c.VerificationWaitS != 150 {
+		t.Errorf("verification_wait_s = %v, want 150 (%s)", c.VerificationWaitS, body)
 	}
 }

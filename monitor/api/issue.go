@@ -20,7 +20,10 @@ func (s *Server) office() *cases.Office {
 		o.Ledger = l
 	}
 	if c := s.cases; c != nil {
-		o.LicenseeAtFact, o.GroundsMissing = c.LicenseeAtFact, c.GroundsMissing
+		o.LicenseeAtFact, o.GroundsMissing, o.InstrumentOnFile = c.LicenseeAtFact, c.GroundsMissing, c.InstrumentOnFile
+		if o.InstrumentOnFile == nil && c.Registry != nil {
+			o.InstrumentOnFile = cases.RegistryInstruments(c.Registry)
+		}
 		if c.Store != nil && c.Profile != nil {
 			o.Ledger, o.Profile = c.Store, c.Profile
 		}

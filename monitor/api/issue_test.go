@@ -88,13 +88,14 @@ func TestIssueRefusedWithEveryReason(t *testing.T) {
 		t.Fatalf("refused draft changed: %+v", got.Status)
 	}
 
-	// Prescription: 5 years from the end of the facts, to the day.
-	fresh := cf.draft(t, "PIU-001", "L1", "speed", now.AddDate(-5, 0, 0).Add(-time.Minute))
+	// Prescription: 5 years from the end of the facts, to the day (an hours fact: it relies on
+	// no measuring instrument, whose verification of five years ago the registry no longer has).
+	fresh := cf.draft(t, "PIU-001", "L1", "hours", now.AddDate(-5, 0, 0).Add(-time.Minute))
 	code, body, _ = cf.do("POST", "/api/v1/drafts/"+fresh+"/decision", map[string]string{"decision": "issue"}, session{bearer: cf.fiscal})
 	if code != http.StatusConflict || !json.Valid(body) || json.Unmarshal(body, &ref) != nil || !slices.Equal(reasonCodes(ref.Reasons), []string{cases.ReasonPrescribed}) {
 		t.Fatalf("5 years and a minute: %d %s", code, body)
 	}
-	within := cf.draft(t, "PIU-001", "L1", "speed", now.AddDate(-5, 0, 1))
+	within := cf.draft(t, "PIU-001", "L1", "hours", now.AddDate(-5, 0, 1))
 	cf.issue(t, within, now)
 
 	// The agent completes the account through the users API (admin).

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/store"
 )
 
@@ -109,6 +110,9 @@ type publicPage struct {
 	KeyIsOurs   bool
 	Upload      *uploadResult
 	Message     string // a refusal (429, 413…)
+	// Demonstration is notice.DemonstrationLabel for an auto made, or shown, under a
+	// demonstration profile (`make run`'s), as its PDF says on every page; "" otherwise.
+	Demonstration string
 }
 
 type uploadResult struct {
@@ -194,6 +198,9 @@ func (s *Server) publicOf(ctx context.Context, d *store.DraftRecord) *publicPage
 		p.KeyIsOurs = d.Sealed.PublicKey == p.PublicKey
 	}
 	p.SealOK, p.SealProblem = s.publicSeal(ctx, d)
+	if notice.IsDemonstration(d.Doc.ProfileVer) || s.mapCfg.Profile != nil && notice.IsDemonstration(s.mapCfg.Profile.Version) {
+		p.Demonstration = notice.DemonstrationLabel
+	}
 	return p
 }
 
@@ -324,6 +331,7 @@ var publicTemplate = template.Must(template.New("public").Parse(`<!doctype html>
 <meta name="robots" content="noindex">
 <title>Verificação pública de auto de infração</title><style>` + publicStyle + `</style></head><body>
 <h1>Verificação pública de auto de infração</h1>
+{{if .Demonstration}}<p class="bad" id="demonstration"><strong>{{.Demonstration}}</strong> — perfil legal de demonstração, sem valor legal: este auto não vale.</p>{{end}}
 {{if .Message}}<p class="bad">{{.Message}}</p>{{end}}
 {{if .Found}}
 {{if .SealOK}}<p class="ok"><strong>Selo íntegro.</strong> O hash SHA-256 do pacote de evidências, o encadeamento com o auto anterior e a assinatura Ed25519 do monitor conferem. Verificação refeita agora, em {{.CheckedAt}}.</p>

@@ -72,7 +72,7 @@ func TestIssueAssignsThePublicCode(t *testing.T) {
 		!strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 		t.Fatalf("public page: %d %v\n%s", resp.StatusCode, resp.Header, page)
 	}
-	for _, bad := range []string{"Trenzinho Alegria", "11222333000181", "PIU-001", "Beira-Mar", "joao", "João"} {
+	for _, bad := range []string{"Trenzinho Alegria", "11222333000181", "PIU-001", "Beira-Mar", "joao", "João", "DEMONSTRAÇÃO"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the public page shows %q", bad)
 		}

@@ -115,8 +115,8 @@ func (v *verificationRequest) check() string {
 			return "measurement.class deve ser 1 ou 2 (classe do medidor, IEC 61672)"
 		}
 		level := func(x float64) bool { return !math.IsNaN(x) && x >= 20 && x <= 140 }
-		if !level(m.LAeqDB) || !level(m.ResidualDB) || !level(m.LimitDB) {
-			return "measurement.laeq_db, residual_db e limit_db devem estar entre 20 e 140 dB(A)"
+		if !level(m.LAeqDB) || !level(m.ResidualDB) {
+			return "measurement.laeq_db e residual_db devem estar entre 20 e 140 dB(A)"
 		}
 		if m.Date.IsZero() {
 			return "measurement.date é obrigatório"
@@ -129,8 +129,10 @@ func (v *verificationRequest) check() string {
 // handleVerification serves POST /api/v1/episodes/{id}/verification: a fiscal records on an
 // episode what they verified in person (music audible; an NBR 10151 measurement). An episode
 // whose only missing ground is that verification becomes a draft on the drafter's next run.
-// The verification must be of a kind the episode can use, and the measurement must be taken
-// within a day of the episode (a measurement of another day proves another fact).
+// The verification must be of a kind the episode can use, and a measurement must prove the
+// excess (rules.JudgeMeasurement): the NBR table's limit for the place and period at its time,
+// the level corrected for the residual sound above it, taken within the episode's window — a
+// measurement of another time proves another fact. A refused measurement is a 409 with why.
 func (s *Server) handleVerification(w http.ResponseWriter, r *http.Request) {
 	var req verificationRequest
 	if !s.decodeBody(w, r, &req) {
@@ -151,14 +153,19 @@ func (s *Server) handleVerification(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m := req.Measurement; m != nil {
-		end := ep.Start.Time
-		if ep.End != nil {
-			end = ep.End.Time
-		}
-		if m.Date.Before(ep.Start.Add(-24*time.Hour)) || m.Date.After(end.Add(24*time.Hour)) {
-			s.writeError(w, r, http.StatusBadRequest, "measurement.date deve estar a menos de 24 h do episódio")
+		// The limit is the NBR table's for the place and the period at the measurement's time,
+		// never a typed one; the corrected level must exceed it, within the episode's window.
+		p := s.mapCfg.Profile
+		if p == nil {
+			s.writeError(w, r, http.StatusConflict, "o perfil legal não está carregado: o limite da NBR 10151 do local e do período não pode ser calculado")
 			return
 		}
+		limit, corrected, problem := rules.JudgeMeasurement(p, ep, m)
+		if problem != "" {
+			s.writeError(w, r, http.StatusConflict, "medição recusada: "+problem)
+			return
+		}
+		m.LimitDB, m.CorrectedDB = limit, corrected
 	}
 	user := userFrom(r.Context())
 	now := s.now()

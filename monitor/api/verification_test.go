@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
+	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/rules"
 )
 
@@ -16,13 +18,15 @@ import (
 // it on the episode (a viewer may not), the audit log keeps it, the engine's later update of the
 // episode keeps it, and the store then offers the episode to the drafter.
 func TestVerificationMakesEpisodeDraftable(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t, func(c *api.Config) { c.Map.Profile = profile.Piuma() })
 	ctx := context.Background()
 	if _, err := f.db.CreateUser(ctx, "joao", "senha-do-joao", store.RoleFiscal); err != nil {
 		t.Fatal(err)
 	}
 	ep := testEpisode("PIU-001", rules.RuleNoiseLimit, t0, false)
 	ep.Unit, ep.Article, ep.Penalty = "dB(A)", "Art. 27", "Art. 45, VII"
+	area := "mixed_residential"
+	ep.Area = &area
 	ep.Needs, ep.GroundsNote = rules.VerifyNBR10151, "estimativa no receptor, não medição conforme a NBR 10151"
 	if err := f.db.UpsertEpisode(ctx, ep, testEvidence(2)); err != nil {
 		t.Fatal(err)
@@ -43,10 +47,10 @@ func TestVerificationMakesEpisodeDraftable(t *testing.T) {
 		t.Fatalf("grounds_auto %v (present %v), note %v", g, ok, raw["grounds_note"])
 	}
 
-	form := map[string]any{"kind": rules.VerifyNBR10151, "measurement": map[string]any{
+	form := map[string]any{"kind": rules.VerifyNBR10151, "music_audible": true, "measurement": map[string]any{
 		"meter": "Brüel & Kjær 2250 nº 3012345", "class": 1, "calibration": "RBC 1234/2026, 10/03/2026",
 		"position": "calçada da Rua X, 1,2 m de altura, 2 m da fachada", "laeq_db": 68.4, "residual_db": 51.2,
-		"limit_db": 55, "date": t0.Add(10 * time.Second).Format(time.RFC3339),
+		"date": t0.Add(10 * time.Second).Format(time.RFC3339),
 	}}
 	if code, b, _ := f.do("POST", "/api/v1/episodes/"+ep.ID+"/verification", form, session{bearer: viewer}); code != http.StatusForbidden {
 		t.Fatalf("a viewer records a verification: %d %s", code, b)
@@ -70,7 +74,7 @@ func TestVerificationMakesEpisodeDraftable(t *testing.T) {
 	}
 	var got rules.Episode
 	if err := json.Unmarshal(b, &got); err != nil || got.Verification == nil || got.Verification.By != "joao" ||
-		got.Verification.Measurement.LAeqDB != 68.4 || !got.Draftable() {
+		got.Verification.Measurement.LAeqDB != 68.4 || got.Verification.Measurement.LimitDB != 55 || !got.Draftable() {
 		t.Fatalf("answer %+v %v", got.Verification, err)
 	}
 

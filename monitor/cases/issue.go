@@ -111,6 +111,9 @@ type IssueFacts struct {
 	Agent Agent
 	// GroundsMissing are the episodes that do not ground an auto by themselves, with why.
 	GroundsMissing []string
+	// InstrumentsUnverified are the measuring instruments without a verification valid on the
+	// fact's date, with why (ReasonInstrumentUnverified).
+	InstrumentsUnverified []string
 }
 
 // IssueBlockers are every reason the auto cannot be issued, in a fixed order; none: it may be.
@@ -176,6 +179,9 @@ func IssueBlockers(f IssueFacts) []Reason {
 	}
 	for _, g := range f.GroundsMissing {
 		add(ReasonGroundsMissing, "%s", g)
+	}
+	for _, u := range f.InstrumentsUnverified {
+		add(ReasonInstrumentUnverified, "%s", u)
 	}
 	return out
 }

@@ -135,7 +135,10 @@ type Office struct {
 	// GroundsMissing says which episodes of a draft do not ground an auto by themselves, one
 	// text each (ReasonGroundsMissing); nil: none is checked.
 	GroundsMissing func(ctx context.Context, d *drafts.Draft) []string
-	Now            func() time.Time // default time.Now
+	// InstrumentOnFile is the registry's current record of a measuring instrument; nil: the
+	// record sealed with the draft is checked (ReasonInstrumentUnverified).
+	InstrumentOnFile InstrumentOnFile
+	Now              func() time.Time // default time.Now
 }
 
 // errNoProfile refuses an issue without the legal profile: the penalty calculus — the amount
@@ -180,6 +183,12 @@ func VerifyDraft(ctx context.Context, key ed25519.PublicKey, hashAt func(ctx con
 // (VerifyDraft): IssueBlockers on what the draft, the registry, the profile and the actor's
 // account say.
 func (o *Office) Blockers(ctx context.Context, d *drafts.Draft, integrity string, a Actor) []Reason {
+	rs, _ := o.blockers(ctx, d, integrity, a)
+	return rs
+}
+
+// blockers are Blockers and the measuring instruments found fit, which the auto names.
+func (o *Office) blockers(ctx context.Context, d *drafts.Draft, integrity string, a Actor) ([]Reason, []drafts.Device) {
 	f := IssueFacts{Unregistered: d.Unregistered, Integrity: integrity, FactEnd: d.End.Time, Now: o.now(),
 		User: a.User, Agent: a.Agent, Licensee: o.licenseeAtFact(ctx, d), PlateChecked: !d.Unregistered}
 	if r := d.Registry; r != nil {
@@ -199,7 +208,9 @@ func (o *Office) Blockers(ctx context.Context, d *drafts.Draft, integrity string
 	if o.GroundsMissing != nil {
 		f.GroundsMissing = o.GroundsMissing(ctx, d)
 	}
-	return IssueBlockers(f)
+	fit, unfit := instruments(ctx, d, o.InstrumentOnFile, f.Location)
+	f.InstrumentsUnverified = unfit
+	return IssueBlockers(f), fit
 }
 
 func (o *Office) licenseeAtFact(ctx context.Context, d *drafts.Draft) *Licensee {
@@ -248,7 +259,8 @@ func (o *Office) Issue(ctx context.Context, id, reason string, a Actor) (*Case, 
 			return conflictf("o auto já foi decidido")
 		}
 		integrity := VerifyDraft(ctx, o.Key, b.HashAt, &d.Sealed, &d.Doc)
-		if refused = o.Blockers(ctx, &d.Doc, integrity, a); len(refused) > 0 {
+		var fit []drafts.Device
+		if refused, fit = o.blockers(ctx, &d.Doc, integrity, a); len(refused) > 0 {
 			return b.Audit(ctx, a, AuditIssueRefused, "draft:"+id, nil, map[string]any{"reasons": refused})
 		}
 		res, err := o.assess(ctx, b, d.Doc.Licensee, func(p *profile.Profile) (*profile.Profile, penalty.Offence, error) {
@@ -274,7 +286,7 @@ func (o *Office) Issue(ctx context.Context, id, reason string, a Actor) (*Case, 
 		c = &Case{Notice: notice, Origin: OriginDraft, DraftID: id, Vehicle: d.Doc.Vehicle, Licensee: d.Doc.Licensee,
 			Offence: d.Doc.Start.Time, Issued: at, Assessment: res,
 			CaseDoc: CaseDoc{Rules: d.Doc.Rules, Articles: d.Doc.Articles, Penalty: res.Penalty, Warning: res.Warning,
-				IssuedBy: a.User, IssuerAgent: a.agent()}}
+				IssuedBy: a.User, IssuerAgent: a.agent(), Instruments: fit}}
 		return o.open(ctx, b, c, a, at)
 	})
 	if err != nil {

@@ -208,14 +208,27 @@ func newOffice(t *testing.T, m *memory, now *time.Time) *Office {
 		LicenseeAtFact: func(_ context.Context, d *drafts.Draft) (Licensee, bool) { return licensee, d.Licensee == licensee.ID }}
 }
 
+// tachograph is the instrument of putDraft's speed fact, verified for 2026.
+var tachograph = drafts.Device{Kind: "tachograph", Serial: "TC-1", Model: "VDO 1318", INMETROVerification: "2026-01-10", ValidUntil: "2026-12-31"}
+
 // putDraft seals a speed draft of L1 at start into m, after the drafts it holds.
 func putDraft(t *testing.T, m *memory, id string, start time.Time) *Draft {
+	t.Helper()
+	return putDraftWith(t, m, id, start, nil)
+}
+
+// putDraftWith is putDraft with the draft changed by edit before it is sealed.
+func putDraftWith(t *testing.T, m *memory, id string, start time.Time, edit func(*drafts.Draft)) *Draft {
 	t.Helper()
 	s := wire.NewTime(start)
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: "L1", Rules: []string{"speed"},
 		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: 400, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
-		Facts:    []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}},
-		Registry: &drafts.Registered{Licensee: "L1", Plate: "ABC1D23"}}
+		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s,
+			Instrument: &tachograph}},
+		Registry: &drafts.Registered{Licensee: "L1", Plate: "ABC1D23", Devices: []drafts.Device{tachograph}}}
+	if edit != nil {
+		edit(&d)
+	}
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)

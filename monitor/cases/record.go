@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/profile"
 )
@@ -48,6 +49,9 @@ type CaseDoc struct {
 	// prints it); nil for cases issued before it was recorded.
 	IssuerAgent *Agent         `json:"issuer_agent,omitempty"`
 	Manual      *ManualDetails `json:"manual,omitempty"`
+	// Instruments are the measuring instruments of the facts with the verification the issue
+	// found valid on the fact's date (the registry's record at the issue): the auto names them.
+	Instruments []drafts.Device `json:"instruments,omitempty"`
 }
 
 // Event is one event of a case.

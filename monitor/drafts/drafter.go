@@ -74,6 +74,9 @@ type Config struct {
 	Registry *registry.Store
 }
 
+// DefaultVerificationWait is Config.VerificationWait's default: a day for the agent to verify.
+const DefaultVerificationWait = 24 * time.Hour
+
 // Drafter makes drafts from closed episodes. Run it from one goroutine.
 type Drafter struct {
 	cfg   Config
@@ -89,7 +92,7 @@ func NewDrafter(cfg Config) *Drafter {
 		cfg.Margin = 2 * time.Minute
 	}
 	if cfg.VerificationWait <= 0 {
-		cfg.VerificationWait = 24 * time.Hour
+		cfg.VerificationWait = DefaultVerificationWait
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

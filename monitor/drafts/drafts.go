@@ -141,6 +141,11 @@ type Fact struct {
 	Evidence int         `json:"evidence_count"`
 	// Detail is the episode's detail (document_expired: the document kind).
 	Detail string `json:"detail,omitempty"`
+	// Instrument is the registered instrument whose measurement the fact's article relies on
+	// (MeasuredBy: the tachograph for speed, the sound-level meter for a level), as the
+	// registry held it when the draft was made: kind, model, serial and verification. nil when
+	// the fact relies on no measuring instrument, or the registry lists none of that kind.
+	Instrument *Device `json:"instrument,omitempty"`
 	// Document is, for document_expired, the expired document: kind, record, number and last
 	// valid day.
 	Document *registry.Expiry `json:"document,omitempty"`

@@ -36,14 +36,14 @@ func (f *fixture) verify(t *testing.T, kind string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	n, music := 0, true
 	for _, ep := range eps {
 		if ep.Needs != kind {
 			continue
 		}
 		v := &rules.Verification{Kind: kind, By: "joao", At: wire.NewTime(time.Now()), Note: "música alta audível da calçada"}
 		if kind == rules.VerifyNBR10151 {
-			v.Note = ""
+			v.Note, v.MusicAudible = "", &music
 			v.Measurement = &rules.Measurement{Meter: "B&K 2250 nº 3012345", Class: 1, Calibration: "RBC 1234/2026",
 				Position: "calçada, 1,2 m de altura", LAeqDB: 67.3, ResidualDB: 49.8, LimitDB: 55, Date: ep.Start}
 		}

@@ -210,9 +210,16 @@ func describe(p *profile.Profile, ep *rules.Episode) string {
 // describeMeasurement states the agent's NBR 10151 measurement an Art. 27 auto rests on.
 func describeMeasurement(b *strings.Builder, p *profile.Profile, v *rules.Verification) {
 	m := v.Measurement
-	fmt.Fprintf(b, "Medição conforme a %s realizada pelo agente %s em %s: L_Aeq de %s dB(A), nível de som residual de %s dB(A), limite de %s dB(A); medidor %s (classe %d), calibração %s; posição de medição: %s.",
-		p.Noise.Standard, v.By, LocalTime(p, m.Date.Time), Num(m.LAeqDB, 1), Num(m.ResidualDB, 1), Num(m.LimitDB, 0),
+	corrected := ""
+	if m.CorrectedDB > 0 && m.CorrectedDB != m.LAeqDB {
+		corrected = ", nível corrigido pelo som residual de " + Num(m.CorrectedDB, 1) + " dB(A)"
+	}
+	fmt.Fprintf(b, "Medição conforme a %s realizada pelo agente %s em %s: L_Aeq de %s dB(A), nível de som residual de %s dB(A)%s, limite de %s dB(A) da norma para a área e o período; medidor %s (classe %d), calibração %s; posição de medição: %s.",
+		p.Noise.Standard, v.By, LocalTime(p, m.Date.Time), Num(m.LAeqDB, 1), Num(m.ResidualDB, 1), corrected, Num(m.LimitDB, 0),
 		m.Meter, m.Class, m.Calibration, m.Position)
+	if v.MusicAudible != nil && *v.MusicAudible {
+		b.WriteString(" Durante a medição, música executada pelo sistema de som, audível, confirmada pelo agente.")
+	}
 	if v.Note != "" {
 		fmt.Fprintf(b, " Observação do agente: %s.", strings.TrimRight(v.Note, "."))
 	}

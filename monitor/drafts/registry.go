@@ -47,6 +47,7 @@ func (d *Drafter) register(draft *Draft, eps []rules.Episode, batches []RawBatch
 				ValidUntil: dev.ValidUntil.String()})
 		}
 		draft.Registry = r
+		SealInstruments(draft)
 		w = append(w, expiredInstruments(p, draft, r.Devices)...)
 	}
 
@@ -188,4 +189,41 @@ func expiredInstruments(p *profile.Profile, draft *Draft, devices []Device) []st
 		}
 	}
 	return w
+}
+
+// MeasuredBy is the kind of registered instrument whose measurement a rule's article relies on:
+// the tachograph for speed (Art. 22, III: "equipamento registrador instantâneo e inalterável de
+// velocidade e tempo (tacógrafo)"; Art. 23), the sound-level meter for noise_limit, whose
+// article cites a level (Art. 27, NBR 10151). "" for a rule that cites no measured value.
+func MeasuredBy(rule string) registry.DeviceKind {
+	switch rule {
+	case rules.RuleSpeed:
+		return registry.DeviceTachograph
+	case rules.RuleNoiseLimit:
+		return registry.DeviceSLM
+	}
+	return ""
+}
+
+// SealInstruments records in each fact the registered instrument its article relies on
+// (MeasuredBy): the vehicle's device of that kind in draft.Registry, the first listed.
+func SealInstruments(draft *Draft) {
+	if draft.Registry == nil {
+		return
+	}
+	devices := draft.Registry.Devices
+	for i := range draft.Facts {
+		f := &draft.Facts[i]
+		kind := MeasuredBy(f.Rule)
+		if kind == "" {
+			continue
+		}
+		for _, dev := range devices {
+			if dev.Kind == string(kind) {
+				dev := dev
+				f.Instrument = &dev
+				break
+			}
+		}
+	}
 }

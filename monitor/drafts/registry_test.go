@@ -291,3 +291,64 @@ func TestFailedInspectionDraftCitesArt32(t *testing.T) {
 		t.Errorf("legal text %q", lt)
 	}
 }
+
+// Art. 45, IV fines "não submeter o veículo às inspeções técnicas determinadas por esta lei,
+// nos prazos e datas estabelecidos, salvo justificativa formal aprovada": an expired inspection
+// grounds an auto only once the date the organ set passed without the vehicle submitted and
+// without a justification approved. The example registry sets 2026-11-24 for PIU-003, and the
+// draft cites Art. 32 and Art. 45, IV, 300 UFMP; with no date set, or the justification
+// approved, the episode is an alert and no draft is made.
+func TestInspectionGroundsAnAutoOnlyOnceTheDateSetPassed(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func(v *registry.Vehicle)
+		draft bool
+	}{
+		{"date set passed", nil, true},
+		{"no date set", func(v *registry.Vehicle) { v.InspectionRequests = nil }, false},
+		{"date set not passed", func(v *registry.Vehicle) { v.InspectionRequests[0].ScheduledFor = registry.MustDate("2026-11-30") }, false},
+		{"justification approved", func(v *registry.Vehicle) {
+			v.InspectionRequests[0].JustificationApproved = registry.MustDate("2026-11-23")
+		}, false},
+		{"submitted on the date set", func(v *registry.Vehicle) {
+			v.Events = append(v.Events, registry.VehicleEvent{Date: registry.MustDate("2026-11-24"), Kind: registry.EventInspection, Note: "reprovado"})
+		}, false}, // submitted and failed: no omission (the vehicle may not circulate: Art. 32, § 3º, another rule)
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newRegFixture(t)
+			if c.edit != nil {
+				v, _ := f.reg.Vehicle("PIU-003")
+				c.edit(&v)
+				if _, err := f.reg.PutVehicle(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.playToTheEnd(t, "PIU-003", noonFriday, "0000000077B303", slices.Concat(repeat(20, 180), repeat(0, 400)))
+			made := f.drafts(t)
+			eps, _, err := f.db.Episodes(context.Background(), store.EpisodeFilter{Rule: "document_expired"}, 10, "")
+			if err != nil || len(eps) != 1 {
+				t.Fatalf("episodes %+v %v", eps, err)
+			}
+			ep := eps[0]
+			var docDrafts []drafts.Draft
+			for _, m := range made {
+				if slices.Contains(m.Draft.Rules, "document_expired") {
+					docDrafts = append(docDrafts, m.Draft)
+				}
+			}
+			if ep.GroundsAuto != c.draft || len(docDrafts) != map[bool]int{true: 1}[c.draft] {
+				t.Fatalf("grounds_auto %v (%s), %d drafts; want grounds %v", ep.GroundsAuto, ep.GroundsNote, len(docDrafts), c.draft)
+			}
+			if !c.draft {
+				if !strings.Contains(ep.GroundsNote, "Art. 45, IV") {
+					t.Errorf("note %q", ep.GroundsNote)
+				}
+				return
+			}
+			d := docDrafts[0]
+			if d.Penalty != "Art. 45, IV" || d.FineUFMP != 300 || len(d.Articles) != 1 || d.Articles[0] != "Art. 32" {
+				t.Errorf("draft cites %v / %s, %v UFMP", d.Articles, d.Penalty, d.FineUFMP)
+			}
+		})
+	}
+}

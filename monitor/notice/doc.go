@@ -14,6 +14,7 @@ import (
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/profile"
+	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -1040,6 +1041,7 @@ func (d *doc) devices() {
 		}
 		d.row(widths, []string{instrument(k), q, id, strings.Join(ver, "; ")}, false, i%2 == 1)
 	}
+	d.legalRecord()
 	signed := 0
 	for _, rb := range d.b.Batches {
 		if _, _, ok, _ := wire.SplitSignature([]byte(rb.Payload)); ok {
@@ -1056,6 +1058,30 @@ func (d *doc) devices() {
 	if es := d.b.Draft.EvidenceSigned; es != "" {
 		d.para("Assinatura dos lotes pelo equipamento de bordo (verificada com a chave cadastrada do veículo na selagem das evidências): "+es+".", "", 8.2, 4)
 	}
+}
+
+// art22III is Lei 2.277/2018, Art. 22, III, verbatim: the tachograph every vehicle must carry.
+const art22III = "equipamento registrador instantâneo e inalterável de velocidade e tempo (tacógrafo), em perfeito estado de funcionamento"
+
+// legalRecord refers a speed fact to the tachograph's record as the legal record of speed and
+// time (Art. 22, III), naming the tachograph and its verification; the telemetry reproduces it.
+func (d *doc) legalRecord() {
+	if !slices.ContainsFunc(d.d.Facts, func(f drafts.Fact) bool { return drafts.MeasuredBy(f.Rule) == registry.DeviceTachograph }) {
+		return
+	}
+	s := "Registro legal da velocidade e do tempo: o registro do tacógrafo do veículo, \"" + art22III + "\" (Lei nº 2.277/2018, Art. 22, III)"
+	if dev, ok := d.device("tacho"); ok && dev.Serial != "" {
+		s += ", nº de série " + dev.Serial
+		if !dev.Verification.IsZero() {
+			s += ", verificado pelo INMETRO em " + date(dev.Verification)
+		}
+		if !dev.ValidUntil.IsZero() {
+			s += ", verificação válida até " + date(dev.ValidUntil)
+		}
+	}
+	s += ". As leituras da telemetria reproduzem o que o tacógrafo registrou; o disco diagrama do tacógrafo (Art. 23) pode ser requisitado ao prestador."
+	d.pdf.Ln(1.5)
+	d.para(s, "", 8.2, 4)
 }
 
 // device finds the registered device of a kind.

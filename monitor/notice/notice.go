@@ -42,6 +42,10 @@ type Input struct {
 	Vehicle  *Vehicle
 	Driver   *Driver
 	Devices  []Device
+	// Verified are the measuring instruments with the verification the issue found valid on
+	// the fact's date (the registry's record at the issue); each replaces the device of the
+	// same kind and serial in Devices.
+	Verified []Device
 
 	// Penalty is the fine as calculated when the notice is issued (Art. 44, 48, 52, 53); nil:
 	// the draft's base fine is printed and the calculation is left to the issue.

@@ -451,7 +451,8 @@ func verifyAll(t *testing.T, db *store.DB) {
 		}
 		v := &rules.Verification{Kind: ep.Needs, By: "fiscal Conceição", At: ep.Start, Note: "música alta audível da calçada"}
 		if ep.Needs == rules.VerifyNBR10151 {
-			v.Note = ""
+			music := true // Art. 45, VII: the music confirmed with the measurement
+			v.Note, v.MusicAudible = "", &music
 			v.Measurement = &rules.Measurement{Meter: "B&K 2250 nº 3012345", Class: 1, Calibration: "RBC 1234/2026",
 				Position: "calçada, 1,2 m de altura", LAeqDB: 67.3, ResidualDB: 49.8, LimitDB: 55, Date: ep.Start}
 		}

@@ -23,9 +23,19 @@ func fromDraft(in Input, d *drafts.Draft) Input {
 		}
 		if in.Devices == nil {
 			for _, dev := range r.Devices {
-				in.Devices = append(in.Devices, Device{Kind: dev.Kind, Model: dev.Model, Serial: dev.Serial,
-					Verification: day(dev.INMETROVerification), Calibration: day(dev.Calibration), ValidUntil: day(dev.ValidUntil)})
+				in.Devices = append(in.Devices, DeviceOf(dev))
 			}
+		}
+	}
+	for _, v := range in.Verified {
+		replaced := false
+		for i, dev := range in.Devices {
+			if sameKind(dev.Kind, v.Kind) && dev.Serial == v.Serial {
+				in.Devices[i], replaced = v, true
+			}
+		}
+		if !replaced {
+			in.Devices = append(in.Devices, v)
 		}
 	}
 	if dr := d.Driver; in.Driver == nil && dr != nil {
@@ -48,4 +58,22 @@ func day(s string) time.Time {
 		return time.Time{}
 	}
 	return t
+}
+
+// sameKind reports whether two device kinds name the same instrument ("tacho" is the facts'
+// name of the registry's "tachograph").
+func sameKind(a, b string) bool {
+	norm := func(k string) string {
+		if k == "tachograph" {
+			return "tacho"
+		}
+		return k
+	}
+	return norm(a) == norm(b)
+}
+
+// DeviceOf is a draft's device as the notice prints it.
+func DeviceOf(dev drafts.Device) Device {
+	return Device{Kind: dev.Kind, Model: dev.Model, Serial: dev.Serial,
+		Verification: day(dev.INMETROVerification), Calibration: day(dev.Calibration), ValidUntil: day(dev.ValidUntil)}
 }

@@ -103,6 +103,30 @@ func TestNoticeNamesTheDriverByCardAndTheDevices(t *testing.T) {
 	}
 }
 
+// A speed auto refers to the tachograph's record as the legal record (Art. 22, III, quoted) and
+// names the tachograph with the verification the issue found valid on the fact's date, which
+// replaces the record sealed with the draft.
+func TestNoticeNamesTheTachographAsTheLegalRecord(t *testing.T) {
+	f := newRegistered(t)
+	f.play(t, "PIU-001", "0000000086H101", fridayEvening, slices.Concat(repeat(20, 60), repeat(45, 20), repeat(20, 200)), 0)
+	m := f.draft(t)
+	if in := m.Draft.Facts[0].Instrument; in == nil || in.Serial != "VDO-EX-0001" || in.INMETROVerification != "2026-02-10" {
+		t.Fatalf("the speed fact seals %+v", in)
+	}
+	text := render(t, notice.Input{Sealed: m.Sealed, Profile: f.p}, "notice-legal-record")
+	mustContain(t, text, "Registro legal da velocidade e do tempo",
+		"equipamento registrador instantâneo e inalterável de velocidade e tempo (tacógrafo), em perfeito estado de funcionamento",
+		"Art. 22, III", "nº de série VDO-EX-0001, verificado pelo INMETRO em 10/02/2026")
+	verified := notice.DeviceOf(drafts.Device{Kind: "tachograph", Serial: "VDO-EX-0001", Model: "VDO MTCO 1390",
+		INMETROVerification: "2026-11-02", ValidUntil: "2028-11-01"})
+	text = render(t, notice.Input{Sealed: m.Sealed, Profile: f.p, Verified: []notice.Device{verified}}, "notice-legal-record-renewed")
+	mustContain(t, text, "verificado pelo INMETRO em 02/11/2026", "verificação em 02/11/2026", "01/11/2028")
+	mustNotContain(t, text, "10/02/2026", "dados do equipamento não cadastrados")
+	if t.Failed() {
+		t.Log(text)
+	}
+}
+
 // Without a card, the notice names the driver the registry assigns to the vehicle and says so;
 // a noise draft prints the registry's r₁ and the sound-level meter's calibration.
 func TestNoticeNamesTheAssignedDriverAndTheMeter(t *testing.T) {

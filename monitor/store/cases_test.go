@@ -49,8 +49,10 @@ func putDraft(t *testing.T, db *DB, id, licensee string, start time.Time) {
 	s := wire.NewTime(start)
 	d := drafts.Draft{ID: id, EpisodeIDs: []string{id + ".ep"}, Vehicle: "PIU-001", Licensee: licensee, Rules: []string{"speed"},
 		Articles: []string{"Art. 23"}, Penalty: "Art. 46, X", FineUFMP: 400, FiscalUnit: "UFMP", Start: s, End: s, CreatedAt: s,
-		Facts:    []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}},
-		Registry: &drafts.Registered{Licensee: licensee, Plate: "ABC1D23"}}
+		Facts: []drafts.Fact{{EpisodeID: id + ".ep", Rule: "speed", Article: "Art. 23", Start: s, End: s}},
+		Registry: &drafts.Registered{Licensee: licensee, Plate: "ABC1D23", Devices: []drafts.Device{{Kind: "tachograph",
+			Serial: "TC-1", INMETROVerification: "2020-01-01", ValidUntil: "2099-12-31"}}}}
+	drafts.SealInstruments(&d)
 	b, err := json.Marshal(drafts.Bundle{Format: drafts.BundleFormat, Draft: d, Batches: []drafts.RawBatch{}})
 	if err != nil {
 		t.Fatal(err)

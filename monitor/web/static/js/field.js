@@ -266,7 +266,11 @@ export function verificationCard(e) {
   if (v.music_audible != null || v.kind !== "nbr10151_measurement") add("Música audível", yesNoText(v.music_audible));
   if (v.boarding != null) add("Embarque/desembarque", yesNoText(v.boarding));
   add("Relato", v.note);
-  if (v.measurement) add("Medição", `${fmtNum(v.measurement.laeq_db)} dB(A) (residual ${fmtNum(v.measurement.residual_db)}, limite ${fmtNum(v.measurement.limit_db)}) — ${v.measurement.meter}`);
+  if (v.measurement) {
+    const m = v.measurement;
+    const corrected = m.corrected_db ? `, corrigido ${fmtNum(m.corrected_db)}` : "";
+    add("Medição", `${fmtNum(m.laeq_db)} dB(A) (residual ${fmtNum(m.residual_db)}${corrected}; limite da NBR 10151 para a área e o período, calculado: ${fmtNum(m.limit_db)}) — ${m.meter}`);
+  }
   if (v.signature) {
     add("Assinatura", v.signature.verified ? chip("assinada pela sessão do agente", "ok", "HMAC-SHA256 da sessão " + v.signature.session) : chip("assinatura não verificada", "warn"));
   }

@@ -473,6 +473,9 @@ class RecordForm {
       if (docs.length) r.documents = docs;
       set("key_id", val("key_id"));
       set("public_key", val("public_key"));
+      // What the form does not edit stays as on file: inspections and accidents, and the
+      // inspections the organ required (Art. 45, IV).
+      if (this.editing) for (const k of ["events", "inspection_requests"]) if (this.record[k]) r[k] = this.record[k];
     } else {
       for (const k of ["name", "cpf", "cnh_number", "cnh_category", "cnh_valid_until", "tachograph_card", "licensee"]) set(k, val(k));
       const mc = {};
