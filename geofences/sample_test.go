@@ -2,9 +2,11 @@ package geofences
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/paulmach/orb"
@@ -199,5 +201,41 @@ func TestSampleScenario(t *testing.T) {
 	}
 	if z, ok := s.ZoneAt(school.Bound().Center()); !ok || z.Area != "strict_residential" {
 		t.Errorf("school zone = %v", z)
+	}
+}
+
+// The sample street base map loads, holds streets only, every one marked sample, and says in
+// its own metadata that it is a sample, not a survey.
+func TestSampleStreetsAreLabelledSample(t *testing.T) {
+	set, err := SampleStreets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	streets := set.OfKind(KindStreet)
+	if len(streets) == 0 || len(streets) != set.Len() {
+		t.Fatalf("%d streets of %d features", len(streets), set.Len())
+	}
+	for _, f := range streets {
+		if f.Source != "sample" || f.Name == "" {
+			t.Errorf("street %s: source %q, name %q", f.ID, f.Source, f.Name)
+		}
+	}
+	raw, err := fs.ReadFile(sampleStreets, "basemap/piuma-sample-streets.geojson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Sample      bool
+		Description string
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.Sample || !strings.HasPrefix(meta.Description, "SAMPLE, NOT A SURVEY.") {
+		t.Errorf("metadata %+v", meta)
+	}
+	// Sample streets never name a place.
+	if pl := set.ReverseGeocode(streets[0].Bound().Center(), 1000, 0); pl.Street != nil {
+		t.Errorf("a sample street names a place: %+v", pl.Street)
 	}
 }

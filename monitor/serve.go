@@ -67,6 +67,7 @@ type serveConfig struct {
 	checkpoint    time.Duration
 	ckptPages     int
 	tileURL       string
+	basemap       string
 	publicURL     string
 	uploadScan    string
 	http          httpConfig
@@ -85,6 +86,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	var c serveConfig
 	b.BindMQTT(&c.mqtt)
 	b.String(&c.geofences, "TRENZINHO_GEOFENCES", "", "GeoJSON file or directory of geofences (empty: the Piúma sample set)")
+	b.String(&c.basemap, "TRENZINHO_BASEMAP", "", "GeoJSON street extract (monitor geofences import-osm) the dashboard's map draws when no tiles load (empty: the streets of the geofences; with the sample geofences, the sample streets)")
 	b.String(&c.profile, "TRENZINHO_PROFILE", "", "legal profile YAML (empty: the built-in Piúma profile)")
 	b.String(&c.db, "TRENZINHO_DB", "trenzinho-monitor.db", "SQLite database: episodes, users, audit")
 	b.String(&c.listen, "TRENZINHO_LISTEN", "127.0.0.1:8080", "HTTP address of the API and the dashboard")
@@ -234,6 +236,19 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The street base map: an extract of its own, else the geofences' streets (api.MapConfig),
+	// else with the sample geofences the sample streets — a sample, not a survey.
+	var streets *geofences.Set
+	switch {
+	case c.basemap != "":
+		if streets, err = geofences.Load(c.basemap); err != nil {
+			return fmt.Errorf("TRENZINHO_BASEMAP: %w", err)
+		}
+	case c.geofences == "":
+		if streets, err = geofences.SampleStreets(); err != nil {
+			return err
+		}
+	}
 	var regStore *registry.Store
 	if c.registry != "" {
 		if regStore, err = registry.Open(c.registry); err != nil {
@@ -355,9 +370,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	defer closeComplaints()
 	srv := api.New(api.Config{
-		Logger: log, Now: now, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, Health: db.Ping, Metrics: reg,
+		Logger: log, Now: now, Users: db, Audit: db, Episodes: db, Fleet: bundleFleet{j, bundles}, Drafts: db, DraftKey: pub, DraftSettle: c.draftSettle, Health: db.Ping, Metrics: reg,
 		RenderPDF: noticePDF(db, prof, c.tileURL, c.publicURL, version, log), Hub: hub, Static: web.Handler(web.Options{TileURL: c.tileURL}), SecureCookie: c.secureCookie,
-		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL},
+		Map:           api.MapConfig{Geofences: set, Profile: prof, TileURL: c.tileURL, Streets: streets},
 		RegistryStore: regStore,
 		Cases: &api.CasesConfig{Store: db, Profile: prof, Registry: regStore, Now: now,
 			GroundsMissing: cases.EpisodeGrounds(db.Episode, store.ErrNotFound)},

@@ -191,6 +191,9 @@ func (p *Profile) Problems() []Warning {
 			Keys:        []string{"fiscal_unit.values", "fiscal_unit.confirmed_by", "fiscal_unit.act"},
 		})
 	}
+	if cw, ok := p.competenceWarning(); ok {
+		w = append(w, cw)
+	}
 	if strings.TrimSpace(p.Defence.To) == "" || (p.Defence.Address == "" && p.Defence.Email == "" && p.Defence.Portal == "") {
 		w = append(w, Warning{
 			Text:   "local e destinatário da defesa não cadastrados (defence.to, defence.address, defence.email ou defence.portal): o auto não dirá onde protocolar a defesa",

@@ -88,6 +88,9 @@ type Profile struct {
 	Notification Notification `yaml:"notification"`
 	// Payment is the period to pay a fine once the decision on the defence is notified.
 	Payment Payment `yaml:"payment"`
+	// Competence are the acts of the Executive an auto rests on (Art. 1 § 2º, 20 § 1º, 34, 57,
+	// 59); without them no auto is issued.
+	Competence Competence `yaml:"competence"`
 	// Authority names the competent authority (Art. 57) as people read it.
 	Authority Authority `yaml:"authority"`
 	// Appeal is the appeal (recurso) against the decision on the defence (Lei nº 9.784/1999,
@@ -133,6 +136,9 @@ type Holidays struct {
 	Fixed  []FixedHoliday  `yaml:"fixed"`
 	Easter []EasterHoliday `yaml:"easter"`
 	Dates  []DateHoliday   `yaml:"dates"`
+	// ClosedDays are the pontos facultativos decreed, by date: no holiday, but no expediente
+	// either, so no deadline ends on one (BusinessDay; optional).
+	ClosedDays []ClosedDay `yaml:"closed_days"`
 }
 
 // FixedHoliday is a holiday on the same day every year ("MM-DD").
@@ -1046,6 +1052,8 @@ func (p *Profile) validate() error {
 			}
 		}
 	}
+	errs = append(errs, p.fineProblems()...)
+	errs = append(errs, p.validateClosedDays()...)
 	return errors.Join(errs...)
 }
 

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/paulmach/orb"
 	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/profile"
@@ -119,7 +120,15 @@ type Coach struct {
 	sites    []rules.SiteNear
 	lastT    time.Time
 	nearSite time.Time // last reading with an open sensitive site within the lead distance
+	trip     trip
 	warnings int64
+}
+
+// trip follows the vehicle between its licensee's garage and its itineraries (see transit).
+type trip struct {
+	outbound bool    // left a garage and not yet inside the corridor of an itinerary since
+	homeward bool    // left a corridor and closing on a garage since
+	homeM    float64 // while homeward, the least distance to a garage since it left the corridor
 }
 
 // conf is a bundle ready to use.
@@ -136,6 +145,11 @@ type conf struct {
 	threshold float64
 	docDays   int
 	documents []configbundle.Document
+	// garages and itineraries are the licensee's; transitM is the farthest a garage of the
+	// licensee lies from the nearest of its itineraries' routes, plus the widest corridor:
+	// the drive between them stays within it (see transit).
+	garages, itineraries []*geofences.Feature
+	transitM             float64
 }
 
 type key struct {
@@ -204,12 +218,25 @@ func (c *Coach) Configure(cb *configbundle.Bundle) error {
 	slices.Sort(nc.endMin)
 	slices.Reverse(nc.endMin)
 	licensee := cb.Licensee
+	if places != nil && licensee != "" {
+		nc.garages, nc.itineraries = places.Garages(licensee), places.Itineraries(licensee)
+		corridor := 0.0
+		for _, it := range nc.itineraries {
+			corridor = max(corridor, it.CorridorM)
+		}
+		for _, g := range nc.garages {
+			if _, d := places.InCorridor(g.Bound().Center(), nc.itineraries); !math.IsInf(d, 0) {
+				nc.transitM = max(nc.transitM, d+corridor)
+			}
+		}
+	}
 	nc.engine.SetRegistry(func(string) (rules.Registration, bool) {
 		return rules.Registration{Licensee: licensee}, licensee != ""
 	})
 	c.mu.Lock()
 	c.conf = nc
 	clear(c.seen)
+	c.trip = trip{}
 	c.mu.Unlock()
 	n := 0
 	if places != nil {
@@ -355,7 +382,8 @@ func (c *Coach) evaluate(cf *conf, t time.Time) {
 	// position, before its confirmation opens an episode.
 	if havePos {
 		defer c.judged(t, KindItinerary)
-		if _, peak, ok := v.Holding(rules.RuleRouteDeviation); ok {
+		transit := c.transit(cf, lat, lon)
+		if _, peak, ok := v.Holding(rules.RuleRouteDeviation); ok && !transit {
 			c.raise(t, key{kind: KindItinerary}, Warning{Rule: rules.RuleRouteDeviation,
 				Value: math.Round(peak), Limit: cf.profile.Route.CorridorM})
 		}
@@ -373,6 +401,61 @@ func (c *Coach) evaluate(cf *conf, t time.Time) {
 			}
 		}
 	}
+}
+
+// homeSlackM is how much farther from the garage than its least distance since leaving the
+// itinerary a homeward vehicle may be (GPS scatter, a street that bends) and still be homeward.
+const homeSlackM = 25
+
+// transit reports whether the vehicle at lat, lon is on its way between its licensee's garage
+// and its itinerary, where leaving the corridor is no deviation the coach warns of: the driver
+// cannot serve the itinerary without driving to it (the monitor's route rule keeps its own
+// confirmation time, route.confirm_s, which the drive is expected to stay under). It is in
+// transit
+//   - inside a garage of its licensee;
+//   - outbound: from leaving the garage until it first enters the corridor of one of its
+//     licensee's itineraries, while no farther from the routes than transitM (the farthest
+//     garage's distance to them, plus the corridor);
+//   - homeward: from leaving a corridor, as long as every position since is no farther from
+//     the nearest garage than the least distance to it since it left (plus homeSlackM), and no
+//     farther from the routes than transitM.
+//
+// A vehicle that drives away from both the itinerary and the garage is warned; one that turns
+// away from the garage after leaving the corridor stays warned until it is back in a corridor
+// or a garage. Without a garage or an itinerary of the licensee there is no transit.
+func (c *Coach) transit(cf *conf, lat, lon float64) bool {
+	if len(cf.garages) == 0 || len(cf.itineraries) == 0 {
+		return false
+	}
+	pt := orb.Point{lon, lat}
+	tr := &c.trip
+	home := math.Inf(1)
+	for _, g := range cf.garages {
+		d := g.Distance(pt)
+		if d == 0 {
+			*tr = trip{outbound: true}
+			return true
+		}
+		home = min(home, d)
+	}
+	inside, routeM := cf.places.InCorridor(pt, cf.itineraries)
+	if inside {
+		*tr = trip{homeward: true, homeM: math.Inf(1)}
+		return false
+	}
+	if routeM > cf.transitM {
+		*tr = trip{}
+		return false
+	}
+	if tr.outbound {
+		return true
+	}
+	if tr.homeward && home <= tr.homeM+homeSlackM {
+		tr.homeM = min(tr.homeM, home)
+		return true
+	}
+	tr.homeward = false
+	return false
 }
 
 // documents warns of each document of the bundle that expires within the warning's days of

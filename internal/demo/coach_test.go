@@ -163,3 +163,77 @@ func reading(vehicle string, seq uint64, at time.Time, st sim.State, prev *sim.S
 	}
 	return b
 }
+
+// TestDemoGarageExitsAreNotDeviations plays each scripted train's whole day through the coach,
+// with the bundle the monitor issues it: leaving its garage for its itinerary and returning to it
+// at the end are no itinerary warnings (the coach once warned "saída do itinerário 433 / 50" a
+// minute into the day), while PIU-002's detour off its loop still is.
+func TestDemoGarageExitsAreNotDeviations(t *testing.T) {
+	start := time.Date(2026, 11, 26, 3, 30, 0, 0, time.UTC)
+	files, err := Write(t.TempDir(), start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml, err := os.ReadFile(files.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := profile.Parse(yaml, files.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := geofences.Load(files.Geofences)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dv := range sim.Demo() {
+		licensee := demoLicensees[dv.ID]
+		gf, err := configbundle.Geofences(set, licensee)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws []coach.Warning
+		co := coach.New(coach.Options{Vehicle: dv.ID, Logger: slog.New(slog.DiscardHandler),
+			Emit: func(w coach.Warning) { ws = append(ws, w) }})
+		if err := co.Configure(&configbundle.Bundle{Format: configbundle.Format, Vehicle: dv.ID, Licensee: licensee,
+			Version: 1, IssuedAt: start, ValidUntil: start.Add(48 * time.Hour),
+			Profile: configbundle.Profile{ID: prof.ID, YAML: string(yaml)}, Geofences: gf}); err != nil {
+			t.Fatal(err)
+		}
+		v := &sim.Vehicle{ID: dv.ID, Script: dv.Script}
+		var last *sim.State
+		for i := 0; time.Duration(i)*time.Second <= dv.Script.Duration()+time.Minute; i++ {
+			at := start.Add(time.Duration(i) * time.Second)
+			st := v.Step(at, time.Second)
+			co.Apply(reading(dv.ID, uint64(i+1), at, st, last))
+			last = &st
+		}
+		var detour []coach.Warning
+		for _, w := range ws {
+			if w.Kind != coach.KindItinerary {
+				continue
+			}
+			if dv.ID == "PIU-002" {
+				detour = append(detour, w)
+				continue
+			}
+			t.Errorf("%s: itinerary warning at +%s, %v m from its routes: it drives only between its garage and its itinerary",
+				dv.ID, w.T.Sub(start), w.Value)
+		}
+		if dv.ID != "PIU-002" {
+			continue
+		}
+		mark, ok := dv.Script.MarkAt("detour")
+		if !ok {
+			t.Fatal("PIU-002: no detour")
+		}
+		if len(detour) == 0 {
+			t.Error("PIU-002's detour off its loop was not warned")
+		}
+		for _, w := range detour {
+			if d := w.T.Sub(start); d < mark || d > mark+3*time.Minute {
+				t.Errorf("PIU-002: itinerary warning at +%s, outside its detour (from +%s)", d, mark)
+			}
+		}
+	}
+}

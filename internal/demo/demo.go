@@ -33,6 +33,9 @@ import (
 // TRENZINHO_GEOFENCES and TRENZINHO_REGISTRY.
 type Files struct {
 	Profile, Geofences, Registry string
+	// Basemap is the street base map the dashboard draws when no map tiles load, for
+	// TRENZINHO_BASEMAP: the sample streets (geofences.SampleStreets), a sample, not a survey.
+	Basemap string
 	// Start is the device time the simulator's scripted day must start at
 	// (`firmware-bridge simulate --scenario demo --start`), RFC 3339.
 	Start string
@@ -53,6 +56,7 @@ func Write(dir string, start time.Time) (Files, error) {
 		Profile:   filepath.Join(dir, "profile.yaml"),
 		Geofences: filepath.Join(dir, "geofences"),
 		Registry:  filepath.Join(dir, "registry.yaml"),
+		Basemap:   filepath.Join(dir, "basemap-sample-streets.geojson"),
 		Start:     start.UTC().Format(time.RFC3339),
 	}
 	for _, v := range sim.Demo() {
@@ -70,6 +74,13 @@ func Write(dir string, start time.Time) (Files, error) {
 	}
 	if err := writeGeofences(f.Geofences, start.UTC().Format(time.DateOnly)); err != nil {
 		return Files{}, err
+	}
+	streets, err := fs.ReadFile(geofences.SampleStreetsFS(), "basemap/piuma-sample-streets.geojson")
+	if err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
+	}
+	if err := os.WriteFile(f.Basemap, streets, 0o644); err != nil {
+		return Files{}, fmt.Errorf("demo settings: %w", err)
 	}
 	reg, err := Registry(start)
 	if err != nil {
@@ -89,11 +100,12 @@ func Write(dir string, start time.Time) (Files, error) {
 const VerificationWait = 150 * time.Second
 
 // MonitorEnv is the monitor's environment for the demonstration, beside the broker, the database
-// and the listen address: the demonstration profile and geofences, the short verification wait,
+// and the listen address: the demonstration profile and geofences, the sample street map drawn
+// when no tiles load, the short verification wait,
 // and the public URL issued autos print for their verification page (the dashboard's own: empty,
 // none).
 func (f Files) MonitorEnv(publicURL string) []string {
-	env := []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences,
+	env := []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences, "TRENZINHO_BASEMAP=" + f.Basemap,
 		"TRENZINHO_DRAFT_VERIFICATION_WAIT=" + VerificationWait.String()}
 	if publicURL != "" {
 		env = append(env, "TRENZINHO_PUBLIC_URL="+publicURL)
@@ -189,6 +201,11 @@ var demoActs = []struct{ what, law, demo string }{
 		"  # " + Label + ": ninguém confirmou este valor; nenhum ato o publica.\n" +
 			"  confirmed_by: \"" + Label + " (demonstração do make run)\"\n" +
 			"  act: \"" + Label + " (ato inexistente)\"\n"},
+	{"the acts of competence", "competence:\n  fiscal_organ_act: \"\"\n  authorities_act: \"\"\n  telemetry_act: \"\"\n",
+		"competence:\n  # " + Label + ": nenhum destes atos existe.\n" +
+			"  fiscal_organ_act: \"" + Label + " (ato inexistente que designa a Fiscalização de Posturas)\"\n" +
+			"  authorities_act: \"" + Label + " (ato inexistente que designa a Autoridade Julgadora de Posturas)\"\n" +
+			"  telemetry_act: \"" + Label + " (ato inexistente que adota a telemetria embarcada como meio de prova)\"\n"},
 	{"the defence's addressee", "  to: \"\"\n  address: \"\"\n",
 		"  # " + Label + ": destinatário e local fictícios.\n" +
 			"  to: \"Autoridade Julgadora de Posturas (" + Label + ")\"\n" +
@@ -288,8 +305,11 @@ func hospitalZone() ([]byte, error) {
 
 // demoFeatures marks every sample site of a feature collection as verified for the
 // demonstration (source "demonstração", verified_by naming Label), so that an auto relying on
-// one can be issued in `make run` (issue refusal site_unverified), and, when anyHour, makes
-// every feature valid every day at every hour.
+// one can be issued in `make run` (issue refusal site_unverified); closes every sensitive site
+// that is not open day and night (its hours kept as sample_opening_hours), so that the day opens
+// the same episodes at whatever hour `make run` starts (the music PIU-002 plays on its loop
+// passes within 200 m of the library, which would otherwise add an episode while it is open);
+// and, when anyHour, makes every feature valid every day at every hour.
 func demoFeatures(b []byte, anyHour bool, day string) ([]byte, error) {
 	var fc struct {
 		Type     string           `json:"type"`
@@ -307,6 +327,11 @@ func demoFeatures(b []byte, anyHour bool, day string) ([]byte, error) {
 			props["source"] = "demonstração"
 			props["verified_by"] = "Verificação fictícia (" + Label + ")"
 			props["verified_at"] = day
+		}
+		if oh, ok := props["opening_hours"].(string); ok && props["kind"] == "sensitive" && oh != "24/7" {
+			props["sample_opening_hours"] = oh
+			props["opening_hours"] = "off"
+			props["note"] = fmt.Sprint(props["note"]) + "; demonstração: fechado durante a demonstração, para que o dia mostre o mesmo a qualquer hora"
 		}
 		if !anyHour {
 			continue

@@ -242,6 +242,8 @@ func TestSettingsAllowTheIssue(t *testing.T) {
 		"fiscal_unit.confirmed_by": p.FiscalUnit.ConfirmedBy, "fiscal_unit.act": p.FiscalUnit.Act,
 		"fiscal_unit.values[0].note": p.FiscalUnit.Values[0].Note, "defence.to": p.Defence.To,
 		"defence.address": p.Defence.Address, "notification.electronic_act": p.Notification.ElectronicAct,
+		"competence.fiscal_organ_act": p.Competence.FiscalOrganAct, "competence.authorities_act": p.Competence.AuthoritiesAct,
+		"competence.telemetry_act": p.Competence.TelemetryAct,
 	} {
 		if !strings.Contains(v, Label) {
 			t.Errorf("%s %q does not carry %q", what, v, Label)
@@ -251,7 +253,7 @@ func TestSettingsAllowTheIssue(t *testing.T) {
 		t.Error("the electronic notice is off")
 	}
 	for _, w := range p.Warnings() {
-		if strings.Contains(w, "fiscal_unit") || strings.Contains(w, "defence") {
+		if strings.Contains(w, "fiscal_unit") || strings.Contains(w, "defence") || strings.Contains(w, "competence") {
 			t.Errorf("warning %q", w)
 		}
 	}
@@ -310,7 +312,7 @@ func TestMonitorEnv(t *testing.T) {
 	}
 	env := f.MonitorEnv("http://127.0.0.1:8080")
 	for _, want := range []string{"TRENZINHO_PROFILE=" + f.Profile, "TRENZINHO_GEOFENCES=" + f.Geofences,
-		"TRENZINHO_DRAFT_VERIFICATION_WAIT=2m30s", "TRENZINHO_PUBLIC_URL=http://127.0.0.1:8080"} {
+		"TRENZINHO_BASEMAP=" + f.Basemap, "TRENZINHO_DRAFT_VERIFICATION_WAIT=2m30s", "TRENZINHO_PUBLIC_URL=http://127.0.0.1:8080"} {
 		if !slices.Contains(env, want) {
 			t.Errorf("monitor environment %q lacks %q", env, want)
 		}
@@ -319,5 +321,45 @@ func TestMonitorEnv(t *testing.T) {
 		if strings.HasPrefix(kv, "TRENZINHO_PUBLIC_URL=") {
 			t.Errorf("no public URL given, yet %q", kv)
 		}
+	}
+}
+
+// The demonstration's day opens the same episodes at any hour `make run` starts: every sensitive
+// site of its geofences is either open day and night (the Pronto Atendimento, which the script
+// passes) or closed for the demonstration, at every hour of a week, holidays included.
+func TestDemoSitesDoNotDependOnTheHour(t *testing.T) {
+	f, err := Write(t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := geofences.Load(f.Geofences)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := time.LoadLocation("America/Sao_Paulo")
+	alwaysOpen := 0
+	for _, ft := range set.Features() {
+		if ft.Kind != geofences.KindSensitive {
+			continue
+		}
+		var open, closed int
+		for h := range 7 * 24 {
+			for _, holiday := range []bool{false, true} {
+				if ft.OpeningHours == nil || ft.OpeningHours.Open(time.Date(2026, 11, 30, h, 30, 0, 0, loc), holiday) {
+					open++
+				} else {
+					closed++
+				}
+			}
+		}
+		switch {
+		case closed == 0:
+			alwaysOpen++
+		case open != 0:
+			t.Errorf("%s (%s) is open at some hours and not others: %d open, %d closed", ft.ID, ft.OpeningHours, open, closed)
+		}
+	}
+	if alwaysOpen == 0 {
+		t.Error("no site open day and night: the scripted loud pass would open nothing")
 	}
 }

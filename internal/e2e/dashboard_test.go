@@ -885,7 +885,7 @@ vehicles:
 	if err != nil {
 		t.Fatal(err)
 	}
-	confirmed := strings.Replace(string(prof), "  confirmed_by: \"\"\n  act: \"\"", "  confirmed_by: Secretaria Municipal de Fazenda (teste)\n  act: Decreto nº 999/2025 (teste)", 1)
+	confirmed := testenv.CompetenceYAML(strings.Replace(string(prof), "  confirmed_by: \"\"\n  act: \"\"", "  confirmed_by: Secretaria Municipal de Fazenda (teste)\n  act: Decreto nº 999/2025 (teste)", 1))
 	if confirmed == string(prof) {
 		t.Fatal("piuma.yaml has no empty fiscal_unit.confirmed_by and act")
 	}

@@ -53,6 +53,13 @@ func TestTransparencyPageInTheBrowser(t *testing.T) {
 		Offence: start}, store.Actor{User: "joao", Role: store.RoleFiscal}); err != nil {
 		t.Fatal(err)
 	}
+	// A paper notice of the same day, confirmed: published under the licensee; the manual one,
+	// still in process, only in the total.
+	if _, err := db.ImportNotices(ctx, []store.ImportedNotice{{Number: "0090/2026", Offence: start, Issued: start.Add(2 * time.Hour),
+		Licensee: "L1", Articles: []string{"Art. 16"}, Penalty: "Art. 46, XII", Status: "confirmed", Notified: "2026-11-03", Mode: "in_person"}},
+		start.Add(3*time.Hour), store.Actor{User: "joao", Role: store.RoleFiscal}); err != nil {
+		t.Fatal(err)
+	}
 	srv := api.New(api.Config{Users: db, Audit: db, Episodes: db, RegistryStore: reg, Transparency: db,
 		Static: web.Handler(web.Options{}), Metrics: prometheus.NewRegistry()})
 	hs := httptest.NewServer(srv.Handler())
@@ -64,7 +71,8 @@ func TestTransparencyPageInTheBrowser(t *testing.T) {
 	b.waitJS(`document.querySelector(".transparency-table tbody tr")`, 20*time.Second, "the report's table")
 	b.shot("transparencia-novembro")
 	page := b.text("#transparencia")
-	for _, want := range []string{"Trenzinho Alegria da Orla Ltda", "Art. 16: 1", "Excesso de velocidade: 1", "Mês 2026-11"} {
+	for _, want := range []string{"Trenzinho Alegria da Orla Ltda", "Art. 16: 1", "Excesso de velocidade: 1", "Mês 2026-11",
+		"Autos em andamento1", "Todos os permissionários"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q:\n%s", want, page)
 		}

@@ -87,6 +87,9 @@ type Config struct {
 	// monitor's public key that every draft must be signed with.
 	Drafts   Drafts
 	DraftKey ed25519.PublicKey
+	// DraftSettle is how long after its episode's last change a draft is made
+	// (TRENZINHO_DRAFT_SETTLE), which GET /api/v1/config tells the dashboard; 0: not said.
+	DraftSettle time.Duration
 	// RenderPDF writes a draft as a PDF; nil: no PDF route.
 	RenderPDF func(w io.Writer, d *store.DraftRecord) error
 	Health    func(context.Context) error // nil: always healthy
@@ -179,6 +182,8 @@ type Server struct {
 	secure            bool
 	keepAlive         time.Duration
 	mapCfg            MapConfig
+	basemap           *basemap // nil: no street base map
+	draftSettle       time.Duration
 	batchRetention    time.Duration
 	reg               *registry.Store
 	cases             *CasesConfig
@@ -244,6 +249,7 @@ func New(cfg Config) *Server {
 		secure:         cfg.SecureCookie,
 		keepAlive:      cfg.StreamKeepAlive,
 		mapCfg:         cfg.Map,
+		draftSettle:    cfg.DraftSettle,
 		batchRetention: cfg.BatchRetention,
 		reg:            cfg.RegistryStore,
 		cases:          cfg.Cases,
@@ -281,6 +287,18 @@ func New(cfg Config) *Server {
 	if s.keepAlive <= 0 {
 		s.keepAlive = defaultKeepAlive
 	}
+	streets, maxBytes := cfg.Map.Streets, cfg.Map.BasemapMaxBytes
+	if streets == nil {
+		streets = cfg.Map.Geofences
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultBasemapMaxBytes
+	}
+	if bm, err := newBasemap(streets, maxBytes); err != nil {
+		s.log.Warn("no street base map", "err", err)
+	} else {
+		s.basemap = bm
+	}
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -303,6 +321,7 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/warnings/summary", s.requireRole(store.RoleViewer, s.handleWarningSummary))
 	a.Handle("GET /api/v1/stream", s.requireRole(store.RoleViewer, s.handleStream))
 	a.Handle("GET /api/v1/geofences", s.requireRole(store.RoleViewer, s.handleGeofences))
+	a.Handle("GET /api/v1/basemap", s.requireRole(store.RoleViewer, s.handleBasemap))
 	a.Handle("GET /api/v1/config", s.requireRole(store.RoleViewer, s.handleConfig))
 	if s.drafts != nil {
 		a.Handle("GET /api/v1/drafts", s.requireRole(store.RoleViewer, s.handleDrafts))

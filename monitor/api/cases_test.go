@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/trenzinho/trenzinho/internal/testenv"
 	"io"
 	"net/http"
 	"os"
@@ -64,7 +65,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 	t.Helper()
 	y := strings.Replace(string(profile.PiumaYAML()), "    - {from: \"2026-01-01\", brl: \"4.2000\"",
 		"    - {from: \"2027-01-01\", brl: \"4.41234\"}\n    - {from: \"2026-01-01\", brl: \"4.2000\"", 1)
-	y = edit(y)
+	y = edit(testenv.CompetenceYAML(y))
 	p, err := profile.Parse([]byte(y), "test.yaml")
 	if err != nil || len(p.FiscalUnit.Values) != 2 {
 		t.Fatalf("profile: %v", err)

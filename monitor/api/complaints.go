@@ -247,11 +247,13 @@ func (s *Server) handleGeocode(w http.ResponseWriter, r *http.Request) {
 
 // ComplaintReceipt is the answer to a new complaint.
 type ComplaintReceipt struct {
-	ID        string             `json:"id"`
-	AnswerURL string             `json:"answer_url"`
-	Answer    []string           `json:"answer"`
-	Result    *complaints.Result `json:"result"`
-	Place     *ComplaintPlace    `json:"place"`
+	ID        string   `json:"id"`
+	AnswerURL string   `json:"answer_url"`
+	Answer    []string `json:"answer"`
+	// Result is the matching with plates and speeds: for the 156 system (the municipality's),
+	// never in the public form's receipt (LGPD: the public reads only Answer).
+	Result *complaints.Result `json:"result,omitempty"`
+	Place  *ComplaintPlace    `json:"place"`
 }
 
 // ComplaintPlace is where the complaint was placed (the map's point or the address's match).
@@ -347,7 +349,22 @@ func (s *Server) newComplaint(w http.ResponseWriter, r *http.Request, in *compla
 	if rec.Contact != "" && c.Mail != nil {
 		s.mailComplaint(rec)
 	}
-	s.writeJSON(w, r, http.StatusCreated, ComplaintReceipt{ID: rec.ID, AnswerURL: "/r/" + rec.Code, Answer: rec.Answer, Result: res, Place: place})
+	rc := ComplaintReceipt{ID: rec.ID, AnswerURL: "/r/" + rec.Code, Answer: rec.Answer, Place: place}
+	if source != "form" {
+		rc.Result = res
+	}
+	s.writeJSON(w, r, http.StatusCreated, rc)
+}
+
+// withDetail sets the staff's reading of each complaint's matching (complaints.Detail).
+func (s *Server) withDetail(cs ...*store.Complaint) {
+	for _, c := range cs {
+		c.Detail = nil
+		var res complaints.Result
+		if len(c.Result) > 0 && json.Unmarshal(c.Result, &res) == nil && !res.From.IsZero() {
+			c.Detail = complaints.Detail(&res, s.complaints.Location)
+		}
+	}
 }
 
 func matchCount(res *complaints.Result) int {
@@ -449,6 +466,9 @@ func (s *Server) handleComplaints(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, err)
 		return
 	}
+	for i := range items {
+		s.withDetail(&items[i])
+	}
 	s.writeJSON(w, r, http.StatusOK, newList(items, next))
 }
 
@@ -473,6 +493,7 @@ func (s *Server) handleComplaint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.Contact = ""
+	s.withDetail(c)
 	s.writeJSON(w, r, http.StatusOK, c)
 }
 
@@ -621,6 +642,9 @@ func (s *Server) handleEpisodeComplaints(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		s.internalError(w, r, err)
 		return
+	}
+	for i := range items {
+		s.withDetail(&items[i])
 	}
 	s.writeJSON(w, r, http.StatusOK, newList(items, ""))
 }

@@ -139,16 +139,32 @@ func TestComplaintMatchedAndAnswered(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("complaint: %d %s", code, body)
 	}
-	if len(rc.Result.Matches) != 1 {
-		t.Fatalf("matches: %+v", rc.Result.Matches)
+	// The public receipt carries the answer only (LGPD): no plate, no speed, no matching.
+	if rc.Result != nil || strings.Contains(body, "PIU-002") || strings.Contains(body, "km/h") || strings.Contains(body, `"result"`) {
+		t.Errorf("the public receipt shows the matching: %s", body)
 	}
-	m := rc.Result.Matches[0]
+	// The staff read the matching and its detail.
+	_, fiscal := f.login("fiscal", fiscalPassword)
+	code, b, _ := f.do("GET", "/api/v1/complaints/"+rc.ID, nil, session{bearer: fiscal})
+	var staff struct {
+		store.Complaint
+		Result complaints.Result `json:"result"`
+	}
+	if code != http.StatusOK || json.Unmarshal(b, &staff) != nil || len(staff.Result.Matches) != 1 {
+		t.Fatalf("staff: %d %s", code, b)
+	}
+	m := staff.Result.Matches[0]
 	// 90 dB(A) at r₁ = 2 m, 44.5 m away: 90 − 20·log10(44.5/2) ≈ 63 dB(A), above 55 (day) or 50.
 	if m.Vehicle != "PIU-002" || m.DistanceM < 40 || m.DistanceM > 50 || m.LevelDB == nil || *m.LevelDB < 62 || *m.LevelDB > 64 ||
 		!m.Above || !m.Estimate || m.At.Sub(pass).Abs() > time.Second || m.SpeedKmh == nil || *m.SpeedKmh != 18 {
 		t.Errorf("match: %+v (level %v)", m, m.LevelDB)
 	}
-	want := fmt.Sprintf("PIU-002 passou às %s a cerca de 45 m, a 18 km/h, com nível estimado de 63 dB(A) — acima do limite da área (%.0f dB(A)); o caso foi encaminhado à fiscalização.",
+	wantDetail := fmt.Sprintf("PIU-002 passou às %s a cerca de 45 m, a 18 km/h, com nível estimado de 63 dB(A) — acima do limite da área (%.0f dB(A)).",
+		pass.In(loc).Format("15:04"), *m.LimitDB)
+	if len(staff.Detail) != 1 || staff.Detail[0] != wantDetail {
+		t.Errorf("detail %q\nwant   %q", staff.Detail, wantDetail)
+	}
+	want := fmt.Sprintf("Um trenzinho passou às %s a cerca de 45 m do local, com nível sonoro estimado de 63 dB(A) no local, acima do limiar de triagem da área (limite de %.0f dB(A) mais a tolerância do medidor); o caso foi encaminhado à fiscalização.",
 		pass.In(loc).Format("15:04"), *m.LimitDB)
 	if len(rc.Answer) != 1 || rc.Answer[0] != want {
 		t.Errorf("answer %q\nwant   %q", rc.Answer, want)
@@ -157,8 +173,8 @@ func TestComplaintMatchedAndAnswered(t *testing.T) {
 		t.Fatalf("answer URL %q", rc.AnswerURL)
 	}
 	code, page, _ := f.do("GET", rc.AnswerURL, nil, session{})
-	if code != http.StatusOK || !strings.Contains(string(page), "PIU-002 passou às") || !strings.Contains(string(page), "estimativa") ||
-		strings.Contains(string(page), "maria@example.com") {
+	if code != http.StatusOK || !strings.Contains(string(page), "Um trenzinho passou às") || !strings.Contains(string(page), "estimativa") ||
+		strings.Contains(string(page), "maria@example.com") || strings.Contains(string(page), "PIU-002") || strings.Contains(string(page), "km/h") {
 		t.Errorf("answer page %d:\n%s", code, page)
 	}
 
@@ -171,20 +187,20 @@ func TestComplaintMatchedAndAnswered(t *testing.T) {
 	}
 	// The same place an hour later: the train had gone.
 	code, rc, _ = f.complain(map[string]any{"lat": -20.84220, "lon": -40.7300, "at": at.Add(time.Hour).Format(time.RFC3339), "kind": "som_alto"})
-	if code != http.StatusCreated || len(rc.Result.Matches) != 0 || !strings.HasPrefix(rc.Answer[0], "Nenhum trenzinho a menos de 300 m") {
+	if code != http.StatusCreated || rc.Result != nil || !strings.HasPrefix(rc.Answer[0], "Nenhum trenzinho a menos de 300 m") {
 		t.Errorf("an hour later: %d %+v", code, rc)
 	}
 
 	// A typed address is placed on the street.
 	code, rc, body = f.complain(map[string]any{"address": "Av. Beira Mar, 120", "at": at.Format(time.RFC3339), "kind": "velocidade"})
-	if code != http.StatusCreated || rc.Place.Matched != "Avenida Beira-Mar" || len(rc.Result.Matches) != 1 {
+	if code != http.StatusCreated || rc.Place.Matched != "Avenida Beira-Mar" || len(rc.Answer) != 1 || !strings.HasPrefix(rc.Answer[0], "Um trenzinho passou às") {
 		t.Errorf("typed address: %d %+v %s", code, rc.Place, body)
 	}
 	code, _, body = f.complain(map[string]any{"address": "Rua que não existe", "at": at.Format(time.RFC3339), "kind": "outro"})
 	if code != http.StatusUnprocessableEntity {
 		t.Errorf("unknown address: %d %s", code, body)
 	}
-	code, b, _ := f.do("GET", "/api/v1/public/geocode?q=beira", nil, session{})
+	code, b, _ = f.do("GET", "/api/v1/public/geocode?q=beira", nil, session{})
 	if code != http.StatusOK || !strings.Contains(string(b), "Avenida Beira-Mar") {
 		t.Errorf("geocode: %d %s", code, b)
 	}

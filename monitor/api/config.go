@@ -62,9 +62,21 @@ type configResponse struct {
 	// without a fine as what it is and charts the estimate the noise rule judged.
 	Rules map[string]ruleJSON `json:"rules,omitempty"`
 	Noise *noiseJSON          `json:"noise,omitempty"`
+	// DraftSettleS is how long, in seconds, after its episode's last change the monitor makes
+	// a draft (TRENZINHO_DRAFT_SETTLE): the Revisão page says it. Absent when not said.
+	DraftSettleS float64 `json:"draft_settle_s,omitempty"`
+	// Basemap says whether GET /api/v1/basemap serves a street base map, how many streets it
+	// holds and whether it is a sample (invented, not a survey); absent: none.
+	Basemap *basemapJSON `json:"basemap,omitempty"`
 	// RuleLabels is rules.Table: each rule's name, short label and colour, which the dashboard
 	// shows (always present).
 	RuleLabels []rules.RuleInfo `json:"rule_labels"`
+}
+
+type basemapJSON struct {
+	Streets     int    `json:"streets"`
+	Sample      bool   `json:"sample"`
+	Attribution string `json:"attribution"`
 }
 
 type ruleJSON struct {
@@ -119,6 +131,10 @@ func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
 		out.Noise = &noiseJSON{WindowS: p.Noise.WindowS, R1M: p.Noise.R1M, R2M: p.Noise.R2M}
 	}
 	out.Registry = s.reg != nil
+	out.DraftSettleS = s.draftSettle.Seconds()
+	if b := s.basemap; b != nil {
+		out.Basemap = &basemapJSON{Streets: b.streets, Sample: b.sample, Attribution: BasemapAttribution}
+	}
 	if p := s.mapCfg.Profile; p != nil && notice.IsDemonstration(p.Version) {
 		out.Demonstration = notice.DemonstrationLabel
 	}

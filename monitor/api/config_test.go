@@ -85,3 +85,29 @@ func TestConfigSaysTheVerificationWait(t *testing.T) {
 		t.Errorf("verification_wait_s = %v, want 150 (%s)", c.VerificationWaitS, body)
 	}
 }
+
+// GET /api/v1/config says how long after its episode's last change a draft is made
+// (TRENZINHO_DRAFT_SETTLE), so that the Revisão page can say why a closed episode has no draft
+// yet; a monitor that does not say it omits the field.
+func TestConfigSaysDraftSettle(t *testing.T) {
+	get := func(f *fixture) map[string]any {
+		t.Helper()
+		_, tok := f.login("maria", viewerPassword)
+		code, body, _ := f.do("GET", "/api/v1/config", nil, session{bearer: tok})
+		if code != http.StatusOK {
+			t.Fatalf("config: %d %s", code, body)
+		}
+		var c map[string]any
+		if err := json.Unmarshal(body, &c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := get(newFixture(t, func(c *api.Config) { c.DraftSettle = 150 * time.Second }))
+	if v, ok := c["draft_settle_s"].(float64); !ok || v != 150 {
+		t.Errorf("draft_settle_s = %v, want 150", c["draft_settle_s"])
+	}
+	if v, ok := get(newFixture(t, nil))["draft_settle_s"]; ok {
+		t.Errorf("draft_settle_s = %v without a drafter", v)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
+	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/view"
 	"github.com/trenzinho/trenzinho/wire"
@@ -150,6 +151,10 @@ func (s *Server) handleDraftPDF(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pdf, sum, err := s.documentPDF(r.Context(), d)
+	if errors.Is(err, notice.ErrFineContradictsLaw) {
+		s.fail(w, r, err, "auto")
+		return
+	}
 	if err != nil {
 		s.internalError(w, r, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/json"
+	"github.com/trenzinho/trenzinho/internal/testenv"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,9 +46,7 @@ func sealDraft(t *testing.T, db *store.DB, key ed25519.PrivateKey, id string, fi
 
 // confirmedPiuma is the Piúma profile with its UFMP value confirmed, as issuing requires.
 func confirmedPiuma() *profile.Profile {
-	p := profile.Piuma()
-	p.FiscalUnit.ConfirmedBy, p.FiscalUnit.Act = "Secretaria Municipal de Finanças", "Decreto nº 1/2026"
-	return p
+	return testenv.ConfirmedProfile(profile.Piuma())
 }
 
 // Without the legal profile no auto is issued: the penalty calculus is part of every auto.
@@ -140,7 +139,8 @@ func TestDraftsIssueAndTamper(t *testing.T) {
 			t.Errorf("%s edited in the database, integrity %q (%d)", id, v.Integrity, code)
 		}
 		code, body, _ = f.do("POST", "/api/v1/drafts/"+id+"/decision", map[string]string{"decision": "issue"}, session{bearer: fiscal})
-		if code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "integridade") {
+		// The edit also makes the fine contradict the law: the refusal says both.
+		if code != http.StatusConflict || !strings.Contains(string(body), `"code":"integrity_broken"`) {
 			t.Errorf("%s edited and issued: %d %s", id, code, body)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/trenzinho/trenzinho/monitor/cases"
+	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/registry"
 )
@@ -30,6 +31,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, what st
 	case errors.As(err, &ce):
 		s.writeError(w, r, map[cases.Kind]int{cases.Invalid: http.StatusBadRequest, cases.Forbidden: http.StatusForbidden,
 			cases.Conflict: http.StatusConflict}[ce.Kind], ce.Msg)
+
+	// The renderer refuses a document whose fine contradicts its penalty's article.
+	case errors.Is(err, notice.ErrFineContradictsLaw):
+		why := strings.TrimPrefix(err.Error(), notice.ErrFineContradictsLaw.Error()+": ")
+		s.writeJSON(w, r, http.StatusConflict, IssueRefusal{Error: "O documento não pode ser gerado: " + why + ".",
+			Reasons: []cases.Reason{{Code: cases.ReasonFineContradictsLaw, Text: "A penalidade contradiz a lei: " + why + "."}}})
 
 	case errors.Is(err, store.ErrBadCursor):
 		s.writeError(w, r, http.StatusBadRequest, "parâmetro cursor inválido")

@@ -28,6 +28,12 @@ type MapConfig struct {
 	// tiles, only the geofences, tracks and vehicles on a plain background.
 	TileURL string
 	Now     func() time.Time // default time.Now
+	// Streets is the street extract drawn as the map's base when no tiles load (GET
+	// /api/v1/basemap): its street features. Nil: the streets of Geofences, if any.
+	Streets *geofences.Set
+	// BasemapMaxBytes caps the encoded base map (default DefaultBasemapMaxBytes): a larger one
+	// is not served, and the monitor logs why.
+	BasemapMaxBytes int
 }
 
 // geofenceCollection is the answer of GET /api/v1/geofences: a GeoJSON FeatureCollection whose

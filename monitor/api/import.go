@@ -367,6 +367,9 @@ func (s *Server) importNotice(row importRow) (store.ImportedNotice, error) {
 			return n, errors.New(o.what)
 		}
 	}
+	if err := importPrescription(p, &n, offence, issued); err != nil {
+		return n, err
+	}
 	if n.Mode == penalty.ModeEdital && n.Published == "" {
 		return n, errors.New("notificação por edital sem a data de publicação (published_date)")
 	}

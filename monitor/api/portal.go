@@ -666,6 +666,10 @@ func (s *Server) handlePortalCasePDF(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pdf, sum, err := s.documentPDF(r.Context(), d)
+	if errors.Is(err, notice.ErrFineContradictsLaw) {
+		s.fail(w, r, err, "auto")
+		return
+	}
 	if err != nil {
 		s.internalError(w, r, err)
 		return

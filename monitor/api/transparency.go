@@ -1,8 +1,10 @@
 package api
 
 // The public transparency report (Lei de Acesso à Informação, Lei 12.527/2011): per licensee and
-// month, the hours the monitor observed each licensee's vehicles in service, the episodes by
-// rule, the notices issued by article and the share of observed time without an offence.
+// month, the hours the monitor observed each licensee's vehicles in service, the share of
+// observed time without an offence and the autos by outcome (confirmed, by article, or
+// annulled); the alerts (episodes by rule), the autos in process and the notificações
+// preliminares only in aggregate, without a licensee's name.
 // docs/transparency.md says what each figure is and why nothing personal is in it.
 
 import (
@@ -16,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trenzinho/trenzinho/monitor/penalty"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/registry"
 )
@@ -78,6 +81,31 @@ type TransparencyReport struct {
 	Partial     bool                  `json:"partial"`
 	GeneratedAt time.Time             `json:"generated_at"`
 	Licensees   []TransparencyLicense `json:"licensees"`
+	// AlertsByRule are the month's episodes by rule, of every licensee together: an episode is
+	// the monitor's alert, not a finding against anyone, so it is published only in aggregate
+	// (LGPD; the presumption of innocence). AutosPending are the autos still in process and
+	// Warnings the notificações preliminares, in aggregate too.
+	AlertsByRule map[string]int `json:"alerts_by_rule"`
+	AutosPending int            `json:"autos_pending"`
+	Warnings     int            `json:"warnings"`
+}
+
+// Outcomes of an auto as the transparency report publishes it.
+const (
+	OutcomeConfirmed = "confirmed" // the fine is final: confirmed, paid or in dívida ativa
+	OutcomeAnnulled  = "annulled"  // without effect: annulled, dismissed, defence or appeal accepted
+	OutcomePending   = "pending"   // still in process: published only in aggregate
+)
+
+// publicOutcome is the outcome of an auto in the state state.
+func publicOutcome(state string) string {
+	switch penalty.Status(state) {
+	case penalty.StatusConfirmed, penalty.StatusPaid, penalty.StatusDividaAtiva:
+		return OutcomeConfirmed
+	case penalty.StatusAnnulled, penalty.StatusDismissed, penalty.StatusDefenceAccepted, penalty.StatusAppealAccepted:
+		return OutcomeAnnulled
+	}
+	return OutcomePending
 }
 
 // TransparencyLicense is one licensee's month.
@@ -90,11 +118,13 @@ type TransparencyLicense struct {
 	// HoursInOffence are the hours of those during an offence episode (store.ServiceDay.OffenceS).
 	HoursInOffence float64 `json:"hours_in_offence"`
 	// ShareCompliant is 1 − HoursInOffence/HoursInService; null without service hours.
-	ShareCompliant *float64        `json:"share_compliant"`
-	EpisodesByRule map[string]int  `json:"episodes_by_rule"`
+	ShareCompliant *float64 `json:"share_compliant"`
+	// AutosConfirmed are the licensee's autos of the month whose fine is final, AutosByArticle
+	// them by article; AutosAnnulled those without effect. An auto still in process is not
+	// published under the licensee's name (TransparencyReport.AutosPending).
+	AutosConfirmed int             `json:"autos_confirmed"`
+	AutosAnnulled  int             `json:"autos_annulled"`
 	AutosByArticle map[string]int  `json:"autos_by_article"`
-	Autos          int             `json:"autos"`    // autos de infração issued
-	Warnings       int             `json:"warnings"` // notificações preliminares issued
 	offenceS       float64         // exact sums, rounded for the answer
 	serviceS       float64         //
 	vehicles       map[string]bool //
@@ -127,7 +157,7 @@ func (s *Server) transparencyReport(w http.ResponseWriter, r *http.Request) (*Tr
 		return nil, false
 	}
 	rep := &TransparencyReport{Month: from.Format("2006-01"), TimeZone: loc.String(), GeneratedAt: now.UTC().Truncate(time.Second),
-		Licensees: []TransparencyLicense{}}
+		Licensees: []TransparencyLicense{}, AlertsByRule: map[string]int{}}
 	if !raw.TelemetrySince.IsZero() {
 		since := raw.TelemetrySince
 		rep.TelemetrySince = &since
@@ -141,7 +171,7 @@ func (s *Server) transparencyReport(w http.ResponseWriter, r *http.Request) (*Tr
 		if l, ok := byID[id]; ok {
 			return l
 		}
-		l := &TransparencyLicense{Licensee: id, RazaoSocial: "veículos não cadastrados", EpisodesByRule: map[string]int{},
+		l := &TransparencyLicense{Licensee: id, RazaoSocial: "veículos não cadastrados",
 			AutosByArticle: map[string]int{}, vehicles: map[string]bool{}}
 		for _, rl := range reg.Licensees {
 			if rl.ID == id && id != "" {
@@ -169,18 +199,25 @@ func (s *Server) transparencyReport(w http.ResponseWriter, r *http.Request) (*Tr
 		l.serviceS += d.TelemetryS
 		l.offenceS += d.OffenceS
 		for rule, n := range d.Episodes {
-			l.EpisodesByRule[rule] += n
+			rep.AlertsByRule[rule] += n
 		}
 	}
 	for _, n := range raw.Issued {
-		l := licensee(n.Licensee)
 		if n.Warning {
-			l.Warnings++
+			rep.Warnings++
 			continue
 		}
-		l.Autos++
-		for _, a := range n.Articles {
-			l.AutosByArticle[a]++
+		switch publicOutcome(n.State) {
+		case OutcomeConfirmed:
+			l := licensee(n.Licensee)
+			l.AutosConfirmed++
+			for _, a := range n.Articles {
+				l.AutosByArticle[a]++
+			}
+		case OutcomeAnnulled:
+			licensee(n.Licensee).AutosAnnulled++
+		default:
+			rep.AutosPending++
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(byID)) {
@@ -235,15 +272,21 @@ func (s *Server) handleTransparencyCSV(w http.ResponseWriter, r *http.Request) {
 		if l.ShareCompliant != nil {
 			row("parcela_do_tempo_em_conformidade", "", f(*l.ShareCompliant))
 		}
-		for _, k := range slices.Sorted(maps.Keys(l.EpisodesByRule)) {
-			row("episodios", k, strconv.Itoa(l.EpisodesByRule[k]))
-		}
+		row("autos_confirmados", "", strconv.Itoa(l.AutosConfirmed))
+		row("autos_anulados", "", strconv.Itoa(l.AutosAnnulled))
 		for _, k := range slices.Sorted(maps.Keys(l.AutosByArticle)) {
-			row("autos_por_artigo", k, strconv.Itoa(l.AutosByArticle[k]))
+			row("autos_confirmados_por_artigo", k, strconv.Itoa(l.AutosByArticle[k]))
 		}
-		row("autos", "", strconv.Itoa(l.Autos))
-		row("notificacoes_preliminares", "", strconv.Itoa(l.Warnings))
 	}
+	// What is published only in aggregate, without a licensee.
+	all := func(indicator, key, value string) {
+		_ = cw.Write([]string{rep.Month, "", "todos os permissionários", indicator, csvSafe(key), value})
+	}
+	for _, k := range slices.Sorted(maps.Keys(rep.AlertsByRule)) {
+		all("alertas", k, strconv.Itoa(rep.AlertsByRule[k]))
+	}
+	all("autos_em_andamento", "", strconv.Itoa(rep.AutosPending))
+	all("notificacoes_preliminares", "", strconv.Itoa(rep.Warnings))
 	cw.Flush()
 }
 

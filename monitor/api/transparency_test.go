@@ -27,8 +27,9 @@ const transparencyTown = `{"type":"FeatureCollection","features":[
 
 // TestTransparencyMonth plays a month of trips through the engine and the store (and one trip in
 // the month before), issues autos through the store, and reads the public report anonymously:
-// JSON and CSV show each licensee's service hours, offence hours, episodes by rule and autos by
-// article of that month only, and no driver, CPF, card, plate or coordinate.
+// JSON and CSV show each licensee's service hours, offence hours and autos by outcome (confirmed,
+// by article, and annulled) of that month only; the alerts (episodes by rule) and the autos in
+// process only in aggregate; and no driver, CPF, card, plate or coordinate.
 func TestTransparencyMonth(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -85,12 +86,23 @@ func TestTransparencyMonth(t *testing.T) {
 		}
 	}
 
+	// Paper notices of November: one of L1 confirmed, one of L2 annulled. The manual notices
+	// above are still in process: published only in aggregate.
+	if _, err := f.db.ImportNotices(ctx, []store.ImportedNotice{
+		{Number: "0090/2026", Offence: local(11, 2, 10), Issued: local(11, 2, 12), Licensee: "L1", Articles: []string{"Art. 26"},
+			Penalty: "Art. 45, VII", Status: "confirmed", Notified: "2026-11-02", Mode: "in_person"},
+		{Number: "0091/2026", Offence: local(11, 3, 10), Issued: local(11, 3, 12), Licensee: "L2", Articles: []string{"Art. 25"},
+			Penalty: "Art. 47", Status: "annulled", Notified: "2026-11-03", Mode: "in_person"},
+	}, local(11, 25, 10), fiscal); err != nil {
+		t.Fatal(err)
+	}
+
 	// What the report must say, from the store's own episodes.
 	eps, _, err := f.db.Episodes(ctx, store.EpisodeFilter{}, 100, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantEpisodes := map[string]map[string]int{"L1": {}, "L2": {}}
+	wantAlerts := map[string]int{}
 	wantOffence := map[string]float64{}
 	november := local(11, 1, 0)
 	for _, e := range eps {
@@ -98,13 +110,13 @@ func TestTransparencyMonth(t *testing.T) {
 			continue
 		}
 		l := map[string]string{"PIU-001": "L1", "PIU-002": "L1", "PIU-003": "L2"}[e.Vehicle]
-		wantEpisodes[l][e.Rule]++
+		wantAlerts[e.Rule]++
 		if e.Article != "" && e.GroundsAuto && e.End != nil {
 			wantOffence[l] += e.End.Sub(e.Start.Time).Seconds()
 		}
 	}
-	if wantEpisodes["L1"]["speed"] != 2 || wantOffence["L1"] <= 0 {
-		t.Fatalf("the simulated month made episodes %v with offence time %v: want two speeding episodes of L1", wantEpisodes, wantOffence)
+	if wantAlerts["speed"] != 2 || wantOffence["L1"] <= 0 {
+		t.Fatalf("the simulated month made episodes %v with offence time %v: want two speeding episodes of L1", wantAlerts, wantOffence)
 	}
 	// Batches of five one-second readings: each trip is in service from its first reading to
 	// its last.
@@ -136,16 +148,22 @@ func TestTransparencyMonth(t *testing.T) {
 		if l.ShareCompliant == nil || math.Abs(*l.ShareCompliant-wantShare) > 0.0001 {
 			t.Errorf("%s: share compliant %v, want %.4f", l.Licensee, l.ShareCompliant, wantShare)
 		}
-		if !mapsEqual(l.EpisodesByRule, wantEpisodes[l.Licensee]) {
-			t.Errorf("%s: episodes %v, want %v", l.Licensee, l.EpisodesByRule, wantEpisodes[l.Licensee])
-		}
-		wantAutos := map[string]map[string]int{"L1": {"Art. 16": 2}, "L2": {}}[l.Licensee]
-		if !mapsEqual(l.AutosByArticle, wantAutos) || l.Autos != map[string]int{"L1": 2, "L2": 0}[l.Licensee] {
-			t.Errorf("%s: autos %d %v, want %v", l.Licensee, l.Autos, l.AutosByArticle, wantAutos)
+		wantAutos := map[string]map[string]int{"L1": {"Art. 26": 1}, "L2": {}}[l.Licensee]
+		if !mapsEqual(l.AutosByArticle, wantAutos) || l.AutosConfirmed != map[string]int{"L1": 1, "L2": 0}[l.Licensee] ||
+			l.AutosAnnulled != map[string]int{"L1": 0, "L2": 1}[l.Licensee] {
+			t.Errorf("%s: autos confirmed %d %v, annulled %d; want %v", l.Licensee, l.AutosConfirmed, l.AutosByArticle, l.AutosAnnulled, wantAutos)
 		}
 		if l.Vehicles != map[string]int{"L1": 2, "L2": 1}[l.Licensee] {
 			t.Errorf("%s: %d vehicles", l.Licensee, l.Vehicles)
 		}
+	}
+	// The alerts, the autos in process (the two manual notices of November) and the
+	// notificações preliminares only in aggregate, without a licensee.
+	if !mapsEqual(rep.AlertsByRule, wantAlerts) || rep.AutosPending != 2 || rep.Warnings != 0 {
+		t.Errorf("aggregate: alerts %v (want %v), pending %d, warnings %d", rep.AlertsByRule, wantAlerts, rep.AutosPending, rep.Warnings)
+	}
+	if strings.Contains(string(body), "episodes_by_rule") {
+		t.Errorf("the report names the alerts by licensee:\n%s", body)
 	}
 
 	// The batch log is pruned after its retention: the service time stays.
@@ -173,9 +191,14 @@ func TestTransparencyMonth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(recs, func(r []string) bool {
-		return r[1] == "L1" && r[3] == "autos_por_artigo" && r[4] == "Art. 16" && r[5] == "2"
-	}) || !slices.ContainsFunc(recs, func(r []string) bool { return r[1] == "L1" && r[3] == "episodios" && r[4] == "speed" && r[5] == "2" }) {
-		t.Errorf("CSV lacks L1's autos or episodes:\n%s", csvBody)
+		return r[1] == "L1" && r[3] == "autos_confirmados_por_artigo" && r[4] == "Art. 26" && r[5] == "1"
+	}) || !slices.ContainsFunc(recs, func(r []string) bool { return r[1] == "L2" && r[3] == "autos_anulados" && r[5] == "1" }) ||
+		!slices.ContainsFunc(recs, func(r []string) bool { return r[1] == "" && r[3] == "alertas" && r[4] == "speed" && r[5] == "2" }) ||
+		!slices.ContainsFunc(recs, func(r []string) bool { return r[1] == "" && r[3] == "autos_em_andamento" && r[5] == "2" }) {
+		t.Errorf("CSV lacks L1's confirmed autos, L2's annulled one or the aggregate alerts:\n%s", csvBody)
+	}
+	if slices.ContainsFunc(recs, func(r []string) bool { return r[1] != "" && r[3] == "alertas" }) {
+		t.Errorf("CSV names the alerts by licensee:\n%s", csvBody)
 	}
 
 	// Nothing personal, no position: the registry's drivers, their CPFs and cards, the plates,
@@ -191,8 +214,9 @@ func TestTransparencyMonth(t *testing.T) {
 
 	// October has only its own trip and auto; a month to come and nonsense are refused.
 	code, body, _ = f.do("GET", "/api/v1/public/transparency?month=2026-10", nil, session{})
+	rep = api.TransparencyReport{}
 	if err := json.Unmarshal(body, &rep); err != nil || code != http.StatusOK || len(rep.Licensees) != 1 || rep.Licensees[0].Licensee != "L2" ||
-		rep.Licensees[0].Autos != 1 || rep.Licensees[0].EpisodesByRule["speed"] != 1 {
+		rep.AutosPending != 1 || rep.Licensees[0].AutosConfirmed != 0 || rep.AlertsByRule["speed"] != 1 {
 		t.Errorf("October: %d %s", code, body)
 	}
 	for _, m := range []string{"2999-01", "2026-13", "nov", "1999-12"} {

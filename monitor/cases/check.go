@@ -380,7 +380,7 @@ func (c *Case) checkDividaAtiva(p *profile.Profile, a *Action, d days) error {
 		return conflictf("não é possível %s em %s: o prazo para pagamento do auto %s (%d dias da notificação da decisão) termina em %s (Art. 51: \"caso o infrator se recusar a pagá-la no prazo legal\").",
 			label, br(a.Date), c.Notice, p.Payment.Period(), br(deadline))
 	}
-	return nil
+	return c.checkPrescription(p, a.Date)
 }
 
 // checkSuspension: the suspension applied (Art. 52) starts once the fine is final, and lasts

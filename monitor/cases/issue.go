@@ -111,6 +111,11 @@ type IssueFacts struct {
 	Agent Agent
 	// GroundsMissing are the episodes that do not ground an auto by themselves, with why.
 	GroundsMissing []string
+	// FineContradiction says how the draft's fine contradicts the law (ReasonFineContradictsLaw).
+	FineContradiction string
+	// CompetenceMissing are the profile keys of the acts of competence not named
+	// (ReasonCompetenceUnproven).
+	CompetenceMissing []string
 	// InstrumentsUnverified are the measuring instruments without a verification valid on the
 	// fact's date, with why (ReasonInstrumentUnverified).
 	InstrumentsUnverified []string
@@ -182,6 +187,12 @@ func IssueBlockers(f IssueFacts) []Reason {
 	}
 	for _, u := range f.InstrumentsUnverified {
 		add(ReasonInstrumentUnverified, "%s", u)
+	}
+	if r, ok := fineBlocker(f.FineContradiction); ok {
+		out = append(out, r)
+	}
+	if r, ok := competenceBlocker(f.CompetenceMissing); ok {
+		out = append(out, r)
 	}
 	return out
 }

@@ -204,6 +204,8 @@ func (o *Office) blockers(ctx context.Context, d *drafts.Draft, integrity string
 	if p := o.Profile; p != nil {
 		f.UnitChecked, f.UnitName, f.UnitConfirmed = true, p.FiscalUnit.Name, p.FiscalUnit.Confirmed()
 		f.PrescriptionYears, f.Location = p.PrescriptionPeriod(), p.Location()
+		f.FineContradiction = p.FineContradiction(d.Penalty, d.FineUFMP, d.FineUFMP > 0)
+		f.CompetenceMissing = p.Competence.Missing()
 	}
 	if o.GroundsMissing != nil {
 		f.GroundsMissing = o.GroundsMissing(ctx, d)

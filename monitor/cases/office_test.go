@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/trenzinho/trenzinho/internal/testenv"
 	"maps"
 	"slices"
 	"strings"
@@ -202,8 +203,7 @@ var (
 
 func newOffice(t *testing.T, m *memory, now *time.Time) *Office {
 	t.Helper()
-	p := profile.Piuma()
-	p.FiscalUnit.ConfirmedBy, p.FiscalUnit.Act = "Secretaria de Finanças", "Decreto nº 1/2026"
+	p := testenv.ConfirmedProfile(profile.Piuma())
 	return &Office{Ledger: m, Profile: p, Key: officeKey.Public().(ed25519.PublicKey), Now: func() time.Time { return *now },
 		LicenseeAtFact: func(_ context.Context, d *drafts.Draft) (Licensee, bool) { return licensee, d.Licensee == licensee.ID }}
 }

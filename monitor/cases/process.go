@@ -297,14 +297,11 @@ func period(p *profile.Profile, from string, days int, what string) (string, str
 	return last.Format(time.DateOnly), why
 }
 
-// businessDay reports whether the day d (a date at 00:00 UTC) is Monday to Friday and not a
-// holiday of the profile.
+// businessDay reports whether the day d (a date at 00:00 UTC) is a business day
+// (profile.BusinessDay: Monday to Friday, no holiday, no ponto facultativo).
 func businessDay(p *profile.Profile, d time.Time) bool {
-	if wd := d.Weekday(); wd == time.Saturday || wd == time.Sunday {
-		return false
-	}
-	_, holiday := p.Holiday(time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, p.Location()))
-	return !holiday
+	ok, _ := p.BusinessDay(d)
+	return ok
 }
 
 // AppealDeadline is the last day to appeal against the decision on the defence: appeal.days

@@ -7,15 +7,55 @@ import (
 	"time"
 )
 
-// Answer says in plain Portuguese what the telemetry shows about a complaint, one sentence per
-// vehicle matched (nearest first), or that no train came within the radius; times in loc.
+// Answer is what the public reads of a complaint (the receipt, the answer page /r/{code}, the
+// e-mail): in plain Portuguese, one sentence per vehicle matched (nearest first), or that no
+// train came within the radius; times in loc. It is personal data's minimum (LGPD): it names no
+// vehicle and no speed (a plate and a speed at a place and time tell who drove how), and since
+// the level at the place is only an estimate it never says the train was "acima do limite": a
+// match whose estimate exceeds the area's limit plus the meter tolerance is above the screening
+// threshold, and only such a match is "encaminhado à fiscalização". Detail is the staff's.
 func Answer(r *Result, loc *time.Location) []string {
 	if len(r.Matches) == 0 {
-		return []string{fmt.Sprintf("Nenhum trenzinho a menos de %s m entre %s e %s.",
-			formatInt(r.RadiusM), clock(r.From, loc), clockDay(r.To, r.From, loc))}
+		return []string{noTrain(r, loc)}
 	}
 	var out []string
 	forwarded := false
+	for i, m := range r.Matches {
+		var b strings.Builder
+		who := "Um trenzinho"
+		if i > 0 {
+			who = "Outro trenzinho"
+		}
+		fmt.Fprintf(&b, "%s passou às %s a cerca de %s m do local", who, clock(m.At, loc), formatInt(About(m.DistanceM)))
+		switch {
+		case m.LevelDB == nil:
+			b.WriteString(", sem leitura do medidor de som nesse momento")
+		case m.LimitDB == nil:
+			fmt.Fprintf(&b, ", com nível sonoro estimado de %s dB(A) no local (limite da área não cadastrado)", formatInt(*m.LevelDB))
+		case m.Above:
+			fmt.Fprintf(&b, ", com nível sonoro estimado de %s dB(A) no local, acima do limiar de triagem da área (limite de %s dB(A) mais a tolerância do medidor)",
+				formatInt(*m.LevelDB), formatInt(*m.LimitDB))
+		default:
+			fmt.Fprintf(&b, ", com nível sonoro estimado de %s dB(A) no local, que não supera o limiar de triagem da área (limite de %s dB(A) mais a tolerância do medidor)",
+				formatInt(*m.LevelDB), formatInt(*m.LimitDB))
+		}
+		if m.Above && !forwarded {
+			b.WriteString("; o caso foi encaminhado à fiscalização")
+			forwarded = true
+		}
+		b.WriteString(".")
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// Detail is what the staff read of a complaint's matching (role fiscal): one sentence per
+// vehicle matched, with its plate, speed and the estimated level against the area's limit.
+func Detail(r *Result, loc *time.Location) []string {
+	if len(r.Matches) == 0 {
+		return []string{noTrain(r, loc)}
+	}
+	var out []string
 	for _, m := range r.Matches {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s passou às %s a cerca de %s m", m.Vehicle, clock(m.At, loc), formatInt(About(m.DistanceM)))
@@ -32,14 +72,16 @@ func Answer(r *Result, loc *time.Location) []string {
 		default:
 			fmt.Fprintf(&b, ", com nível estimado de %s dB(A) — dentro do limite da área (%s dB(A))", formatInt(*m.LevelDB), formatInt(*m.LimitDB))
 		}
-		if !forwarded {
-			b.WriteString("; o caso foi encaminhado à fiscalização")
-			forwarded = true
-		}
 		b.WriteString(".")
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// noTrain is the answer when no vehicle came within the radius in the window.
+func noTrain(r *Result, loc *time.Location) string {
+	return fmt.Sprintf("Nenhum trenzinho a menos de %s m entre %s e %s.",
+		formatInt(r.RadiusM), clock(r.From, loc), clockDay(r.To, r.From, loc))
 }
 
 // EstimateNote is said with every answer that states a level.

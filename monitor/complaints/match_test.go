@@ -68,10 +68,16 @@ func TestMatch(t *testing.T) {
 	if q := res.Matches[1]; q.LevelDB != nil || q.Above {
 		t.Errorf("a vehicle without sound readings has a level: %+v", q)
 	}
+	detail := Detail(res, p.Location())
+	if len(detail) != 2 || !strings.HasPrefix(detail[0], "PIU-002 passou às 21:14 a cerca de 45 m, a 12 km/h, com nível estimado de") ||
+		!strings.HasSuffix(detail[0], "acima do limite da área (55 dB(A)).") ||
+		detail[1] != "PIU-001 passou às 21:14 a cerca de 65 m, sem leitura do medidor de som nesse momento." {
+		t.Errorf("detail %q", detail)
+	}
 	answer := Answer(res, p.Location())
-	if len(answer) != 2 || !strings.HasPrefix(answer[0], "PIU-002 passou às 21:14 a cerca de 45 m, a 12 km/h, com nível estimado de") ||
-		!strings.Contains(answer[0], "acima do limite da área (55 dB(A)); o caso foi encaminhado à fiscalização.") ||
-		answer[1] != "PIU-001 passou às 21:14 a cerca de 65 m, sem leitura do medidor de som nesse momento." {
+	if len(answer) != 2 || !strings.HasPrefix(answer[0], "Um trenzinho passou às 21:14 a cerca de 45 m do local, com nível sonoro estimado de") ||
+		!strings.HasSuffix(answer[0], "acima do limiar de triagem da área (limite de 55 dB(A) mais a tolerância do medidor); o caso foi encaminhado à fiscalização.") ||
+		answer[1] != "Outro trenzinho passou às 21:14 a cerca de 65 m do local, sem leitura do medidor de som nesse momento." {
 		t.Errorf("answer %q", answer)
 	}
 
@@ -128,8 +134,8 @@ func TestMatchLimitAtThePassage(t *testing.T) {
 			t.Errorf("%s: limit %v, above %v; want %v", mt.Vehicle, deref(mt.LimitDB), mt.Above, want)
 		}
 	}
-	a := Answer(res, p.Location())
+	a := Detail(res, p.Location())
 	if !strings.Contains(strings.Join(a, " "), "dentro do limite da área (55 dB(A))") || !strings.Contains(strings.Join(a, " "), "acima do limite da área (50 dB(A))") {
-		t.Errorf("answer %q", a)
+		t.Errorf("detail %q", a)
 	}
 }

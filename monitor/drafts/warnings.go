@@ -80,10 +80,15 @@ func warningText(p *profile.Profile, w *Warning, ep *rules.Episode) string {
 			fmt.Fprintf(&b, ", a %s dia(s) do vencimento do documento", Num(*w.Value, 0))
 		}
 	}
-	if w.T.After(ep.Start.Time) {
-		b.WriteString(", durante o fato.")
-	} else {
+	// The times are stated to the second: a warning in the second the fact began is neither
+	// before it nor during it as the auto reads them.
+	switch at, start := w.T.Truncate(time.Second), ep.Start.Truncate(time.Second); {
+	case at.Before(start):
 		b.WriteString(", antes do início do fato.")
+	case at.Equal(start):
+		b.WriteString(", no início do fato.")
+	default:
+		b.WriteString(", durante o fato.")
 	}
 	return b.String()
 }

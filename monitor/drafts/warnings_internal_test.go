@@ -76,10 +76,37 @@ func TestWarningTextKinds(t *testing.T) {
 		{wire.Warning{T: wire.NewTime(start.Add(-5 * time.Minute)), Kind: wire.WarningHoursEnd, Rule: "hours", Value: f(5)},
 			"a 5 min do fim do horário permitido"},
 		{wire.Warning{T: wire.NewTime(start), Kind: wire.WarningDocument, Rule: "document_expired", Value: f(3)},
-			"às 00:00:00, a 3 dia(s) do vencimento do documento, antes do início do fato."},
+			"às 00:00:00, a 3 dia(s) do vencimento do documento, no início do fato."},
 	} {
 		if got := warningText(p, &Warning{Warning: c.w, Clock: wire.ClockGPS}, &ep); !strings.Contains(got, c.want) {
 			t.Errorf("%s: %s, want %q", c.w.Kind, got, c.want)
+		}
+	}
+}
+
+// TestWarningTextAtTheStart: a warning is "antes do início do fato" only in a second before the
+// one the fact began in (the times are stated to the second); in that very second it is "no
+// início do fato", whatever its fraction; after it, "durante o fato".
+func TestWarningTextAtTheStart(t *testing.T) {
+	p := profile.Piuma()
+	start := time.Date(2026, 11, 27, 18, 5, 0, 300_000_000, time.UTC) // 15:05:00.3 in Piúma
+	ep := rules.Episode{Rule: rules.RuleSpeed, Start: wire.NewTime(start)}
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		at   time.Duration
+		want string
+	}{
+		{-1 * time.Second, "às 15:04:59, a 31,5 km/h para o limite de 30 km/h, antes do início do fato."},
+		{-300 * time.Millisecond, "às 15:05:00, a 31,5 km/h para o limite de 30 km/h, no início do fato."},
+		{0, "às 15:05:00, a 31,5 km/h para o limite de 30 km/h, no início do fato."},
+		{600 * time.Millisecond, "às 15:05:00, a 31,5 km/h para o limite de 30 km/h, no início do fato."},
+		{700 * time.Millisecond, "às 15:05:01, a 31,5 km/h para o limite de 30 km/h, durante o fato."},
+		{time.Minute, "às 15:06:00, a 31,5 km/h para o limite de 30 km/h, durante o fato."},
+	} {
+		w := &Warning{Warning: wire.Warning{T: wire.NewTime(start.Add(c.at)), Kind: wire.WarningSpeedOver, Rule: rules.RuleSpeed,
+			Value: f(31.5), Limit: f(30)}, Clock: wire.ClockGPS}
+		if got := warningText(p, w, &ep); !strings.HasSuffix(got, c.want) {
+			t.Errorf("warning at start%+v: %s\nwant the end %q", c.at, got, c.want)
 		}
 	}
 }

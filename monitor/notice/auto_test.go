@@ -23,8 +23,9 @@ func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyAr
 	t.Helper()
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	now := wire.NewTime(time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC))
+	fine := lawFine(p, penaltyArt)
 	d := drafts.Draft{ID: "PIU-001." + name, Vehicle: "PIU-001", Licensee: "L1", Rules: []string{rule}, Articles: []string{article},
-		Penalty: penaltyArt, FineUFMP: 400, FiscalUnit: "UFMP", Start: now, End: now, Municipality: "Piúma-ES", FiscalOrgan: p.FiscalOrgan,
+		Penalty: penaltyArt, FineUFMP: fine, FiscalUnit: "UFMP", Start: now, End: now, Municipality: "Piúma-ES", FiscalOrgan: p.FiscalOrgan,
 		Law: p.Law.Name, CreatedAt: now, Software: "test", ProfileID: "piuma", ProfileVer: p.Version,
 		Warnings: []string{"Local de exemplo (source: sample): não usar para autuação sem verificação."},
 		Facts: []drafts.Fact{{EpisodeID: "x", Rule: rule, Article: article, LegalText: "descrição do perfil", Description: "Fato de teste.",
@@ -35,7 +36,7 @@ func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyAr
 	}
 	in := notice.Input{Sealed: drafts.Seal(d.ID, 1, raw, "", key), Profile: p,
 		Licensee: &notice.Licensee{Name: "Trenzinho Alegria da Orla Ltda", CNPJ: "11222333000181", Address: "Avenida Beira-Mar, 1000, Centro, Piúma-ES"},
-		Penalty:  &notice.Penalty{FineUFMP: 400, FineBRL: "1680.00", UnitValueBRL: "4.2000", Recommendation: "Recomenda-se a suspensão (Art. 52): a medição pode ser contestada."}}
+		Penalty:  &notice.Penalty{FineUFMP: fine, FineBRL: "1680.00", UnitValueBRL: "4.2000", Recommendation: "Recomenda-se a suspensão (Art. 52): a medição pode ser contestada."}}
 	if issued {
 		at := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC) // Friday 11:00 in Piúma
 		in.Decision = notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0001", DecidedBy: "joao", DecidedAt: &at,
@@ -51,6 +52,15 @@ func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyAr
 // handedOverAuto is issuedAuto's speed auto, handed over at its issue.
 func handedOverAuto(t *testing.T, p *profile.Profile) string {
 	return issuedAuto(t, p, "handed-over", "speed", "Art. 23", "Art. 46, X", true, func(in *notice.Input) { in.Decision.HandedOver = true })
+}
+
+// lawFine is the fine the law sets for penaltyArt (the renderer refuses another), 400 UFMP for
+// a penalty that sets none.
+func lawFine(p *profile.Profile, penaltyArt string) float64 {
+	if v, _, ok := p.LawFine(penaltyArt); ok {
+		return v
+	}
+	return 400
 }
 
 var quoteRE = regexp.MustCompile(`“([^”]*)”`)

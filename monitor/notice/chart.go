@@ -247,7 +247,7 @@ func maxTime(a, b time.Time) time.Time {
 func (d *doc) drawChart(x, y, w, h float64, n int, f drafts.Fact, ep *rules.Episode) {
 	ss, from, to := d.chartSeries(f, ep)
 	d.chartTitle(x, y, n, f)
-	limits := f.Limit > 0 || f.Tolerance > 0
+	limits := drawsLimit(f)
 	legendBottom := d.chartLegend(x+chartLeft, y+7, x+w, ss, f, limits)
 
 	// Plot area.
@@ -350,6 +350,16 @@ func (d *doc) chartTitle(x, y float64, n int, f drafts.Fact) {
 	d.font("B", 7.8)
 	d.text(colInk)
 	d.pdf.Text(x, y+3, d.tr(title))
+}
+
+// drawsLimit reports whether a fact's chart draws its limit lines: when it has a limit or a
+// tolerance that is a limit of the law (a rule's threshold that is none, rules.RuleInfo.NoLimit,
+// such as telemetry_fault's speed from which a tachograph must report, is not drawn as one).
+func drawsLimit(f drafts.Fact) bool {
+	if info, _ := rules.Info(f.Rule); info.NoLimit {
+		return false
+	}
+	return f.Limit > 0 || f.Tolerance > 0
 }
 
 // limitName is what a fact's limit is called: an emission threshold for the sound near sites

@@ -704,8 +704,10 @@ func (d *doc) legal() {
 	if d.d.FineUFMP == 0 {
 		pen = d.notices()
 	}
-	if pe := d.in.Penalty; pe != nil && pe.Article != "" && pe.Article != d.d.Penalty {
-		pen = "aplicada na emissão, por repetição de infração já notificada: " + pen
+	if pe := d.in.Penalty; pe != nil && pe.Article != "" && pe.Article != d.d.Penalty && !pe.Warning {
+		// A repeat is fined by its own penalty: the base one (a notificação preliminar) is not
+		// printed beside it.
+		pen = d.repeatPenalty(pe)
 	}
 	if pe := d.in.Penalty; pe != nil && pe.Warning {
 		pen = d.notices()
@@ -720,6 +722,7 @@ func (d *doc) legal() {
 	if len(d.d.Facts) > 1 {
 		d.kv("Concurso de fatos", fmt.Sprintf("Os %d fatos abaixo são do mesmo veículo, simultâneos e sujeitos à mesma penalidade (%s): constituem um único auto, com uma única multa.", len(d.d.Facts), d.d.Penalty), 52)
 	}
+	d.competence()
 }
 
 // notices is what the profile says a rule without a fine leads to.
@@ -1285,8 +1288,8 @@ func (d *doc) integrity() {
 	d.font("", 7.8)
 	d.text(colMuted)
 	d.pdf.SetX(marginL)
-	d.pdf.MultiCell(width, 3.8, d.tr("ARQUIVO.json é a exportação "+d.this()+" pelo monitor (GET /api/v1/drafts/"+d.d.ID+"/export). "+
-		"A verificação confere o hash do pacote e a assinatura; com --key CHAVE (a chave pública acima, publicada pelo Município), confere também a chave do monitor."), "", "L", false)
+	d.pdf.MultiCell(width, 3.8, d.tr(d.bundleRoutes()+
+		" A verificação confere o hash do pacote e a assinatura; com --key CHAVE (a chave pública acima, publicada pelo Município), confere também a chave do monitor."), "", "L", false)
 	d.text(colInk)
 	d.publicLink()
 }

@@ -134,6 +134,9 @@ type Penalty struct {
 	// Warning: the calculus made it a notificação preliminar (Art. 41, I), not a fine.
 	Warning  bool
 	FineUFMP float64 // the fine in the fiscal unit, after recidivism
+	// BaseUFMP is the fine of Article before recidivism, the amount the law sets for it; 0:
+	// not known (the renderer then checks FineUFMP against the law itself).
+	BaseUFMP float64
 	// FineBRL is the fine in reais as a decimal string ("3360.00" or "3360,00"); money is never
 	// a float. Empty: not converted.
 	FineBRL string
@@ -170,6 +173,9 @@ func Render(w io.Writer, in Input) error {
 		return ErrNoFacts
 	}
 	in = fromDraft(in, &b.Draft)
+	if err := fineAgainstLaw(in, &b.Draft); err != nil {
+		return err
+	}
 	d := newDoc(in, b)
 	d.render()
 	if err := d.pdf.Error(); err != nil {

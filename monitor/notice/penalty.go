@@ -17,7 +17,7 @@ func PenaltyOf(res *penalty.Result, licensee string, issued time.Time, loc *time
 	if loc == nil {
 		loc = time.UTC
 	}
-	pe := &Penalty{Article: res.Penalty, Warning: res.Warning, FineUFMP: res.TotalUFMP, FineBRL: res.TotalBRL,
+	pe := &Penalty{Article: res.Penalty, Warning: res.Warning, FineUFMP: res.TotalUFMP, BaseUFMP: res.BaseUFMP, FineBRL: res.TotalBRL,
 		UnitValueBRL: res.UnitValueBRL, UnitDate: issued.In(loc)}
 	list := func(ns []penalty.Notice) string {
 		var s []string

@@ -240,7 +240,8 @@ func (c Composer) value(a Alert) string {
 	if a.Estimate {
 		s += " (estimado)"
 	}
-	if a.Limit != 0 {
+	// A rule's threshold that is no limit of the law (rules.RuleInfo.NoLimit) is not shown as one.
+	if info, _ := rules.Info(a.Rule); a.Limit != 0 && !info.NoLimit {
 		s += " (limite " + decimal(a.Limit, 1) + " " + a.Unit + ")"
 	}
 	return s

@@ -131,3 +131,14 @@ func TestRuleNamesFromTheRulesTable(t *testing.T) {
 		t.Errorf("an unknown rule is named %q, want its code", got)
 	}
 }
+
+// A telemetry_fault episode's limit is the speed from which the tachograph must report, no
+// limit the driver exceeded (rules.Table's NoLimit): the message gives the GPS speed without it.
+func TestComposeTelemetryFaultNamesNoLimit(t *testing.T) {
+	e := &rules.Episode{ID: "TR-01/telemetry_fault/1", Vehicle: "TR-01", Rule: rules.RuleTelemetryFault, Detail: "silent",
+		Start: wire.NewTime(time.Date(2026, 12, 1, 17, 32, 5, 0, time.UTC)), Peak: 22, Unit: "km/h", Limit: 10}
+	m := Composer{BaseURL: "https://monitor.example/"}.Compose([]Alert{FromEpisode(e, "L1", 0)}, 0)
+	if !strings.Contains(m.Text, "Medido: 22,0 km/h\n") || strings.Contains(m.Text, "limite") {
+		t.Errorf("text:\n%s", m.Text)
+	}
+}

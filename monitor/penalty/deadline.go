@@ -116,22 +116,19 @@ func FineSuspended(p *profile.Profile, n Notice, on time.Time) (bool, string) {
 		dateBR(n.DefenceFiled, loc))
 }
 
-// businessDay reports whether the calendar day d (see dayOf) is a business day: Monday to
-// Friday and not a holiday of the profile.
+// businessDay reports whether the calendar day d (see dayOf) is a business day
+// (profile.BusinessDay: Monday to Friday, no holiday, no ponto facultativo).
 func businessDay(p *profile.Profile, d time.Time) bool {
-	if wd := d.Weekday(); wd == time.Saturday || wd == time.Sunday {
-		return false
-	}
-	_, holiday := p.Holiday(atNoon(d, p.Location()))
-	return !holiday
+	ok, _ := p.BusinessDay(d)
+	return ok
 }
 
 // dayBR writes a calendar day with its weekday, and the holiday when it is one:
 // "20/11/2026 (sexta-feira, feriado: Dia Nacional de Zumbi e da Consciência Negra)".
 func dayBR(p *profile.Profile, d time.Time) string {
 	s := d.Format(dateLayoutBR) + " (" + weekdaysBR[d.Weekday()]
-	if name, ok := p.Holiday(atNoon(d, p.Location())); ok {
-		s += ", feriado: " + name
+	if ok, why := p.BusinessDay(d); !ok && why != "sábado" && why != "domingo" {
+		s += ", " + why
 	}
 	return s + ")"
 }
@@ -145,11 +142,6 @@ const dateLayoutBR = "02/01/2006"
 func dayOf(t time.Time, loc *time.Location) time.Time {
 	y, m, d := t.In(loc).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
-// atNoon returns noon of the calendar day d (see dayOf) in loc.
-func atNoon(d time.Time, loc *time.Location) time.Time {
-	return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, loc)
 }
 
 // dateBR writes the local date of t as dd/mm/aaaa.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/trenzinho/trenzinho/internal/testenv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func actorFor(a CaseAction) Actor {
 
 func officeAt(db *DB, p *profile.Profile, at time.Time) *cases.Office {
 	cp := *p
-	cp.FiscalUnit.ConfirmedBy, cp.FiscalUnit.Act = "Secretaria de Finanças", "Decreto nº 1/2026"
+	testenv.ConfirmedProfile(&cp)
 	return &cases.Office{Ledger: db, Profile: &cp, Key: testKey.Public().(ed25519.PublicKey), Now: func() time.Time { return at },
 		LicenseeAtFact: func(_ context.Context, d *drafts.Draft) (cases.Licensee, bool) {
 			return cases.Licensee{ID: d.Licensee, RazaoSocial: "Trenzinho Ltda", CNPJ: "11.222.333/0001-81", Address: "Av. Beira-Mar, 1"}, true

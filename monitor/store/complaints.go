@@ -47,16 +47,19 @@ type Complaint struct {
 	ContactErasedAt  *time.Time      `json:"contact_erased_at,omitempty"`
 	ContactErasedWhy string          `json:"contact_erased_reason,omitempty"`
 	Result           json.RawMessage `json:"result"` // complaints.Result
-	Answer           []string        `json:"answer"`
-	Status           string          `json:"status"`
-	ModeratedBy      string          `json:"moderated_by,omitempty"`
-	ModeratedAt      *time.Time      `json:"moderated_at,omitempty"`
-	ModerationNote   string          `json:"moderation_note,omitempty"`
-	ConfirmedVehicle string          `json:"confirmed_vehicle,omitempty"`
-	EpisodeID        string          `json:"episode_id,omitempty"`
-	ConfirmedBy      string          `json:"confirmed_by,omitempty"`
-	ConfirmedAt      *time.Time      `json:"confirmed_at,omitempty"`
-	EmailSentAt      *time.Time      `json:"email_sent_at,omitempty"`
+	Answer           []string        `json:"answer"` // the public answer (complaints.Answer)
+	// Detail is the staff's reading of Result (complaints.Detail: plates, speeds), set by the
+	// inspectors' routes and never stored nor shown to the public.
+	Detail           []string   `json:"detail,omitempty"`
+	Status           string     `json:"status"`
+	ModeratedBy      string     `json:"moderated_by,omitempty"`
+	ModeratedAt      *time.Time `json:"moderated_at,omitempty"`
+	ModerationNote   string     `json:"moderation_note,omitempty"`
+	ConfirmedVehicle string     `json:"confirmed_vehicle,omitempty"`
+	EpisodeID        string     `json:"episode_id,omitempty"`
+	ConfirmedBy      string     `json:"confirmed_by,omitempty"`
+	ConfirmedAt      *time.Time `json:"confirmed_at,omitempty"`
+	EmailSentAt      *time.Time `json:"email_sent_at,omitempty"`
 }
 
 // ComplaintCodeBytes is the entropy of the answer page's code (as PublicCodeBytes).

@@ -36,7 +36,8 @@ type ServiceDay struct {
 type IssuedNotice struct {
 	Licensee string
 	Articles []string
-	Warning  bool // a notificação preliminar (Art. 41, I), not an auto de infração
+	Warning  bool   // a notificação preliminar (Art. 41, I), not an auto de infração
+	State    string // the case's state now (penalty.Status): its outcome for the report
 }
 
 // Transparency is the raw material of the public transparency report for [From, To).
@@ -172,21 +173,21 @@ ORDER BY vehicle, start_at`, hi, hi, hi, lo)
 	})
 
 	// Notices issued in the period.
-	rows, err = db.db.QueryContext(ctx, `SELECT licensee, doc FROM cases WHERE issued_at >= ? AND issued_at < ? ORDER BY issued_at, id`, lo, hi)
+	rows, err = db.db.QueryContext(ctx, `SELECT licensee, doc, state FROM cases WHERE issued_at >= ? AND issued_at < ? ORDER BY issued_at, id`, lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("store: transparency: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var licensee, doc string
-		if err := rows.Scan(&licensee, &doc); err != nil {
+		var licensee, doc, state string
+		if err := rows.Scan(&licensee, &doc, &state); err != nil {
 			return nil, fmt.Errorf("store: transparency: %w", err)
 		}
 		var d CaseDoc
 		if err := json.Unmarshal([]byte(doc), &d); err != nil {
 			return nil, fmt.Errorf("store: transparency: case doc: %w", err)
 		}
-		out.Issued = append(out.Issued, IssuedNotice{Licensee: licensee, Articles: d.Articles, Warning: d.Warning})
+		out.Issued = append(out.Issued, IssuedNotice{Licensee: licensee, Articles: d.Articles, Warning: d.Warning, State: state})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: transparency: %w", err)

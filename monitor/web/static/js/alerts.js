@@ -5,7 +5,7 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, $, chip, field, emptyRow, tableWrap, theadOf } from "./dom.js";
-import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtAgo, ruleName, RULES, RULE_COLORS, CLOSED, DETAILS, DOCUMENT_LABELS, documentText } from "./fmt.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtAgo, ruleName, RULES, RULE_COLORS, CLOSED, CLOSED_HELP, DETAILS, DOCUMENT_LABELS, documentText, limitApplies } from "./fmt.js";
 import { triageChip, whoText, stateOf, triageAct } from "./triage.js";
 
 // episodeStatus: [text, tone] of an episode's state.
@@ -14,17 +14,27 @@ export function episodeStatus(e) {
   return [e.closed_reason === "interrupted" ? "Interrompido" : "Encerrado", e.closed_reason === "interrupted" ? "warn" : "neutral"];
 }
 
+// statusHelp explains an episode's status (episodeStatus) in a sentence: the chip's title.
+export function statusHelp(e) {
+  if (!e.end) return CLOSED_HELP.open;
+  return CLOSED_HELP[e.closed_reason] || CLOSED[e.closed_reason] || "";
+}
+
 // peakText: "45 km/h (limite 30 + 7)".
 export function peakText(e) {
   // An expired document: how long ago it expired, not a "limit" of 0 days.
   if (e.rule === "document_expired") return `vencido há ${fmtValue(e.peak, e.unit)}`;
-  const lim = e.limit != null ? ` (limite ${fmtValue(e.limit, e.unit)}${e.tolerance ? " + " + fmtValue(e.tolerance, e.unit) : ""})` : "";
+  // A tachograph fault: the vehicle's speed by the GPS while the tachograph was silent or
+  // contradicted it; no speed limit is in question.
+  if (e.rule === "telemetry_fault") return `${DETAILS[e.detail] || "falha do tacógrafo"} com o veículo a ${fmtValue(e.peak, e.unit)} pelo GPS`;
+  const lim = limitApplies(e) ? ` (limite ${fmtValue(e.limit, e.unit)}${e.tolerance ? " + " + fmtValue(e.tolerance, e.unit) : ""})` : "";
   return (e.estimate ? "≈ " : "") + fmtValue(e.peak, e.unit) + lim;
 }
 
 export function whereText(e) {
   if (e.site) return `${e.site.name} a ${fmtValue(e.site.distance_m, "m", 0)}` + (e.site.verified ? "" : " (não verificado)");
   if (e.rule === "document_expired" && (e.document || e.detail)) return documentText(e.document, e.detail);
+  if (e.rule === "telemetry_fault") return ""; // peakText says it
   if (e.detail) return DETAILS[e.detail] || DOCUMENT_LABELS[e.detail] || e.detail;
   return "";
 }
@@ -41,7 +51,7 @@ export function alertItem(e, fresh = false) {
       h("span", { class: "alert-meta" }, h("strong", null, e.vehicle), " · ", peakText(e)),
       whereText(e) ? h("span", { class: "alert-meta" }, whereText(e)) : null,
       h("span", { class: "alert-time" }, fmtDateTime(e.start), " · ", e.end ? fmtDuration(e.duration_s) : fmtAgo(e.start))),
-    chip(st, tone, e.end ? CLOSED[e.closed_reason] || "" : "O episódio continua aberto"));
+    chip(st, tone, statusHelp(e)));
   return h("li", { class: "alert-item" + (e.end ? "" : " is-open") + (fresh ? " is-fresh" : ""), dataset: { episode: e.id, rule: e.rule } }, a);
 }
 
@@ -117,6 +127,15 @@ function toast(e) {
 
 // --- The Alertas page ---------------------------------------------------------------------
 
+// statusLegend explains the column Situação: what each status says of the episode and of its
+// draft (CLOSED_HELP).
+export function statusLegend() {
+  return h("details", { class: "card legend", id: "status-legend" },
+    h("summary", null, "O que significa a situação de um episódio"),
+    h("dl", { class: "facts" }, ...[["Em andamento", CLOSED_HELP.open], ["Encerrado", CLOSED_HELP.cleared], ["Interrompido", CLOSED_HELP.interrupted]]
+      .flatMap(([k, v]) => [h("dt", null, k), h("dd", null, v.replace(/^[^:]+: /, ""))])));
+}
+
 export const alertsView = {
   title: "Alertas",
   mount(el) {
@@ -158,7 +177,7 @@ export const alertsView = {
         h("td", { class: "num" }, peakText(e)),
         h("td", { class: "num col-low" }, fmtDuration(e.duration_s)),
         h("td", null, whereText(e) || "—"),
-        h("td", null, chip(st, tone)),
+        h("td", null, chip(st, tone, statusHelp(e))),
         h("td", { class: "triage-cell" }, triageChip(e.triage),
           whoText(e.triage) ? h("small", { class: "muted triage-who" }, whoText(e.triage)) : null,
           stateOf(e.triage) === "novo" && store.hasRole("fiscal")
@@ -202,7 +221,8 @@ export const alertsView = {
         tableWrap("Episódios", h("table", { class: "table", id: "alerts-table" },
           theadOf(["Início", "Veículo", "Regra", ["Artigo", "col-low"], "Pico", ["Duração", "col-low"], "Local", "Situação", "Triagem"]),
           tbody)),
-        h("div", { class: "table-foot" }, status, more)));
+        h("div", { class: "table-foot" }, status, more)),
+      statusLegend());
     const offTriage = store.on("triage", (t) => {
       const i = items.findIndex((x) => x.id === t.episode_id);
       if (i < 0) return;

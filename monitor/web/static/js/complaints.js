@@ -78,7 +78,7 @@ function row(c, reload) {
     h("td", null, fmtDateTime(c.at), h("small", { class: "muted block" }, KINDS[c.kind] || c.kind), c.text ? h("small", { class: "block" }, c.text) : null),
     h("td", null, c.address || `${c.lat.toFixed(5)}, ${c.lon.toFixed(5)}`),
     h("td", null, matches.length ? h("ul", { class: "plain" }, matches.map((m) => h("li", null, matchText(m, res.limit_db))))
-      : (c.answer || []).join(" ")),
+      : (c.detail || c.answer || []).join(" ")),
     h("td", null, STATUS[c.status] || c.status, c.episode_id ? h("a", { class: "block", href: "#/episodio/" + encodeURIComponent(c.episode_id) }, "episódio vinculado") : null),
     h("td", null, actions));
 }

@@ -4,9 +4,9 @@
 import { store } from "./store.js";
 import { api } from "./api.js";
 import { h, icon, chip } from "./dom.js";
-import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, timeZone, documentText, fmtOpeningHours } from "./fmt.js";
-import { episodeStatus, peakText } from "./alerts.js";
-import { loadGeofences, buildLayers, tileLayer, unfocusPaths, ZOOM_PT } from "./geo.js";
+import { fmtDateTime, fmtTime, fmtDuration, fmtValue, fmtNum, ruleName, CATEGORIES, SOURCES, KINDS, AREAS, DETAILS, CLOSED, CLOSED_HELP, CLOCK_HELP, timeZone, documentText, fmtOpeningHours, limitApplies } from "./fmt.js";
+import { episodeStatus, peakText, statusHelp } from "./alerts.js";
+import { loadGeofences, buildLayers, withBaseMap, unfocusPaths, ZOOM_PT } from "./geo.js";
 import { triagePanel } from "./triage.js";
 import { verificationCard } from "./field.js";
 import { episodeComplaints } from "./complaints.js";
@@ -44,6 +44,8 @@ function render(el, e) {
   if (e.unregistered) add("Cadastro", chip("veículo não cadastrado", "warn"));
   add("Início", fmtDateTime(e.start));
   add("Fim", e.end ? `${fmtDateTime(e.end)} (${(CLOSED[e.closed_reason] || "encerrado").toLowerCase()})` : "em andamento");
+  // An interrupted episode's end was not observed: say so where its end is shown.
+  if (e.end && e.closed_reason === "interrupted") add("Interrupção", h("span", { class: "small", id: "interrupted-help" }, CLOSED_HELP.interrupted));
   add("Duração", fmtDuration(e.duration_s));
   add("Pico", peakText(e) + (e.peak_at ? " às " + fmtTime(e.peak_at) : ""));
   if (e.estimate) add("Natureza do valor", "estimativa no receptor (não é medição NBR)");
@@ -75,7 +77,7 @@ function render(el, e) {
         h("a", { class: "back-link", href: "#/alertas" }, icon("back"), "Alertas"),
         h("h2", { class: "page-title" }, ruleName(e.rule), " — ", e.vehicle),
         h("p", { class: "muted" }, `${e.article} · penalidade: ${e.penalty}`)),
-      h("div", { class: "head-actions" }, chip(st, tone),
+      h("div", { class: "head-actions" }, chip(st, tone, statusHelp(e)),
         draft && store.hasRole("fiscal") ? h("a", { class: "btn", href: "#/revisao/" + encodeURIComponent(draft.id) }, icon("file"), "Abrir minuta") : null)),
     h("div", { class: "episode-grid" },
       h("section", { class: "card card--flush" }, mapEl, replay),
@@ -93,8 +95,7 @@ function render(el, e) {
   map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
   this.cleanup.push(() => map.remove());
   unfocusPaths(map);
-  const tiles = tileLayer(store.config);
-  if (tiles) tiles.addTo(map); else mapEl.classList.add("map--plain");
+  withBaseMap(map, store.config, mapEl);
   loadGeofences().then((fc) => {
     if (!mapEl.isConnected) return;
     const { groups } = buildLayers(map, fc);
@@ -109,7 +110,7 @@ function render(el, e) {
     if (last && last.t === t) continue;
     pts.push({ t, ll: [r.lat, r.lon] });
   }
-  const over = (r) => r.unit === e.unit && e.limit != null && r.value > e.limit + (e.tolerance || 0);
+  const over = (r) => r.unit === e.unit && limitApplies(e) && r.value > e.limit + (e.tolerance || 0);
   if (pts.length) {
     L.polyline(pts.map((p) => p.ll), { color: "#1f4e79", weight: 4, opacity: 0.8 }).addTo(map);
     for (const r of track) {
@@ -142,12 +143,15 @@ function warningsCard(e) {
     h("td", null, w.site && e.site && w.site === e.site.id ? e.site.name : w.site || "—"),
     h("td", { class: "num" }, w.distance_m == null ? "—" : fmtValue(w.distance_m, "m", 0)),
     h("td", { class: "num" }, w.value == null ? "—" : fmtNum(w.value, 1) + (w.limit == null ? "" : " / " + fmtNum(w.limit, 1))),
-    h("td", null, w.stated ? chip("citado na minuta", "ok") : w.clock === "system" ? chip("relógio não confiável", "warn") : h("span", { class: "muted" }, "contexto"))));
+    h("td", null, w.stated ? chip("citado na minuta", "ok", "O alerta é citado entre os fatos da minuta, como registro do equipamento do permissionário.")
+      : w.clock === "system" ? chip("relógio não confiável", "warn", CLOCK_HELP)
+        : h("span", { class: "muted", title: "Registrado com hora confiável, mas de outra regra ou fora do período do fato: mostrado como contexto, não citado." }, "contexto"))));
   return h("section", { class: "card", id: "episode-warnings" },
     h("h3", { class: "card-title" }, `Alertas do sistema embarcado (${ws.length})`),
     h("p", { class: "muted small" }, "Registros do próprio equipamento do permissionário: o condutor foi alertado. Provam ciência, nunca fundamentam o auto."),
     h("table", { class: "table" }, h("thead", null, h("tr", null, ...["Hora", "Alerta", "Local", "Distância", "Valor / limite", "Na minuta"].map((t) => h("th", { scope: "col" }, t)))),
-      h("tbody", null, ...rows)));
+      h("tbody", null, ...rows)),
+    ws.some((w) => !w.stated && w.clock === "system") ? h("p", { class: "muted small", id: "clock-legend" }, CLOCK_HELP) : null);
 }
 
 function evidenceTable(readings) {
@@ -204,7 +208,7 @@ function buildCharts(el, e, readings) {
         value: (u, v) => (v == null ? "—" : "≈ " + fmtValue(v, unit, 1)) });
     }
     const limits = [];
-    if (unit === e.unit && e.limit != null) {
+    if (unit === e.unit && limitApplies(e)) {
       const at = receptor ? " no receptor" : "";
       limits.push(["Limite" + at, e.limit, "#d64545", [6, 4]]);
       if (e.tolerance) limits.push(["Limite + tolerância" + at, e.limit + e.tolerance, "#e07a10", [2, 4]]);

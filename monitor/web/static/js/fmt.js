@@ -144,8 +144,12 @@ export function setRuleLabels(labels) {
     if (r.name) RULES[r.id] = r.name;
     if (r.short) RULES_SHORT[r.id] = r.short;
     if (r.color) RULE_COLORS[r.id] = r.color;
+    if (r.no_limit) NO_LIMIT.add(r.id); else NO_LIMIT.delete(r.id);
   }
 }
+// NO_LIMIT are the rules whose episodes' limit is no limit of the law (rules.Table no_limit);
+// telemetry_fault's is the fallback of a monitor that does not say.
+const NO_LIMIT = new Set(["telemetry_fault"]);
 export const RULE_COLORS = {
   speed: "#d64545", hours: "#7d5ba6", sensitive_zone_sound: "#e07a10", boarding_sound: "#c9a227",
   noise_limit: "#d35d90", route_deviation: "#2f7ed8", parked_public_road: "#5d6d7e", telemetry_fault: "#17a2b8",
@@ -164,6 +168,25 @@ export const CATEGORIES = {
 export const DEVICES = { gps: "GPS", tacho: "Tacógrafo", slm: "Decibelímetro" };
 export const DEVICE_STATES = { ok: "ok", no_fix: "sem fix", missing: "ausente" };
 export const CLOSED = { cleared: "Encerrado", interrupted: "Interrompido (sem dados)" };
+// CLOSED_HELP explains each way an episode ends, where its status is shown (a chip's title and
+// the legend of the Alertas page): "Interrompido" puzzles whoever reads it first.
+export const CLOSED_HELP = {
+  open: "Em andamento: a condição ainda é observada nos dados do veículo.",
+  cleared: "Encerrado: os dados mostraram a condição cessar pelo tempo de encerramento da regra.",
+  interrupted: "Interrompido: os dados do veículo (ou do instrumento da regra, como o decibelímetro de um episódio de ruído) " +
+    "pararam antes de a condição cessar. O episódio termina na última leitura recebida: o fim não foi observado e a duração " +
+    "é a mínima comprovada. Se dados atrasados chegarem e continuarem a série, o episódio é reaberto; a minuta registra a " +
+    "interrupção entre os avisos ao agente.",
+};
+// CLOCK_HELP explains "relógio não confiável", a warning of the driver's coach whose batch was
+// timed by the bridge's system clock (no GPS or RTC time).
+export const CLOCK_HELP = "Relógio não confiável: o equipamento do permissionário registrou este alerta com o relógio do sistema, " +
+  "sem hora de GPS nem de relógio de tempo real. A hora não é prova, então o alerta aparece como contexto e não é citado " +
+  "na minuta: não serve para afirmar no auto que o condutor foi alertado, nem quando.";
+// limitApplies says whether an episode's limit is a limit of the law that its value was judged
+// against (rules.Table no_limit). A telemetry_fault episode's is not: its value is the GPS speed
+// and its "limit" the speed from which the tachograph must be reporting (gps_min_kmh).
+export function limitApplies(e) { return e.limit != null && !NO_LIMIT.has(e.rule); }
 export const SOURCES = { tacho: "tacógrafo", gps: "GPS", slm: "decibelímetro", clock: "relógio", sound: "decibelímetro" };
 export const KINDS = { tacho: "Tacógrafo", gps: "GPS", sound: "Decibelímetro" };
 export const DRAFT_STATUS = { draft: "Pendente", issued: "Emitido", dismissed: "Arquivado" };

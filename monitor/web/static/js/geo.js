@@ -229,6 +229,53 @@ function convexHull(pts) {
   return lower.slice(0, -1).concat(upper.slice(0, -1));
 }
 
+// withBaseMap puts a base under map (whose element is el): the configured tiles, and the
+// street extract the monitor imports (GET /api/v1/basemap, config.basemap) drawn as vectors
+// when there are no tiles or they fail to load — no tile server reachable, offline. The streets
+// lie in a pane under the tiles, so that tiles that do load cover them. With neither, the map
+// has a plain background.
+export function withBaseMap(map, config, el) {
+  const tiles = tileLayer(config);
+  let drawn = false;
+  const streets = () => {
+    if (drawn) return;
+    drawn = true;
+    el.classList.add("map--plain");
+    if (!config.basemap) return;
+    loadBasemap().then((fc) => streetLayer(map, fc).addTo(map)).catch(() => {});
+  };
+  if (tiles) tiles.on("tileerror", streets).addTo(map);
+  else streets();
+}
+
+let basemap = null;
+
+// loadBasemap fetches the street base map once a session (the browser revalidates it by its ETag).
+function loadBasemap() {
+  if (!basemap) basemap = api("/api/v1/basemap").catch((e) => { basemap = null; throw e; });
+  return basemap;
+}
+
+const MAJOR = /^highway=(motorway|trunk|primary|secondary)/;
+
+// streetLayer draws the streets of fc, credited as its licence requires (ODbL) and, when the
+// extract is a sample, labelled as one.
+function streetLayer(map, fc) {
+  const L = window.L;
+  if (!map.getPane("basemap")) {
+    const pane = map.createPane("basemap");
+    pane.style.zIndex = "150"; // under the tiles (200) and the geofences (400)
+    pane.style.pointerEvents = "none";
+  }
+  const attribution = '<a href="https://www.openstreetmap.org/copyright">' + (fc.attribution || "© OpenStreetMap contributors (ODbL)") + "</a>" +
+    (fc.sample ? " · ruas de amostra, sintéticas: não é levantamento" : "");
+  return L.geoJSON(fc, {
+    pane: "basemap", interactive: false, attribution,
+    style: (f) => ({ className: "basemap-street", color: "#c9c2b4", opacity: 1, lineCap: "round",
+      weight: MAJOR.test((f.properties && f.properties.osm_tag) || "") ? 7 : 4 }),
+  });
+}
+
 // tileLayer returns the configured tile layer, or null when the monitor has none.
 export function tileLayer(config) {
   if (!config.tile_url) return null;

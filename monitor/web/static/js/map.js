@@ -5,7 +5,7 @@
 import { store, vehicleState, STATE_LABELS, isOnline } from "./store.js";
 import { h, $, svgEl } from "./dom.js";
 import { fmtNum, fmtAgo, fmtValue } from "./fmt.js";
-import { loadGeofences, buildLayers, tileLayer, LAYERS, ZONE_COLORS, generatedNote, unfocusPaths, ZOOM_PT } from "./geo.js";
+import { loadGeofences, buildLayers, withBaseMap, LAYERS, ZONE_COLORS, generatedNote, unfocusPaths, ZOOM_PT } from "./geo.js";
 import { alertItem } from "./alerts.js";
 import { VehiclePanel } from "./vehicle.js";
 import { VehicleCanvas } from "./vehicles-canvas.js";
@@ -66,9 +66,7 @@ async function init() {
   L.control.zoom(ZOOM_PT).addTo(map);
   map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
   L.control.scale({ imperial: false, position: "bottomleft" }).addTo(map);
-  const tiles = tileLayer(store.config);
-  if (tiles) tiles.addTo(map);
-  else $("#map").classList.add("map--plain");
+  withBaseMap(map, store.config, $("#map"));
   vehicleLayer = L.layerGroup().addTo(map);
   unfocusPaths(map);
 

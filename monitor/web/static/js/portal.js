@@ -6,7 +6,7 @@
 
 import { api, Stream } from "./api.js";
 import { $, $$, h, chip, icon, tableWrap, theadOf } from "./dom.js";
-import { fmtDateTime, fmtNum, isoDateBR, ruleName, setTimeZone, CASE_STATES, NOTIFY_MODES } from "./fmt.js";
+import { fmtDateTime, fmtNum, isoDateBR, ruleName, setTimeZone, CASE_STATES, NOTIFY_MODES, limitApplies } from "./fmt.js";
 import { toastError, toastOk } from "./toast.js";
 import { passwordCard } from "./password.js";
 
@@ -127,7 +127,7 @@ function painel(page) {
     h("td", null, (v.open_episodes || []).length ? chip(`${v.open_episodes.length} em andamento`, "danger") : "—")));
   const eps = state.episodes.slice(0, 50).map((e) => h("li", { class: "portal-episode" },
     h("strong", null, ruleName(e.rule)), " — ", e.vehicle, " — ", fmtDateTime(e.start),
-    " — pico ", fmtNum(e.peak, 1), " ", e.unit || "", " (limite ", fmtNum(e.limit, 1), ")",
+    " — pico ", fmtNum(e.peak, 1), " ", e.unit || "", limitApplies(e) ? [" (limite ", fmtNum(e.limit, 1), ")"] : e.rule === "telemetry_fault" ? " pelo GPS" : "",
     e.end ? "" : [" ", chip("em andamento", "danger")]));
   fill(page, 
     h("p", { class: "lead" }, `${state.me.razao_social || state.me.licensee}${state.me.cnpj ? " — CNPJ " + state.me.cnpj : ""}`),

@@ -25,6 +25,19 @@ export const reviewView = {
   unmount() { if (this.off) this.off(); this.off = null; },
 };
 
+// settleNote says when a draft comes (GET /api/v1/config's draft_settle_s and
+// verification_wait_s): an episode that has just closed has no draft yet, and one that needs an
+// agent's verification waits for it; the agent should know for how long that is expected.
+function settleNote() {
+  const s = store.config.draft_settle_s;
+  if (!s) return null;
+  const w = store.config.verification_wait_s;
+  return h("p", { class: "muted small", id: "draft-settle" },
+    `Cada minuta é feita ${fmtDuration(s)} depois da última alteração do seu episódio (encerramento ou dados atrasados), ` +
+    "para que os dados dos minutos seguintes — parte das evidências — tenham chegado. Um episódio recém-encerrado ainda não tem minuta." +
+    (w ? ` Um episódio que precisa da verificação de um agente espera por ela até ${fmtDuration(w)}; a verificação registrada nesse prazo entra na mesma minuta.` : ""));
+}
+
 function mountQueue(el) {
   let status = sessionStorage.getItem("trenzinho.review.status") || "draft";
   const tbody = h("tbody");
@@ -111,7 +124,8 @@ function mountQueue(el) {
   caseState.addEventListener("change", () => { sessionStorage.setItem("trenzinho.review.case", caseState.value); load(); });
   more.addEventListener("click", () => load(true));
   el.append(
-    h("div", { class: "page-head" }, h("p", { class: "lead" }, "Minutas feitas pelo monitor a partir dos episódios encerrados. Nada é emitido sem a decisão de um agente.")),
+    h("div", { class: "page-head" }, h("p", { class: "lead" }, "Minutas feitas pelo monitor a partir dos episódios encerrados. Nada é emitido sem a decisão de um agente."),
+      settleNote()),
     h("div", { class: "card" },
       h("div", { class: "toolbar" }, tabs, field("Veículo", vehicle), field("Regra", rule), caseField),
       tableWrap("Fila de revisão", h("table", { class: "table", id: "drafts-table" },

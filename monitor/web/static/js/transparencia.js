@@ -29,15 +29,24 @@ function render(rep) {
       h("td", null, num(l.hours_in_service)),
       h("td", null, num(l.hours_in_offence)),
       h("td", null, l.share_compliant == null ? "—" : `${num(l.share_compliant * 100, 1)} %`),
-      h("td", null, counts(l.episodes_by_rule, (k) => RULES[k] || k)),
+      h("td", null, String(l.autos_confirmed)),
       h("td", null, counts(l.autos_by_article, (k) => k)),
-      h("td", null, String(l.warnings)),
+      h("td", null, String(l.autos_annulled)),
     ));
   out.append(h("table", { class: "transparency-table" },
     h("thead", null, h("tr", null,
       ["Permissionário", "Veículos em serviço", "Horas em serviço", "Horas em infração", "Tempo em conformidade",
-        "Episódios por regra", "Autos por artigo", "Notificações preliminares"].map((t) => h("th", { scope: "col" }, t)))),
+        "Autos confirmados", "Autos confirmados por artigo", "Autos anulados"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", null, rows)));
+  // Alerts, autos in process and notificações preliminares: only in aggregate, no licensee.
+  out.append(h("h2", null, "Todos os permissionários"),
+    h("p", null, "Alertas do monitor e autos em andamento são publicados apenas no total, sem nome de permissionário: " +
+      "um alerta não é uma infração constatada, e um auto em andamento ainda pode ser anulado."),
+    h("table", { class: "transparency-table" },
+      h("tbody", null,
+        h("tr", null, h("th", { scope: "row" }, "Alertas por regra"), h("td", null, counts(rep.alerts_by_rule || {}, (k) => RULES[k] || k))),
+        h("tr", null, h("th", { scope: "row" }, "Autos em andamento"), h("td", null, String(rep.autos_pending))),
+        h("tr", null, h("th", { scope: "row" }, "Notificações preliminares"), h("td", null, String(rep.warnings))))));
 }
 
 async function load(month) {

@@ -5,7 +5,7 @@ import { listAll } from "./api.js";
 import { h, icon, chip, dateInput } from "./dom.js";
 import { fmtNum, fmtValue, fmtDate, fmtDateTime, fmtAgo, fmtTime, fmtDuration, compass, localDate, dayRange, isoDateBR, addDays,
   ruleName, RULE_COLORS, DEVICES, DEVICE_STATES } from "./fmt.js";
-import { episodeStatus, peakText } from "./alerts.js";
+import { episodeStatus, peakText, statusHelp } from "./alerts.js";
 import { licenseeName } from "./names.js";
 
 export class VehiclePanel {
@@ -134,7 +134,7 @@ export class VehiclePanel {
       return h("li", null, h("a", { href: "#/episodio/" + encodeURIComponent(e.id) },
         h("span", { class: "tl-time" }, localDate(e.start) === this.day ? fmtTime(e.start, false) : fmtDate(e.start).slice(0, 5) + " " + fmtTime(e.start, false)), dot,
         h("span", { class: "tl-text" }, h("strong", null, ruleName(e.rule)), h("small", null, peakText(e) + " · " + fmtDuration(e.duration_s))),
-        chip(st, tone)));
+        chip(st, tone, statusHelp(e))));
     }));
   }
 
