@@ -27,7 +27,7 @@ const Format = 1
 // Bounds of a bundle.
 const (
 	// MaxBytes bounds a signed bundle as it travels (the MQTT payload). The Piúma example
-	// weighs about 11 KB (docs/benchmarks.md).
+	// weighs about 48 KB (docs/benchmarks.md, "Configuration bundle").
 	MaxBytes = 256 << 10
 	// MaxPayloadBytes bounds the payload once decompressed: a gzip bomb stops there.
 	MaxPayloadBytes = 2 << 20

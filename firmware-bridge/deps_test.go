@@ -40,7 +40,7 @@ func noMonitor(t *testing.T, what string, deps []string, want ...string) map[str
 // TestNoMonitorDependency: the bridge shares code with the monitor only through top-level
 // packages (wire, geofences, configbundle, rules, profile, …), never by importing the monitor's:
 // `go list -deps ./firmware-bridge/...` lists no monitor package, and it does list the rules the
-// driver's coach runs — the very code that judges (issue 18).
+// driver's coach runs — the very code that judges.
 func TestNoMonitorDependency(t *testing.T) {
 	want := []string{"configbundle", "rules", "profile", "firmware-bridge/coach"}
 	found := noMonitor(t, "the bridge", goListDeps(t, "./..."), want...)
@@ -53,7 +53,7 @@ func TestNoMonitorDependency(t *testing.T) {
 
 // TestSharedLawPackagesImportNoMonitor: the law (rules, profile, profiles) lives in top-level
 // packages that import nothing of the monitor, so the bridge's coach runs the very code that
-// judges (issue 18: never a second implementation of the law).
+// judges (never a second implementation of the law).
 func TestSharedLawPackagesImportNoMonitor(t *testing.T) {
 	found := noMonitor(t, "the law packages", goListDeps(t, "../rules/...", "../profile/...", "../profiles/..."),
 		"rules", "profile", "profiles")

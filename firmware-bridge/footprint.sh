@@ -3,13 +3,13 @@
 # 10 Hz sound-level meter (one simulated vehicle through real pseudo-terminals, publishing every
 # 5 s to a local Mosquitto), for the x86-64 build run natively and the arm64 and armv7 builds run
 # under qemu-user — the Raspberry Pi's instruction sets on this machine (docs/benchmarks.md,
-# "Bridge on the Pi"). qemu's RSS includes the emulator's own (about 10–20 MB of translation
+# "Bridge footprint"). qemu's RSS includes the emulator's own (about 20–30 MB of translation
 # cache and its binary), so the arm figures bound the Pi's from above; the CPU ratio against the
 # native build says how much work a batch takes relative to x86, not the Pi's absolute load.
 #
 # Usage (from the repository root): sh firmware-bridge/footprint.sh [seconds]
 #   COACH=1: with a configuration bundle in force (the Piúma profile and sample geofences), so the
-#            driver's coach runs (issue 18); by default the bridge has none.
+#            driver's coach runs; by default the bridge has none.
 #   ARCHES="amd64": the builds to measure (default "amd64 arm64 armv7").
 # Needs: go, mosquitto, qemu-user-static (apt-get install -y qemu-user-static mosquitto).
 set -eu

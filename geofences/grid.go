@@ -15,9 +15,9 @@ const gridMaxCells = 1 << 20
 // R-tree descends O(log n) levels through a recursive search, a grid query
 // computes the range of cells that the query box covers and reads their
 // lists, which at the density of a town's sensitive sites is a handful of
-// cells holding a few items each (it replaced a packed R-tree in issue 20,
-// 2–4× faster where hits are few). It is built once and then only read, so
-// it is safe for concurrent queries.
+// cells holding a few items each (it replaced a packed R-tree, being 2–4×
+// faster where hits are few: docs/benchmarks.md, "Geofences"). It is built
+// once and then only read, so it is safe for concurrent queries.
 //
 // A query reports exactly the items whose bounds intersect the query box,
 // as an R-tree search does, each once: an item listed in several cells is

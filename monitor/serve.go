@@ -42,7 +42,7 @@ import (
 // defaultCheckpointPages is when the WAL is copied back to the database file beside the judge's
 // commits (store.(*DB).CheckpointAt): half of SQLite's own threshold inside a commit (10,000
 // pages), so that the commit-time checkpoint, which an event's commit would wait for, stays a
-// backstop (docs/benchmarks.md, "Issue 20, session 6: monitor", second round).
+// backstop (docs/benchmarks.md, "Monitor: publish to episode").
 const defaultCheckpointPages = 5000
 
 // checkpointPoll is how often the WAL's size is looked at: one read of the wal-index header.
@@ -102,8 +102,8 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 key that signs drafts (default: monitor-signing.key beside the database, created at first start)")
 	b.Duration(&c.draftSettle, "TRENZINHO_DRAFT_SETTLE", 150*time.Second, "how long after its last change an episode waits before it is drafted")
 	b.Duration(&c.draftWait, "TRENZINHO_DRAFT_VERIFICATION_WAIT", drafts.DefaultVerificationWait, "how long after its last change an episode that grounds an auto only once an agent verifies it holds its conduct's draft, so that the verification joins the same draft")
-	b.Duration(&c.checkpoint, "TRENZINHO_MONITOR_CHECKPOINT_INTERVAL", 0, "copy the database's WAL back to its file this often, outside the judge's commits (0: when it holds TRENZINHO_MONITOR_CHECKPOINT_PAGES; docs/benchmarks.md, issue 20)")
-	b.Int(&c.ckptPages, "TRENZINHO_MONITOR_CHECKPOINT_PAGES", defaultCheckpointPages, "copy the database's WAL back to its file, outside the judge's commits, once it holds this many 4 KiB pages (0: SQLite does it in the commit that fills 10,000 pages; docs/benchmarks.md, issue 20)")
+	b.Duration(&c.checkpoint, "TRENZINHO_MONITOR_CHECKPOINT_INTERVAL", 0, "copy the database's WAL back to its file this often, outside the judge's commits (0: when it holds TRENZINHO_MONITOR_CHECKPOINT_PAGES; docs/benchmarks.md)")
+	b.Int(&c.ckptPages, "TRENZINHO_MONITOR_CHECKPOINT_PAGES", defaultCheckpointPages, "copy the database's WAL back to its file, outside the judge's commits, once it holds this many 4 KiB pages (0: SQLite does it in the commit that fills 10,000 pages; docs/benchmarks.md)")
 	b.String(&c.tileURL, "TRENZINHO_TILE_URL", "", "map tile URL template for the dashboard, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (empty: no tiles)")
 	b.String(&c.uploadScan, "TRENZINHO_UPLOAD_SCAN", "", "command that scans each attachment of a defence or appeal filed in the licensee's portal, run with the file's path as its last argument (exit 0: clean, 1: refused), e.g. \"clamdscan --no-summary\" (empty: no scan)")
 	b.String(&c.publicURL, "TRENZINHO_PUBLIC_URL", "", "public base URL of the monitor, e.g. https://monitor.piuma.es.gov.br: issued autos print <URL>/v/<code> and its QR code (empty: the path only, no QR code)")
@@ -171,8 +171,8 @@ func checkDraftWaits(settle, wait time.Duration) error {
 }
 
 // startProfiles starts the CPU profile and the execution trace asked for (empty: not that one);
-// stop ends them and closes their files (docs/benchmarks.md, issue 20: the monitor under
-// `go run ./monitor/loadtest`).
+// stop ends them and closes their files (docs/benchmarks.md, "Monitor: publish to episode":
+// the monitor under `go run ./monitor/loadtest`).
 func startProfiles(cpuProfile, traceFile string) (stop func(), err error) {
 	var stops []func()
 	stop = func() {

@@ -7,8 +7,8 @@ import (
 	"github.com/rickar/cal/v2"
 )
 
-// holidayBefore is Holiday as it was before issue 20's rewrite (verbatim): the date formatted
-// and Easter computed by rickar/cal. The reference for TestHolidayMatchesCal.
+// holidayBefore is Holiday as it was before its rewrite without formatting (verbatim): the date
+// formatted and Easter computed by rickar/cal. The reference for TestHolidayMatchesCal.
 func (p *Profile) holidayBefore(t time.Time) (string, bool) {
 	t = t.In(p.loc)
 	y, m, d := t.Date()

@@ -20,8 +20,8 @@ import (
 // The engine's output for the benchmark fleet (400 rounds of 50 vehicles, 300,000 readings, in
 // the benchmark town with 10,000 sensitive sites), as SHA-256 digests of the JSON of every Apply
 // result and, every 10 rounds, of the drained episodes (sorted by id), evidence, events and
-// snapshots. Recorded at e15e36f, before the optimisations of issue 20's session 6; session 5's
-// levers had left the same digests (docs/benchmarks.md, "Issue 20, session 5").
+// snapshots. Recorded at e15e36f, before the engine's later optimisations, whose every change left
+// the same digests (docs/benchmarks.md, "Rule evaluation").
 //
 // An optimisation must leave every digest unchanged: judgements, values and evidence alike, to
 // the last bit. A change of a rule that alters the output on purpose re-records them (run the

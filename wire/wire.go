@@ -234,10 +234,10 @@ const (
 	QuarantineWildcard = SysPrefix + "quarantine/#"
 )
 
-// ValidVehicle reports whether id is a valid vehicle id: 1 to 32 of A–Z, a–z, 0–9, "-" and
-// "_", not starting with "_" (ids starting with "_" are the service namespace's,
-// trenzinho/v1/_sys/…). The regular expression ^[A-Za-z0-9-][A-Za-z0-9_-]{0,31}$, checked by
-// hand: it runs for every message, and the regexp package was 3% of ingest's CPU.
+// ValidVehicle reports whether id is a valid vehicle id: 1 to 32 of A–Z, a–z, 0–9, "-" and "_", not
+// starting with "_" (ids starting with "_" are the service namespace's, trenzinho/v1/_sys/…). The
+// regular expression ^[A-Za-z0-9-][A-Za-z0-9_-]{0,31}$, checked by hand: it runs for every message,
+// and the regexp package was 3.7% of ingest's CPU on 5-reading batches.
 func ValidVehicle(id string) bool {
 	if len(id) == 0 || len(id) > 32 || id[0] == '_' {
 		return false

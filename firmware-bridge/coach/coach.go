@@ -1,4 +1,4 @@
-// Package coach is the driver's coach (issue 18): on the Pi, offline, it runs the monitor's own
+// Package coach is the driver's coach: on the Pi, offline, it runs the monitor's own
 // rules (package rules, with the legal profile and the geofences of the vehicle's signed
 // configuration bundle) over the bridge's readings and warns the driver of what is about to
 // happen — an open sensitive site ahead with the sound above the threshold, the speed nearing

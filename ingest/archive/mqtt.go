@@ -172,9 +172,9 @@ const writeBuffer = 64 << 10
 // Reads: paho reads each packet's fixed header a byte at a time, one system call each.
 //
 // Writes: paho writes every packet with a system call of its own, from one goroutine. Ingest
-// acknowledges a write's 160–500 messages at once, so before this the PUBACKs (4 bytes each)
-// were one system call each, the largest cost of ingest's CPU profile on 5-reading batches
-// after decoding (docs/benchmarks.md, "Issue 20, session 6"), and as many wake-ups of the
+// acknowledges a write's 160–500 messages at once, so before this the PUBACKs (4 bytes each) were
+// one system call each, the largest cost of ingest's CPU profile on 5-reading batches after
+// decoding (docs/benchmarks.md, "Ingest vs Telegraf vs bare writer"), and as many wake-ups of the
 // broker. Write now appends to a buffer and returns; the writer goroutine sends whatever has
 // accumulated in one system call, so the PUBACKs of a write leave in a few segments, in order.
 // A PUBACK that paho handed over but that was not yet sent when the connection breaks is lost

@@ -1273,9 +1273,10 @@ func (rep *benchReport) median(c string) (rate, cpu float64, n int) {
 	return mid(rates), mid(cpus), len(rates)
 }
 
-// Targets of issue 20 (docs/benchmarks.md): against Telegraf, a multiple of its readings/s and
-// a fraction of its CPU per reading, stricter for batches of 30 readings and more, where the cost
-// per message weighs less; and a share of the bare writer's readings/s.
+// The targets (docs/benchmarks.md, "Ingest vs Telegraf vs bare writer"): against Telegraf, a
+// multiple of its readings/s and a fraction of its CPU per reading, stricter for batches of 30
+// readings and more, where the cost per message weighs less; and a share of the bare writer's
+// readings/s.
 const (
 	smallBatch          = 30  // readings per batch below which the small-batch targets apply
 	smallRateVsTelegraf = 1.2 // × Telegraf's readings/s, batches of fewer than smallBatch readings

@@ -1,6 +1,6 @@
 // Package hostile replays, against the real programs (Mosquitto, InfluxDB, ingest and the
-// monitor as built), what a licensee who controls the bridge, its key and its clock can send:
-// issue 15. Each test names the defect it reproduces.
+// monitor as built), what a licensee who controls the bridge, its key and its clock can send.
+// Each test names the defect it reproduces.
 package hostile
 
 import (

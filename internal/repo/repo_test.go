@@ -35,6 +35,21 @@ func needGit(t *testing.T) {
 	}
 }
 
+// topLevel returns the top directory of the git checkout the tests run in; it skips the test
+// outside one, unless CI is set.
+func topLevel(t *testing.T) string {
+	t.Helper()
+	needGit(t)
+	top, err := git(".", "rev-parse", "--show-toplevel")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("not a git checkout: %v", err)
+	}
+	return strings.TrimSpace(string(top))
+}
+
 // git runs git in dir and returns its standard output.
 func git(dir string, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", args...)
@@ -97,15 +112,7 @@ func scan(root string) ([]string, int, error) {
 // notes that live there, naming each file and line: a clone must build, test and be understood
 // with nothing beside it.
 func TestStandsAlone(t *testing.T) {
-	needGit(t)
-	top, err := git(".", "rev-parse", "--show-toplevel")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("not a git checkout: %v", err)
-	}
-	found, read, err := scan(strings.TrimSpace(string(top)))
+	found, read, err := scan(topLevel(t))
 	if err != nil {
 		t.Fatal(err)
 	}

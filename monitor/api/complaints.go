@@ -1,6 +1,6 @@
 package api
 
-// Citizens' complaints (issue 17; docs/api.md "Citizens' complaints"): a public form (no login,
+// Citizens' complaints (docs/api.md "Citizens' complaints"): a public form (no login,
 // rate-limited per client address, a proof-of-work challenge, bounded input), an API for the
 // city's 156/ouvidoria system (a token of its own), the matching of each complaint against the
 // telemetry at once, the complainant's answer page at an unguessable URL (/r/{code}), and the

@@ -54,7 +54,7 @@ var public = map[string]string{
 	"GET /metrics":        "Prometheus",
 	"/api/":               "the API dispatcher (unknown paths: 401 without a session)",
 	"/":                   "the dashboard's static files and login page",
-	"GET /v/{code}":       "public verification of an issued auto (issue 17): rate-limited, no personal data",
+	"GET /v/{code}":       "public verification of an issued auto: rate-limited, no personal data",
 	"POST /v/{code}":      "public check of an uploaded PDF or bundle against an issued auto: rate-limited, size-limited",
 	// The transparency report (LAI): aggregates per licensee and month, no personal data, no
 	// positions; rate-limited per client address (transparency.go, docs/transparency.md).

@@ -437,7 +437,7 @@ func TestRegistryPutPersistedAndLive(t *testing.T) {
 		t.Fatalf("document episodes after the edit: %+v", eps)
 	}
 	// The licensee changed today (the PUT records the transfer as of today): readings of
-	// earlier days stay the old licensee's (issue 13: the licensee at the time of the fact).
+	// earlier days stay the old licensee's (the licensee at the time of the fact).
 	f.engine.Vehicles(func(v *rules.Vehicle) {
 		if v.ID == "PIU-002" && v.Licensee != "L1" {
 			t.Errorf("the engine has licensee %q for readings of %s, before the transfer; want L1", v.Licensee, noon.Format(time.DateOnly))

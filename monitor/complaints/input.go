@@ -1,4 +1,4 @@
-// Package complaints handles citizens' complaints about the trains (issue 17): the complaint as
+// Package complaints handles citizens' complaints about the trains: the complaint as
 // the public form or the city's 156/ouvidoria system sends it (ParseInput), the proof-of-work
 // challenge that makes flooding the form costly (PoW), the matching of a complaint against the
 // telemetry stored in InfluxDB (Matcher, Influx) and the answer in plain Portuguese (Answer).

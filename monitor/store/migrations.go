@@ -306,7 +306,7 @@ SELECT vehicle, CAST(snapshot AS BLOB), updated_at FROM vehicle_state;
 DROP TABLE vehicle_state;
 ALTER TABLE vehicle_state_new RENAME TO vehicle_state;
 `},
-	// Issue 17 (public verification): the unguessable
+	// Public verification: the unguessable
 	// code of an issued auto's public page (/v/<code>), and the SHA-256 of every PDF the monitor
 	// rendered of it, which an uploaded copy is compared with.
 	{9, `
@@ -395,7 +395,7 @@ CREATE TABLE filing_files (
 	PRIMARY KEY (filing_id, n)
 ) STRICT;
 `},
-	// Issue 16 (triage): the triage state of each alert (an episode) and its history. An
+	// Triage: the triage state of each alert (an episode) and its history. An
 	// episode without a row is "novo". The history — acknowledgements, assignments, comments,
 	// clearings, reopenings and escalations — is append-only like the audit log (triage.go).
 	{12, `
@@ -449,7 +449,7 @@ CREATE TABLE photos (
 	received_at  INTEGER NOT NULL
 ) STRICT;
 `},
-	// Issue 16 (who gets what): each user's notification preferences as they saved them in the
+	// Who gets what: each user's notification preferences as they saved them in the
 	// dashboard (Perfil → Notificações), and the on-duty schedule a supervisor edits. A shift names
 	// its user by name, like the audit log: the schedule is a record of who was on call.
 	{14, `
@@ -489,7 +489,7 @@ CREATE TABLE warnings (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX warnings_time ON warnings (t);
 `},
-	// Issue 17 (citizens' complaints, store/complaints.go): the complaint, its matching against
+	// Citizens' complaints (store/complaints.go): the complaint, its matching against
 	// the telemetry and its answer, the moderation and the inspector's confirmation. contact is
 	// personal data (LGPD), erased by retention or on request; no network address is kept.
 	{16, `
@@ -524,7 +524,7 @@ CREATE INDEX complaints_created ON complaints (created_at, id);
 CREATE INDEX complaints_episode ON complaints (episode_id) WHERE episode_id IS NOT NULL;
 CREATE INDEX complaints_contact ON complaints (created_at) WHERE contact IS NOT NULL;
 `},
-	// Issue 16 (Web Push from the dashboard): the push subscriptions a user made in Perfil →
+	// Web Push from the dashboard: the push subscriptions a user made in Perfil →
 	// Notificações, one per browser (device). An endpoint is one browser's: it belongs to one
 	// user at a time (store/pushsubs.go).
 	{17, `

@@ -117,7 +117,8 @@ func dsn(abs string) string {
 	// Under load (2,000 vehicles, 20 commits a second) SQLite's defaults — a checkpoint every
 	// 1,000 WAL pages, a 2 MB page cache — copied the same vehicle_state and batch_log index
 	// pages from the WAL to the database file several times a second and read them back from
-	// the file: a third of a commit's CPU (docs/benchmarks.md). A checkpoint every 10,000 pages
+	// the file: 38% of the judge's CPU per batch (docs/benchmarks.md, "Judge: the commit's
+	// cost"). A checkpoint every 10,000 pages
 	// (40 MB of WAL at most) copies each page once for several commits, and the judge's
 	// commits, on a connection of their own (Commit), keep their pages in a 32 MB cache.
 	q.Add("_pragma", "wal_autocheckpoint(10000)")
@@ -293,17 +294,17 @@ func decodeCursor(cursor string) (string, error) {
 	return string(b), nil
 }
 
-// Checkpoint copies the WAL's committed pages back to the database file every interval, on
-// a connection of the pool, until ctx ends. SQLite otherwise checkpoints inside the commit
-// that brings the WAL to wal_autocheckpoint pages (10,000, see dsn): that commit then copies
-// up to 40 MB before it returns, and under the 2,000-vehicle load those commits were the
-// slowest 1–3% — the p99 of publish → episode (docs/benchmarks.md, issue 20). A PASSIVE
-// checkpoint neither waits for nor blocks the writer or the readers; once it has copied
-// everything, the next commit starts the WAL over, so the commit-time checkpoint stays a
-// backstop that rarely has anything left to copy. A checkpoint that fails is tried again at
-// the next tick; the backstop bounds the WAL meanwhile. The cost: hot pages (the vehicle
-// snapshots, rewritten at every commit) are copied at every tick instead of once per 10,000
-// pages, more CPU in all, spent beside the commits rather than inside one of them.
+// Checkpoint copies the WAL's committed pages back to the database file every interval, on a
+// connection of the pool, until ctx ends. SQLite otherwise checkpoints inside the commit that
+// brings the WAL to wal_autocheckpoint pages (10,000, see dsn): that commit then copies up to 40 MB
+// before it returns, and under the 2,000-vehicle load those commits were the slowest 1–3% — the p99
+// of publish → episode (docs/benchmarks.md, "Monitor: publish to episode"). A PASSIVE checkpoint
+// neither waits for nor blocks the writer or the readers; once it has copied everything, the next
+// commit starts the WAL over, so the commit-time checkpoint stays a backstop that rarely has
+// anything left to copy. A checkpoint that fails is tried again at the next tick; the backstop
+// bounds the WAL meanwhile. The cost: hot pages (the vehicle snapshots, rewritten at every commit)
+// are copied at every tick instead of once per 10,000 pages, more CPU in all, spent beside the
+// commits rather than inside one of them.
 func (db *DB) Checkpoint(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()

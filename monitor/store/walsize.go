@@ -45,7 +45,7 @@ func walFrames(shm *os.File) (mxFrame, nBackfill uint32, err error) {
 // SQLite otherwise checkpoints inside the commit that brings the WAL to wal_autocheckpoint
 // pages (10,000, see dsn): that commit copies up to 40 MB before it returns, and under the
 // 2,000-vehicle load an event arriving meanwhile waited for it, since SQLite has one writer
-// (docs/benchmarks.md, "Issue 20, session 6: monitor"). Here the same work, at about the same
+// (docs/benchmarks.md, "Monitor: publish to episode"). Here the same work, at about the same
 // volume (frames below wal_autocheckpoint, so that the commit-time checkpoint stays a
 // backstop), is done beside the commits: a PASSIVE checkpoint neither waits for nor blocks the
 // writer or the readers, and once it has copied everything the next commit starts the WAL over.
