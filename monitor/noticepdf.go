@@ -48,6 +48,10 @@ func noticePDF(db *store.DB, prof *profile.Profile, tileURL, publicURL, version 
 				// The penalty calculus made when the draft was issued: fine in R$, recidivism.
 				in.Penalty = notice.PenaltyOf(c.Assessment, c.Licensee, c.Issued, prof.Location())
 			}
+			// Handed over at its issue: delivered in hand on the day of issue, recorded before
+			// the document was frozen (the issue's handed_over). Only then is the last day to
+			// defend known to the auto (Art. 55: from the receipt).
+			in.Decision.HandedOver = c.HandedOverAtIssue(prof.Location())
 			for _, dev := range c.Instruments {
 				in.Verified = append(in.Verified, notice.DeviceOf(dev))
 			}

@@ -668,8 +668,9 @@ type Authority struct {
 type Appeal struct {
 	// Days to appeal from the notification of the decision (0: 10).
 	Days int `yaml:"days"`
-	// DecidedBy is the role of the superior authority that decides appeals: admin (default)
-	// or autoridade (another person than the one who decided the defence).
+	// DecidedBy is the role the profile names as the superior authority that decides appeals
+	// (Lei nº 9.784/1999, art. 56, § 1º): autoridade (default), held by another person than the
+	// one who decided the defence and the one who issued the auto. Never admin, an IT role.
 	DecidedBy string `yaml:"decided_by"`
 	// To names the superior authority as people read it (optional).
 	To string `yaml:"to"`
@@ -683,12 +684,12 @@ func (a Appeal) Period() int {
 	return 10
 }
 
-// Role is appeal.decided_by, admin when not set.
+// Role is appeal.decided_by, autoridade when not set.
 func (a Appeal) Role() string {
 	if a.DecidedBy != "" {
 		return a.DecidedBy
 	}
-	return "admin"
+	return "autoridade"
 }
 
 // Complaints are the settings of citizens' complaints (monitor/complaints): where and when a
@@ -1026,8 +1027,8 @@ func (p *Profile) validate() error {
 	if p.Notification.ElectronicDays < 0 {
 		bad("notification.electronic_days", "must be ≥ 0 (0: 10 days)")
 	}
-	if r := p.Appeal.DecidedBy; r != "" && r != "admin" && r != "autoridade" {
-		bad("appeal.decided_by", "must be admin or autoridade, not %q", r)
+	if r := p.Appeal.DecidedBy; r != "" && r != "autoridade" {
+		bad("appeal.decided_by", "must be autoridade (the superior authority; admin is an IT role and decides no appeal), not %q", r)
 	}
 	if p.PrescriptionYears < 0 {
 		bad("prescription_years", "must be ≥ 0 (0: 5 years)")

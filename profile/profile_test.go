@@ -248,7 +248,8 @@ func TestNewKeysNameTheKey(t *testing.T) {
 		{"gp", "{above_db_from: 50, amount", "{above_db_from: 50, above_db_to: 40, amount", "noise.fines[9].above_db_to"},
 		{"gp", "{range_lost: true, amount: 16000,", "{above_db_from: 60, amount: 16000,", "noise.fines[9].above_db_from"},
 		{"gp", "{above_db_from: 50, amount", "{above_db_from: 50, dB_to: 60, amount", "dB_to"},
-		{"piuma", "decided_by: admin", "decided_by: supervisor", "appeal.decided_by"},
+		{"piuma", "decided_by: autoridade", "decided_by: supervisor", "appeal.decided_by"},
+		{"piuma", "decided_by: autoridade", "decided_by: admin", "appeal.decided_by"},
 		{"piuma", "appeal:\n  days: 10", "appeal:\n  days: -1", "appeal.days"},
 	}
 	for _, c := range cases {

@@ -288,9 +288,12 @@ func TestSettingsAllowTheIssue(t *testing.T) {
 // TestUsers: one demonstration user for each role an auto's process needs, the agents
 // identified (an auto names who issues and who decides it).
 func TestUsers(t *testing.T) {
-	roles := map[string]bool{}
+	roles, authorities := map[string]bool{}, 0
 	for _, u := range Users() {
 		roles[u.Role] = true
+		if u.Role == "autoridade" {
+			authorities++
+		}
 		if u.Role != "licensee" && (u.FullName == "" || u.Matricula == "" || u.Cargo == "") {
 			t.Errorf("%s: agent incomplete: %+v", u.Name, u)
 		}
@@ -302,6 +305,11 @@ func TestUsers(t *testing.T) {
 		if !roles[r] {
 			t.Errorf("no %s user", r)
 		}
+	}
+	// The appeal is decided by the superior authority (appeal.decided_by: autoridade), never
+	// by who decided the defence: two holders of the role.
+	if authorities < 2 {
+		t.Errorf("%d autoridade users: the appeal needs a superior authority besides who decides the defence", authorities)
 	}
 }
 

@@ -27,7 +27,8 @@ type User struct {
 
 // Users are the demonstration's accounts besides the first admin: an inspector who issues the
 // autos, a supervisor, the competent authority who decides the defences (never the one who
-// issued the auto), and the representative of the licensee L1 (PIU-001, PIU-002) in the
+// issued the auto), the superior authority who decides the appeals (appeal.decided_by: another
+// holder of the role autoridade; never admin), and the representative of the licensee L1 (PIU-001, PIU-002) in the
 // licensee's portal, where the demonstration profile enables the electronic notice. Their
 // identification is fictitious and says so.
 func Users() []User {
@@ -38,7 +39,9 @@ func Users() []User {
 		{Name: "supervisor", Role: "supervisor", FullName: "Sérgio Lima", Matricula: "DEMO-0002", Cargo: "Supervisor de Fiscalização" + m,
 			What: "cadastro, geocercas e o trabalho dos fiscais"},
 		{Name: "autoridade", Role: "autoridade", FullName: "Aurora Reis", Matricula: "DEMO-0003", Cargo: "Autoridade Julgadora de Posturas" + m,
-			What: "decide defesas e recursos"},
+			What: "decide defesas"},
+		{Name: "superior", Role: "autoridade", FullName: "Sofia Prado", Matricula: "DEMO-0004", Cargo: "Secretária Municipal de Posturas, autoridade superior" + m,
+			What: "decide recursos (autoridade superior, Lei nº 9.784/1999, art. 56, § 1º)"},
 		{Name: "alegria", Role: "licensee", Licensee: "L1",
 			What: "representante de Trenzinho Alegria da Orla Ltda (L1: PIU-001, PIU-002) no portal do permissionário"},
 	}

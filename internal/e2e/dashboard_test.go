@@ -222,6 +222,8 @@ func walkDashboard(t *testing.T, at time.Time) {
 	today := now().In(piumaZone(t)).Format("02/01/2006")
 	b.do(chromedp.Click(chromedp.CSS(`#act-form input[name="mode"][value="in_person"]`)),
 		clearInput("#act-date"), chromedp.SendKeys(chromedp.CSS("#act-date"), today),
+		chromedp.SendKeys(chromedp.CSS("#act-recipient"), "Maria Souza"),
+		chromedp.SendKeys(chromedp.CSS("#act-recipient-role"), "sócia-administradora"),
 		chromedp.ScrollIntoView(chromedp.CSS("#act-submit")))
 	b.shot("09b-notify-form")
 	b.do(chromedp.Click(chromedp.CSS("#act-submit")))

@@ -73,7 +73,13 @@ func TestPortalInTheBrowser(t *testing.T) {
 	// Delivered by post the next day: the defence may be filed.
 	now := start.Add(48 * time.Hour)
 	o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return now }}
-	if _, _, err := o.Act(ctx, mine, store.CaseAction{Action: store.ActionNotify, Mode: "mail", Date: "2026-11-04"}, store.Actor{User: "joao", Role: store.RoleFiscal}); err != nil {
+	joao := store.Actor{User: "joao", Role: store.RoleFiscal}
+	scan, err := o.Attach(ctx, mine, cases.Attachment{Kind: cases.AttachmentAR, Name: "ar.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.4 AR")}, joao)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mail := store.CaseAction{Action: store.ActionNotify, Mode: "mail", Date: "2026-11-04", Proof: cases.Proof{AR: "BR123456789BR", ARScan: scan.ID}}
+	if _, _, err := o.Act(ctx, mine, mail, joao); err != nil {
 		t.Fatal(err)
 	}
 	attachment := filepath.Join(t.TempDir(), "comprovante.pdf")

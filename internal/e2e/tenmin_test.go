@@ -330,7 +330,10 @@ func (w *tenMinutes) decide() {
 	b.waitJS(`document.querySelector('#case-actions button[data-act="decide"]') !== null`, 20*time.Second, "Registrar decisão")
 	b.do(chromedp.Click(chromedp.CSS(`#case-actions button[data-act="decide"]`)))
 	b.waitJS(`document.querySelector('#act-form[data-act="decide"]') !== null`, 5*time.Second, "the decision form")
-	b.do(chromedp.SendKeys(chromedp.CSS("#act-text"), "A telemetria e a constatação do agente comprovam a emissão sonora junto ao Pronto Atendimento; defesa indeferida."),
+	// A structured decision: relatório, fundamentação answering the defence, dispositivo.
+	b.do(chromedp.SendKeys(chromedp.CSS("#act-report"), "Auto por emissão sonora junto ao Pronto Atendimento; a defesa alega som dentro do limite e itinerário autorizado."),
+		chromedp.SendKeys(chromedp.CSS("#act-grounds"), "A telemetria e a constatação do agente comprovam a emissão sonora junto ao Pronto Atendimento; o itinerário autorizado não afasta a infração."),
+		chromedp.SendKeys(chromedp.CSS("#act-text"), "Defesa indeferida; multa confirmada."),
 		chromedp.ScrollIntoView(chromedp.CSS("#act-submit")))
 	time.Sleep(300 * time.Millisecond) // the smooth scroll ends
 	b.do(chromedp.Click(chromedp.CSS("#act-submit")))

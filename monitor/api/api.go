@@ -343,6 +343,7 @@ func New(cfg Config) *Server {
 	a.Handle("GET /api/v1/audit", s.requireRole(store.RoleAdmin, s.handleListAudit))
 	s.registryRoutes()
 	s.caseRoutes(a)
+	s.attachmentRoutes(a)
 	s.deadLetterRoutes(a)
 	s.triageRoutes(a)
 	s.fieldRoutes(a)

@@ -48,6 +48,7 @@ type caseFixture struct {
 	fiscal  string // tokens
 	super   string
 	auth    string // an autoridade who issued nothing
+	sup     string // another autoridade, the superior authority who decides appeals
 	viewer  string
 	drafted int
 	reg     *registry.Store
@@ -105,6 +106,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 				if c.Assessment != nil {
 					in.Penalty = notice.PenaltyOf(c.Assessment, c.Licensee, c.Issued, p.Location())
 				}
+				in.Decision.HandedOver = c.HandedOverAtIssue(p.Location())
 				if a := c.IssuerAgent; a != nil {
 					in.Decision.Agent = &notice.Agent{FullName: a.FullName, Matricula: a.Matricula, Cargo: a.Cargo}
 				}
@@ -122,7 +124,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 	for _, u := range []struct {
 		name string
 		role store.Role
-	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}, {"carla", store.RoleAutoridade}} {
+	}{{"joao", store.RoleFiscal}, {"sandra", store.RoleSupervisor}, {"carla", store.RoleAutoridade}, {"sofia", store.RoleAutoridade}} {
 		if _, err := cf.db.CreateUser(ctx, u.name, "senha-de-"+u.name, u.role); err != nil {
 			t.Fatal(err)
 		}
@@ -131,6 +133,7 @@ func newCaseFixtureEdit(t *testing.T, edit func(string) string, extra ...func(c 
 	_, cf.fiscal = cf.login("joao", "senha-de-joao")
 	_, cf.super = cf.login("sandra", "senha-de-sandra")
 	_, cf.auth = cf.login("carla", "senha-de-carla")
+	_, cf.sup = cf.login("sofia", "senha-de-sofia")
 	_, cf.viewer = cf.login("maria", viewerPassword)
 	return cf
 }
@@ -233,7 +236,7 @@ func (cf *caseFixture) act(t *testing.T, draftID string, a map[string]any) (int,
 	if act, _ := a["action"].(string); cases.NeedsAuthority(act) {
 		token = cf.auth
 	}
-	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", a, session{bearer: token})
+	code, body, _ := cf.do("POST", "/api/v1/drafts/"+draftID+"/case", cf.proven(t, draftID, a), session{bearer: token})
 	var v api.CaseView
 	if code == http.StatusOK {
 		if err := json.Unmarshal(body, &v); err != nil {
@@ -326,6 +329,9 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 	var got []string
 	for _, e := range entries {
 		got = append(got, e.Action)
+		if e.Action == cases.AuditCaseAttachment { // the AR's scan: a document, not a transition
+			continue
+		}
 		var before, after struct {
 			State string          `json:"state"`
 			Event json.RawMessage `json:"event"`
@@ -342,7 +348,7 @@ func TestCaseWorkflowThroughTheAPI(t *testing.T) {
 			t.Errorf("%s: before %s after %s", e.Action, e.Before, e.After)
 		}
 	}
-	if strings.Join(got, " ") != "case.pay case.decide case.defence case.notify case.issue" {
+	if strings.Join(got, " ") != "case.pay case.decide case.defence case.notify case.attachment case.issue" {
 		t.Errorf("audit %v", got)
 	}
 	if entries, _, _ := cf.db.ListAudit(context.Background(), store.AuditFilter{Action: "draft.issue"}, 10, ""); len(entries) != 1 {
@@ -682,7 +688,8 @@ func TestManualNotice(t *testing.T) {
 		t.Errorf("next number %s", ans.Notice)
 	}
 	cf.setClock(at(2026, 11, 29, 15))
-	code, body, _ = cf.do("POST", fmt.Sprintf("/api/v1/cases/%d/actions", v.ID), map[string]any{"action": "notify", "mode": "in_person", "date": "2026-11-29", "refused_to_sign": true}, session{bearer: cf.fiscal})
+	code, body, _ = cf.do("POST", fmt.Sprintf("/api/v1/cases/%d/actions", v.ID), map[string]any{"action": "notify", "mode": "in_person", "date": "2026-11-29", "refused_to_sign": true,
+		"recipient": "José Lima", "recipient_role": "gerente da sede"}, session{bearer: cf.fiscal})
 	if code != http.StatusOK || !strings.Contains(string(body), `"state":"notified"`) {
 		t.Errorf("notify a manual notice: %d %s", code, body)
 	}

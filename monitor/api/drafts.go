@@ -221,6 +221,10 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
+		// HandedOver: the auto is handed over in hand at its issue, to this recipient; the
+		// delivery is recorded before the document is frozen, which then prints the last day
+		// to defend (handover.go).
+		HandedOver *cases.Proof `json:"handed_over,omitempty"`
 	}
 	if !s.decodeBody(w, r, &req) {
 		return
@@ -246,8 +250,16 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 			s.internalError(w, r, errors.New("no ledger to issue autos in"))
 			return
 		}
-		if _, _, err := o.Issue(r.Context(), d.Sealed.ID, req.Reason, actor(r)); err != nil {
+		if msg := handoverInvalid(req.HandedOver); msg != "" {
+			s.writeError(w, r, http.StatusBadRequest, msg)
+			return
+		}
+		c, _, err := o.Issue(r.Context(), d.Sealed.ID, req.Reason, actor(r))
+		if err != nil {
 			s.fail(w, r, err, "auto")
+			return
+		}
+		if !s.handOver(w, r, o, c, req.HandedOver) {
 			return
 		}
 	} else {

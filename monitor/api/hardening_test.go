@@ -552,6 +552,9 @@ func TestBodyLimit(t *testing.T) {
 		if r.pattern == "POST /api/v1/photos" { // a photo's own, larger bound
 			size = photo.MaxBytes + 1
 		}
+		if r.pattern == "POST /api/v1/cases/{id}/attachments" { // a scan's own, larger bound
+			size = api.MaxAttachmentBody + 1
+		}
 		auth := "Bearer " + token
 		if strings.HasPrefix(r.path, "/api/v1/ouvidoria/") {
 			auth = "Bearer token-156" // the 156 system's own token (hardeningFixture)

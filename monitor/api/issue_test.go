@@ -168,7 +168,7 @@ func TestOnlyAnImpartialAutoridadeDecides(t *testing.T) {
 	cf.setClock(at(2026, 10, 20, 10))
 	cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
 	cf.mustAct(t, id, map[string]any{"action": "defence", "date": "2026-10-10"})
-	decide := map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-10-20", "text": "Defesa indeferida."}
+	decide := cf.proven(t, id, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-10-20", "text": "Defesa indeferida."})
 	code, body, _ := cf.do("POST", "/api/v1/drafts/"+id+"/case", decide, session{bearer: chefe})
 	if code != http.StatusConflict || !strings.Contains(errorMessage(t, body), "Impedimento") {
 		t.Errorf("the issuer decided: %d %s", code, body)

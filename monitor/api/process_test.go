@@ -16,13 +16,14 @@ import (
 // The whole administrative process through the HTTP API on a real SQLite store, with dates, on
 // the Piúma profile (defence 10 days from receipt or from the edital's publication, the first
 // day excluded, a last day that is no business day moved to the next; appeal 10 days, payment
-// 30, both from the notice of the decision; appeals decided by admin).
+// 30, both from the notice of the decision; appeals decided by the superior authority, another
+// autoridade, never admin).
 func TestFullProcessThroughTheAPI(t *testing.T) {
 	cf := newCaseFixture(t)
 	_, admin := cf.login("admin", adminPassword)
 	as := func(token, draft string, a map[string]any) (int, api.CaseView, string) {
 		t.Helper()
-		code, body, _ := cf.do("POST", "/api/v1/drafts/"+draft+"/case", a, session{bearer: token})
+		code, body, _ := cf.do("POST", "/api/v1/drafts/"+draft+"/case", cf.proven(t, draft, a), session{bearer: token})
 		var v api.CaseView
 		if code == http.StatusOK {
 			if err := json.Unmarshal(body, &v); err != nil {
@@ -85,8 +86,10 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	}
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-10-27"}, http.StatusConflict, "ainda não foi notificada")
 	v = ok(cf.fiscal, a, map[string]any{"action": "notify_decision", "date": "2026-10-27"})
-	if v.AppealDeadline != "2026-11-06" || v.PaymentDeadline != "2026-11-26" || v.Next.Final != "2026-10-27" {
-		t.Errorf("decision notified: appeal to %s, payment to %s, final %s", v.AppealDeadline, v.PaymentDeadline, v.Next.Final)
+	// Not final on the decision's notice: the appeal period runs (to 06/11).
+	if v.AppealDeadline != "2026-11-06" || v.PaymentDeadline != "2026-11-26" || v.Next.Final != "" ||
+		!strings.Contains(v.Next.FinalText, "será definitiva a partir de 07/11/2026") {
+		t.Errorf("decision notified: appeal to %s, payment to %s, final %s %q", v.AppealDeadline, v.PaymentDeadline, v.Next.Final, v.Next.FinalText)
 	}
 	cf.setClock(at(2026, 11, 5, 12))
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-11-05"}, http.StatusConflict, "termina em 26/11/2026")
@@ -94,9 +97,10 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	if v.State != "appeal_filed" || !v.FineSuspended.Suspended || !strings.Contains(v.Next.Step, "Recurso interposto em 05/11/2026") {
 		t.Fatalf("appeal: %s %+v %+v", v.State, v.FineSuspended, v.Next)
 	}
-	// The appeal is the superior authority's (admin), never the defence's judge's.
+	// The appeal is the superior authority's (appeal.decided_by: autoridade), never the
+	// defence's judge's nor the issuer's, and never admin's, an IT role.
 	for _, x := range v.Next.Acts {
-		if x.Action == "decide_appeal" && (x.Role != "admin" || !slices.Contains(x.NotBy, "carla") || !slices.Contains(x.NotBy, "joao")) {
+		if x.Action == "decide_appeal" && (x.Role != "autoridade" || !slices.Contains(x.NotBy, "carla") || !slices.Contains(x.NotBy, "joao")) {
 			t.Errorf("who decides the appeal: %+v", x)
 		}
 	}
@@ -104,9 +108,11 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	// Past the first payment deadline, but the appeal is pending: no dívida ativa.
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-11-27"}, http.StatusConflict, "recurso interposto no prazo")
 	decideAppeal := map[string]any{"action": "decide_appeal", "outcome": "rejected", "date": "2026-11-27", "text": "Recurso improvido."}
-	refused(cf.auth, a, decideAppeal, http.StatusForbidden, "decidir o recurso")
-	v = ok(admin, a, decideAppeal)
-	if v.State != "confirmed" || v.AppealOutcome != "rejected" || v.AppealDecidedBy != "admin" {
+	refused(cf.auth, a, decideAppeal, http.StatusConflict, "quem decidiu a defesa (carla) não pode decidir o recurso")
+	refused(admin, a, decideAppeal, http.StatusForbidden, "não decide recursos")
+	refused(cf.super, a, decideAppeal, http.StatusForbidden, "decidir o recurso")
+	v = ok(cf.sup, a, decideAppeal)
+	if v.State != "confirmed" || v.AppealOutcome != "rejected" || v.AppealDecidedBy != "sofia" {
 		t.Fatalf("appeal decided: %+v", v.CaseStatus)
 	}
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-11-27"}, http.StatusConflict, "recurso interposto no prazo")
@@ -138,7 +144,7 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 		got = append(got, audit.Items[i].Action+":"+audit.Items[i].User)
 	}
 	want := []string{"case.issue:joao", "case.delivery_failed:joao", "case.delivery_failed:joao", "case.notify:joao", "case.decide:carla",
-		"case.notify_decision:joao", "case.appeal:joao", "case.decide_appeal:admin", "case.notify_appeal_decision:joao", "case.divida_ativa:carla"}
+		"case.notify_decision:joao", "case.appeal:joao", "case.decide_appeal:sofia", "case.notify_appeal_decision:joao", "case.divida_ativa:carla"}
 	if !slices.Equal(got, want) {
 		t.Errorf("audit:\n%v\nwant\n%v", got, want)
 	}
@@ -187,8 +193,45 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	}
 	refused(cf.fiscal, d, map[string]any{"action": "notify_decision", "date": "2026-10-21"}, http.StatusConflict, "defesa acolhida")
 
+	// E: paid before any decision: payment is not a waiver, the fine is not final; an express
+	// written waiver, recorded as such, makes it final from its day.
+	e := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 6, 15))
+	cf.issue(t, e, at(2026, 10, 8, 10))
+	cf.setClock(at(2026, 10, 20, 12))
+	ok(cf.fiscal, e, map[string]any{"action": "notify", "mode": "mail", "date": "2026-10-09"})
+	if v = ok(cf.fiscal, e, map[string]any{"action": "pay", "date": "2026-10-12"}); v.Next.Final != "" ||
+		!strings.Contains(v.Next.FinalText, "o pagamento não é renúncia") ||
+		!slices.ContainsFunc(v.Next.Acts, func(x cases.Act) bool { return x.Action == "waiver" }) {
+		t.Errorf("paid: %+v", v.Next)
+	}
+	refused(cf.fiscal, e, map[string]any{"action": "waiver", "date": "2026-10-14", "text": "sim"}, http.StatusBadRequest, "renúncia expressa exige")
+	refused(cf.fiscal, e, map[string]any{"action": "waiver", "date": "2026-10-11", "text": "Termo de renúncia assinado pelo representante, protocolo 77."}, http.StatusConflict, "anterior à data do pagamento")
+	if v = ok(cf.fiscal, e, map[string]any{"action": "waiver", "date": "2026-10-14", "text": "Termo de renúncia assinado pelo representante, protocolo 77."}); v.Next.Final != "2026-10-14" {
+		t.Errorf("waived: %+v", v.Next)
+	}
+
+	// G: the decision's author reconsiders it on the appeal, within five days of it (Lei nº
+	// 9.784/1999, art. 56, § 1º): the appeal is granted, the auto void. Nobody else, and not
+	// after the five days.
+	g := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 10, 7, 15))
+	cf.issue(t, g, at(2026, 10, 9, 10))
+	cf.setClock(at(2026, 11, 10, 12))
+	ok(cf.fiscal, g, map[string]any{"action": "notify", "mode": "mail", "date": "2026-10-09"})
+	ok(cf.auth, g, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-10-20", "text": "Julgado à revelia: multa confirmada."})
+	ok(cf.fiscal, g, map[string]any{"action": "notify_decision", "date": "2026-10-21"})
+	ok(cf.fiscal, g, map[string]any{"action": "appeal", "date": "2026-10-23"})
+	reconsider := map[string]any{"action": "reconsider", "date": "2026-10-28", "text": "As razões do recurso procedem: o tacógrafo não estava aferido."}
+	refused(cf.sup, g, reconsider, http.StatusConflict, "Somente quem proferiu a decisão sobre a defesa (carla)")
+	refused(cf.fiscal, g, reconsider, http.StatusForbidden, "reconsiderar a decisão")
+	reconsider["date"] = "2026-10-29"
+	refused(cf.auth, g, reconsider, http.StatusConflict, "terminou em 28/10/2026")
+	reconsider["date"] = "2026-10-28"
+	if v = ok(cf.auth, g, reconsider); v.State != "appeal_accepted" || !v.Reconsidered || v.AppealDecidedBy != "carla" || len(v.Next.Acts) != 0 {
+		t.Errorf("reconsidered: %+v %+v", v.CaseStatus, v.Next)
+	}
+
 	// F: a new fact after A and B became final: specific recidivism, a suspension recommended;
-	// the suspension once the decision is notified, from its notice.
+	// the suspension once the fine is final, from its first final day.
 	f := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 12, 1, 15))
 	ans := cf.issue(t, f, at(2026, 12, 2, 10))
 	if a := ans.Case.Assessment; !a.Recidivist || a.SuspensionRecommended == nil {
@@ -202,9 +245,14 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	ok(cf.auth, f, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-12-15", "text": "Julgado à revelia: multa confirmada."})
 	refused(cf.auth, f, suspension, http.StatusConflict, "ainda não foi notificada")
 	ok(cf.fiscal, f, map[string]any{"action": "notify_decision", "date": "2026-12-16"})
-	refused(cf.auth, f, suspension, http.StatusConflict, "só é definitiva a partir de 16/12/2026")
-	suspension["from"] = "2026-12-16"
-	if v = ok(cf.auth, f, suspension); v.Suspension == nil || v.Suspension.To != "2026-12-25" {
+	// Final the day after the appeal period: 10 days from 16/12 end on Saturday 26/12, so
+	// Monday 28/12; from Tuesday 29/12.
+	refused(cf.auth, f, suspension, http.StatusConflict, "prazo de recurso em curso até 28/12/2026")
+	cf.setClock(at(2027, 1, 5, 12))
+	suspension["from"] = "2026-12-28"
+	refused(cf.auth, f, suspension, http.StatusConflict, "só é definitiva a partir de 29/12/2026")
+	suspension["from"] = "2026-12-29"
+	if v = ok(cf.auth, f, suspension); v.Suspension == nil || v.Suspension.To != "2027-01-07" {
 		t.Errorf("suspension: %+v", v.Suspension)
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // order is every act after issue, in the order of the process.
 var order = []string{ActionDeliveryFailed, ActionNotify, ActionDefence, ActionDecide, ActionNotifyDecision,
-	ActionAppeal, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionDividaAtiva, ActionSuspension, ActionAnnul}
+	ActionAppeal, ActionReconsider, ActionDecideAppeal, ActionNotifyAppealDecision, ActionPay, ActionWaiver, ActionDividaAtiva, ActionSuspension, ActionAnnul}
 
 var actionText = map[string]string{
 	ActionIssue:                "emitir o auto",
@@ -23,8 +23,10 @@ var actionText = map[string]string{
 	ActionNotifyDecision:       "registrar a notificação da decisão",
 	ActionAppeal:               "registrar o recurso",
 	ActionDecideAppeal:         "registrar a decisão sobre o recurso",
+	ActionReconsider:           "reconsiderar a decisão recorrida",
 	ActionNotifyAppealDecision: "registrar a notificação da decisão do recurso",
 	ActionPay:                  "registrar o pagamento",
+	ActionWaiver:               "registrar a renúncia expressa à defesa e ao recurso",
 	ActionDividaAtiva:          "inscrever a multa em dívida ativa",
 	ActionSuspension:           "registrar a suspensão da licença",
 }
@@ -78,6 +80,10 @@ func (c *Case) stateAllows(action string) bool {
 		// defence or appeal pending or not (paying ends the process).
 		return slices.Contains([]penalty.Status{penalty.StatusNotified, penalty.StatusDefenceFiled, penalty.StatusConfirmed,
 			penalty.StatusDefenceRejected, penalty.StatusAppealFiled, penalty.StatusDividaAtiva}, c.State)
+	case ActionWaiver:
+		return c.waiverAllowed()
+	case ActionReconsider:
+		return c.reconsiderAllowed()
 	case ActionDividaAtiva:
 		// Art. 51: only a fine the offender refused to pay "no prazo legal"; see checkDividaAtiva.
 		return confirmed && !c.AppealPending()
@@ -110,6 +116,8 @@ func (c *Case) Check(p *profile.Profile, a *Action, now time.Time) (string, erro
 		ActionDecideAppeal:         c.checkDecideAppeal,
 		ActionNotifyAppealDecision: c.checkNotifyAppealDecision,
 		ActionPay:                  c.checkPay,
+		ActionWaiver:               c.checkWaiver,
+		ActionReconsider:           c.checkReconsider,
 		ActionDividaAtiva:          c.checkDividaAtiva,
 		ActionSuspension:           c.checkSuspension,
 		ActionAnnul:                c.checkAnnul,
@@ -216,7 +224,6 @@ func outcome(v, what string) error {
 // for are recorded (Art. 54, § 1º: "esgotados os meios para sua localização").
 func (c *Case) checkNotify(p *profile.Profile, a *Action, d days) error {
 	issued := DayOf(c.Issued, d.loc)
-	label := actionText[a.Action]
 	switch a.Mode {
 	case penalty.ModeInPerson, penalty.ModeMail, penalty.ModeElectronic:
 		if a.Mode == penalty.ModeElectronic && !p.Notification.Electronic {
@@ -231,9 +238,8 @@ func (c *Case) checkNotify(p *profile.Profile, a *Action, d days) error {
 			return err
 		}
 	case penalty.ModeEdital:
-		if need := p.Notification.EditalAfter(); len(c.FailedDeliveries) < need {
-			return conflictf("não é possível %s por edital: só depois de esgotados os meios de localizar o autuado (Art. 54, § 1º); registre as tentativas de entrega frustradas (%d de %d).",
-				label, len(c.FailedDeliveries), need)
+		if err := c.checkAttemptsExhausted(p); err != nil {
+			return err
 		}
 		if err := d.dayAfter(&a.Published, "de publicação do edital", issued, "emissão do auto"); err != nil {
 			return err
@@ -257,7 +263,7 @@ func (c *Case) checkNotify(p *profile.Profile, a *Action, d days) error {
 	if a.RefusedToSign && a.Mode != penalty.ModeInPerson {
 		return invalidf("a recusa em assinar (Art. 54, § 2º) só se registra na entrega em mãos.")
 	}
-	return nil
+	return c.checkProof(a)
 }
 
 // checkDeliveryFailed: an attempt to deliver, by hand or by post, that failed, described.
@@ -284,6 +290,9 @@ func (c *Case) checkDefence(_ *profile.Profile, a *Action, d days) error {
 // checkDecide: the decision on the defence, or à revelia only after the defence deadline.
 func (c *Case) checkDecide(p *profile.Profile, a *Action, d days) error {
 	if err := outcome(a.Outcome, "sobre a defesa"); err != nil {
+		return err
+	}
+	if err := checkDecision(a, "sobre a defesa"); err != nil {
 		return err
 	}
 	if err := text(&a.Text, 5, "a decisão exige o seu texto (text)."); err != nil {
@@ -329,6 +338,9 @@ func (c *Case) checkAppeal(p *profile.Profile, a *Action, d days) error {
 // checkDecideAppeal: the decision of the superior authority, on or after the appeal.
 func (c *Case) checkDecideAppeal(_ *profile.Profile, a *Action, d days) error {
 	if err := outcome(a.Outcome, "sobre o recurso"); err != nil {
+		return err
+	}
+	if err := checkDecision(a, "do recurso"); err != nil {
 		return err
 	}
 	if err := text(&a.Text, 5, "a decisão do recurso exige o seu texto (text)."); err != nil {
@@ -378,7 +390,7 @@ func (c *Case) checkSuspension(p *profile.Profile, a *Action, d days) error {
 	if err := d.dayAfter(&a.From, "de início da suspensão", DayOf(c.Issued, d.loc), "emissão do auto"); err != nil {
 		return err
 	}
-	final, why, ok := c.FinalFrom()
+	final, why, ok := c.FinalOn(p, d.today)
 	if !ok {
 		return conflictf("não é possível %s: %s.", label, why)
 	}

@@ -48,7 +48,7 @@ func TestElectronicWindow(t *testing.T) {
 		t.Errorf("late opening: %+v", e)
 	}
 	// Delivered by post on the 5th: the portal's opening no longer delivers.
-	must(t, c, p, "2026-10-05", Action{Action: ActionNotify, Mode: "mail", Date: "2026-10-05"})
+	must(t, c, p, "2026-10-05", notifyMail)
 	if c.OpeningCounts(p, noon("2026-10-06")) {
 		t.Error("an opening counts after delivery by post")
 	}

@@ -38,7 +38,7 @@ type Act struct {
 func (c *Case) Next(p *profile.Profile, now time.Time) Next {
 	today := DayOf(now, p.Location())
 	var n Next
-	n.Final, n.FinalText, _ = c.FinalFrom()
+	n.Final, n.FinalText, _ = c.FinalOn(p, today)
 	for _, a := range c.Allowed() {
 		n.Acts = append(n.Acts, Act{Action: a, Label: actionText[a], Role: RoleFor(p, a), NotBy: c.impeded(a)})
 	}
@@ -80,6 +80,9 @@ func (c *Case) Next(p *profile.Profile, now time.Time) Next {
 		c.nextConfirmed(p, today, &n)
 	case penalty.StatusPaid:
 		n.Step = "Multa paga em " + br(c.Paid) + ": processo encerrado."
+		if _, why, ok := c.FinalFrom(p); !ok {
+			n.Step = "Multa paga em " + br(c.Paid) + "; " + why + "."
+		}
 	case penalty.StatusDividaAtiva:
 		n.Step = "Multa inscrita em dívida ativa em " + br(c.DividaAtiva) + " (Art. 51): cobrança judicial ou extrajudicial."
 	default:

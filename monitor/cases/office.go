@@ -104,6 +104,10 @@ type Books interface {
 	File(ctx context.Context, f *Filing, number func(id int64) string) error
 	// Open stores the first opening of the case's auto in the licensee's portal.
 	Open(ctx context.Context, caseID int64, o *Opening) error
+	// Attach stores a document of the case, setting a.ID; Attachment is the case's
+	// attachment id, the store's not-found error when the case has none such.
+	Attach(ctx context.Context, a *Attachment) error
+	Attachment(ctx context.Context, caseID, id int64) (*Attachment, error)
 	// Audit appends an entry to the audit log.
 	Audit(ctx context.Context, actor Actor, action, object string, before, after any) error
 	// PublicCode is the issued draft's public verification code, assigned on first call.
@@ -345,7 +349,7 @@ func (o *Office) assess(ctx context.Context, b Books, licensee string, offence f
 			return nil, err
 		}
 		for _, c := range cs {
-			hist = append(hist, c.PenaltyNotice(o.Profile))
+			hist = append(hist, c.PenaltyNoticeOn(o.Profile, DayOf(off.Issue, o.Profile.Location())))
 		}
 	}
 	return assess(pp, off, hist, assessOptions(o.Profile))
@@ -382,6 +386,9 @@ func (o *Office) Act(ctx context.Context, id int64, act Action, a Actor) (before
 	if err := MayAct(o.Profile, a.Role, act.Action); err != nil {
 		return nil, nil, err
 	}
+	if err := staffMayRecord(act); err != nil {
+		return nil, nil, err
+	}
 	err = o.Ledger.Transact(ctx, func(b Books) error {
 		c, err := b.Case(ctx, id)
 		if err != nil {
@@ -406,6 +413,9 @@ func (o *Office) act(ctx context.Context, b Books, c *Case, act Action, a Actor,
 	}
 	day, err := c.Check(o.Profile, &act, now)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.checkScan(ctx, b, act); err != nil {
 		return nil, nil, err
 	}
 	data, err := json.Marshal(act)

@@ -42,6 +42,7 @@ type books struct {
 	filings  []*Filing
 	codes    map[string]string
 	openings map[int64]*Opening
+	attached []*Attachment
 }
 
 var errNotFound = errors.New("not found")
@@ -54,7 +55,7 @@ func newMemory() *memory {
 
 func (b *books) clone() *books {
 	c := &books{m: b.m, drafts: map[string]*Draft{}, audit: slices.Clone(b.audit), filings: slices.Clone(b.filings),
-		codes: maps.Clone(b.codes), openings: maps.Clone(b.openings)}
+		codes: maps.Clone(b.codes), openings: maps.Clone(b.openings), attached: slices.Clone(b.attached)}
 	for id, d := range b.drafts {
 		dd := *d
 		c.drafts[id] = &dd
@@ -338,7 +339,7 @@ func TestOfficeAct(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = time.Date(2026, 11, 29, 12, 0, 0, 0, sp)
-	if _, _, err := o.Act(ctx, c.ID, notifyMail, joao); err != nil {
+	if _, _, err := o.Act(ctx, c.ID, mailed(t, o, c.ID), joao); err != nil {
 		t.Fatal(err)
 	}
 	var e *Error
@@ -355,7 +356,7 @@ func TestOfficeAct(t *testing.T) {
 	if got, _ := m.state.Case(ctx, c.ID); got.State != penalty.StatusConfirmed || len(got.Events) != 3 {
 		t.Errorf("stored %+v", got)
 	}
-	if a := actions(m.state.audit); a != "draft.issue case.issue case.notify case.decide" {
+	if a := actions(m.state.audit); a != "draft.issue case.issue case.attachment case.notify case.decide" {
 		t.Errorf("audit %s", a)
 	}
 	if _, _, err := o.Act(ctx, 99, notifyMail, joao); !errors.Is(err, errNotFound) {
@@ -382,7 +383,7 @@ func TestOfficeFile(t *testing.T) {
 		t.Errorf("a defence before the notice: %v", err)
 	}
 	now = time.Date(2026, 10, 6, 9, 0, 0, 0, sp)
-	if _, _, err := o.Act(ctx, c.ID, notifyMail, joao); err != nil {
+	if _, _, err := o.Act(ctx, c.ID, mailed(t, o, c.ID), joao); err != nil {
 		t.Fatal(err)
 	}
 	f, after, err := o.File(ctx, c.ID, FilingDefence, "Não houve excesso.", []FilingFile{{Name: "a.pdf", ContentType: "application/pdf", Data: []byte("%PDF-1.4")}}, portal)

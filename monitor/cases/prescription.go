@@ -44,7 +44,7 @@ func (c *Case) collectionFrom(p *profile.Profile) string {
 		d, _ := time.Parse(time.DateOnly, last)
 		return d.AddDate(0, 0, 1).Format(time.DateOnly)
 	}
-	if final, _, ok := c.FinalFrom(); ok {
+	if final, _, ok := c.FinalFrom(p); ok {
 		return final
 	}
 	return ""

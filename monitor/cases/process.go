@@ -112,6 +112,14 @@ type Action struct {
 	Published string `json:"published,omitempty"`
 	// RefusedToSign: the offender refused to sign and the agent noted it (Art. 54, § 2º).
 	RefusedToSign bool `json:"refused_to_sign,omitempty"`
+	// Proof is how the delivery is proven (notify; proofs.go): whom the auto was handed to
+	// (in_person), the AR and its scan (mail), the edital's publication (edital).
+	Proof
+	// AtSeat: a failed attempt (delivery_failed) was made at the licensee's registered seat.
+	AtSeat bool `json:"at_seat,omitempty"`
+	// Decision is the structure of a decision (decide, decide_appeal; decision.go):
+	// relatório, fundamentação and dispositivo.
+	Decision
 	// Outcome of a decision: accepted or rejected; Text is the decision (decide,
 	// decide_appeal), the reason (annul) or what happened (delivery_failed).
 	Outcome string `json:"outcome,omitempty"`
@@ -142,16 +150,20 @@ type Status struct {
 	Mode          string         `json:"mode,omitempty"`
 	Published     string         `json:"published,omitempty"`
 	RefusedToSign bool           `json:"refused_to_sign,omitempty"`
-	DefenceFiled  string         `json:"defence_filed,omitempty"`
-	Decided       string         `json:"decided,omitempty"`
+	// Proof is how the delivery was proven (proofs.go).
+	Proof        `json:"proof,omitzero"`
+	DefenceFiled string `json:"defence_filed,omitempty"`
+	Decided      string `json:"decided,omitempty"`
 	// DecidedBy is the user who decided the defence (who may not decide the appeal).
 	DecidedBy string `json:"decided_by,omitempty"`
 	// Revelia: the decision was made without a defence (julgamento à revelia).
 	Revelia bool `json:"revelia,omitempty"`
 	// DecisionNotified is the day the decision was notified to the offender.
 	DecisionNotified string `json:"decision_notified,omitempty"`
-	// FailedDeliveries are the days of the recorded failed attempts to deliver the notice.
-	FailedDeliveries []string `json:"failed_deliveries,omitempty"`
+	// FailedDeliveries are the days of the recorded failed attempts to deliver the notice, and
+	// FailedAttempts the attempts themselves (day, means, at the registered seat).
+	FailedDeliveries []string  `json:"failed_deliveries,omitempty"`
+	FailedAttempts   []Attempt `json:"failed_attempts,omitempty"`
 	// Annulled is the day the auto was annulled ex officio, and AnnulReason why.
 	Annulled     string `json:"annulled,omitempty"`
 	AnnulReason  string `json:"annul_reason,omitempty"`
@@ -159,16 +171,25 @@ type Status struct {
 	DecisionText string `json:"decision_text,omitempty"`
 	// Appealed is the day a (timely) appeal was filed; AppealDecided, AppealDecidedBy,
 	// AppealOutcome and AppealText its decision; AppealNotified the day it was notified.
-	Appealed        string             `json:"appealed,omitempty"`
-	AppealDecided   string             `json:"appeal_decided,omitempty"`
-	AppealDecidedBy string             `json:"appeal_decided_by,omitempty"`
-	AppealOutcome   string             `json:"appeal_outcome,omitempty"`
-	AppealText      string             `json:"appeal_text,omitempty"`
-	AppealNotified  string             `json:"appeal_notified,omitempty"`
-	Paid            string             `json:"paid,omitempty"`
-	DividaAtiva     string             `json:"divida_ativa,omitempty"`
-	Final           string             `json:"final,omitempty"` // known directly (imported records)
-	Suspension      *AppliedSuspension `json:"suspension,omitempty"`
+	Appealed        string `json:"appealed,omitempty"`
+	AppealDecided   string `json:"appeal_decided,omitempty"`
+	AppealDecidedBy string `json:"appeal_decided_by,omitempty"`
+	AppealOutcome   string `json:"appeal_outcome,omitempty"`
+	AppealText      string `json:"appeal_text,omitempty"`
+	AppealNotified  string `json:"appeal_notified,omitempty"`
+	// DecisionParts and AppealDecisionParts are the structured decisions (decision.go).
+	DecisionParts       Decision `json:"decision,omitzero"`
+	AppealDecisionParts Decision `json:"appeal_decision,omitzero"`
+	// Reconsidered: the appeal was granted by the decision's author reconsidering it.
+	Reconsidered bool   `json:"reconsidered,omitempty"`
+	Paid         string `json:"paid,omitempty"`
+	// Waived is the day the offender's express written waiver of the defence and the appeal
+	// was recorded, and WaiverText what it says (finality.go).
+	Waived      string             `json:"waived,omitempty"`
+	WaiverText  string             `json:"waiver_text,omitempty"`
+	DividaAtiva string             `json:"divida_ativa,omitempty"`
+	Final       string             `json:"final,omitempty"` // known directly (imported records)
+	Suspension  *AppliedSuspension `json:"suspension,omitempty"`
 }
 
 // Apply changes the status by an act that Check accepted, recorded by user.
@@ -178,10 +199,12 @@ func (s *Status) Apply(a Action, user string) {
 		s.State = penalty.StatusIssued
 	case ActionNotify:
 		s.State, s.Notified, s.Mode, s.Published, s.RefusedToSign = penalty.StatusNotified, a.Date, a.Mode, a.Published, a.RefusedToSign
+		s.Proof = a.Proof
 	case ActionDefence:
 		s.State, s.DefenceFiled = penalty.StatusDefenceFiled, a.Date
 	case ActionDecide:
 		s.Decided, s.DecidedBy, s.Outcome, s.DecisionText, s.Revelia = a.Date, user, a.Outcome, a.Text, a.Revelia
+		s.DecisionParts = a.Decision
 		s.State = penalty.StatusConfirmed
 		if a.Outcome == OutcomeAccepted {
 			s.State = penalty.StatusDefenceAccepted
@@ -192,14 +215,20 @@ func (s *Status) Apply(a Action, user string) {
 		s.State, s.Appealed = penalty.StatusAppealFiled, a.Date
 	case ActionDecideAppeal:
 		s.AppealDecided, s.AppealDecidedBy, s.AppealOutcome, s.AppealText = a.Date, user, a.Outcome, a.Text
+		s.AppealDecisionParts = a.Decision
 		s.State = penalty.StatusConfirmed
 		if a.Outcome == OutcomeAccepted {
 			s.State = penalty.StatusAppealAccepted
 		}
 	case ActionNotifyAppealDecision:
 		s.AppealNotified = a.Date
+	case ActionReconsider:
+		// The decision reconsidered by its author on the appeal: the appeal granted.
+		s.AppealDecided, s.AppealDecidedBy, s.AppealOutcome, s.AppealText = a.Date, user, OutcomeAccepted, a.Text
+		s.State, s.Reconsidered = penalty.StatusAppealAccepted, true
 	case ActionDeliveryFailed:
 		s.FailedDeliveries = append(slices.Clip(s.FailedDeliveries), a.Date)
+		s.FailedAttempts = append(slices.Clip(s.FailedAttempts), Attempt{Date: a.Date, Mode: a.Mode, AtSeat: a.AtSeat})
 	case ActionAnnul:
 		s.State, s.Annulled, s.AnnulReason = penalty.StatusAnnulled, a.Date, a.Text
 	case ActionPay:
@@ -208,6 +237,8 @@ func (s *Status) Apply(a Action, user string) {
 		s.State, s.DividaAtiva = penalty.StatusDividaAtiva, a.Date
 	case ActionSuspension:
 		s.Suspension = &AppliedSuspension{From: a.From, To: a.To, Days: a.Days}
+	case ActionWaiver:
+		s.Waived, s.WaiverText = a.Date, a.Text
 	}
 }
 
@@ -296,37 +327,6 @@ func (c *Case) PaymentDeadline(p *profile.Profile) (string, string) {
 		return "", ""
 	}
 	return period(p, c.DecisionNotified, p.Payment.Period(), "Prazo de pagamento (Art. 51), da notificação da decisão")
-}
-
-// FinalFrom is the first day on which the fine is final (Art. 48, § 1º: "já houver sido
-// multado"; Art. 51): the notification of the decision that confirmed it — of the appeal's
-// decision when a timely appeal was filed — or the payment when it was paid before any
-// decision (paying gives up the defence). ok false while it is not final, and why in pt-BR.
-// An imported record's finality is what the record says (Final), else derived by the calculus.
-func (c *Case) FinalFrom() (day, why string, ok bool) {
-	switch {
-	case c.Void():
-		return "", "auto sem efeito: " + StateText(c.State), false
-	case c.Final != "":
-		return c.Final, "multa definitiva em " + br(c.Final), true
-	case c.Appealed != "" && c.AppealOutcome == OutcomeRejected && c.AppealNotified != "":
-		return c.AppealNotified, "recurso improvido, decisão notificada em " + br(c.AppealNotified), true
-	case c.Appealed != "" && c.AppealDecided != "":
-		return "", "recurso decidido em " + br(c.AppealDecided) + ", decisão ainda não notificada ao autuado: a multa não é definitiva", false
-	case c.Appealed != "":
-		return "", "recurso interposto em " + br(c.Appealed) + ", pendente de decisão da autoridade superior: a multa não é definitiva", false
-	case c.Decided != "" && c.Outcome == OutcomeRejected && c.DecisionNotified != "":
-		return c.DecisionNotified, "multa confirmada em " + br(c.Decided) + ", decisão notificada em " + br(c.DecisionNotified), true
-	case c.Paid != "":
-		return c.Paid, "paga em " + br(c.Paid), true
-	case c.Decided != "":
-		return "", "decisão de " + br(c.Decided) + " ainda não notificada ao autuado: a multa não é definitiva", false
-	case c.DefenceFiled != "":
-		return "", "defesa apresentada em " + br(c.DefenceFiled) + ", pendente de decisão: a multa não é definitiva", false
-	case c.Notified != "" || c.Published != "":
-		return "", "sem decisão da autoridade (com defesa ou à revelia) notificada ao autuado: a multa não é definitiva", false
-	}
-	return "", "emitido e ainda não notificado ao autuado: a multa não é definitiva", false
 }
 
 // Suspended reports whether, on the day today, the fine may not be demanded, and why (pt-BR):

@@ -28,6 +28,7 @@ func newCase() *Case {
 
 // step checks and applies an act on the day today, by user.
 func step(c *Case, p *profile.Profile, today string, user string, a Action) error {
+	a = structured(a)
 	if msg := c.Impediment(a.Action, user); msg != "" {
 		return &Error{Kind: Conflict, Msg: msg}
 	}
@@ -57,9 +58,9 @@ func must(t *testing.T, c *Case, p *profile.Profile, today string, acts ...Actio
 }
 
 var (
-	notifyMail = Action{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05"}
+	notifyMail = Action{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05", Proof: Proof{AR: "BR123456789BR", ARScan: 1}}
 	defence    = Action{Action: ActionDefence, Date: "2026-10-09"}
-	reject     = Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-16", Text: "Multa confirmada."}
+	reject     = structured(Action{Action: ActionDecide, Outcome: OutcomeRejected, Date: "2026-10-16", Text: "Multa confirmada."})
 	notifyDec  = Action{Action: ActionNotifyDecision, Date: "2026-10-19"}
 )
 
@@ -78,7 +79,7 @@ func TestTransitions(t *testing.T) {
 	failed := func(d string) Action {
 		return Action{Action: ActionDeliveryFailed, Mode: penalty.ModeMail, Date: d, Text: "AR devolvido: mudou-se."}
 	}
-	edital := Action{Action: ActionNotify, Mode: penalty.ModeEdital, Published: "2026-10-20"}
+	edital := Action{Action: ActionNotify, Mode: penalty.ModeEdital, Published: "2026-10-20", Proof: Proof{Publication: "Diário Oficial do Município nº 1234, pág. 5"}}
 	appeal := func(d string) Action { return Action{Action: ActionAppeal, Date: d} }
 	rejectAppeal := Action{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Date: "2026-11-10", Text: "Recurso improvido."}
 	for _, c := range []tc{
@@ -109,8 +110,9 @@ func TestTransitions(t *testing.T) {
 		{name: "dívida ativa after the appeal's decision, within the new payment period", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20"), rejectAppeal, {Action: ActionNotifyAppealDecision, Date: "2026-11-12"}},
 			a: Action{Action: ActionDividaAtiva, Date: "2026-12-12"}, today: "2026-12-20", err: "termina em 14/12/2026"},
 		{name: "suspension before the decision is notified", before: []Action{notifyMail, reject}, a: Action{Action: ActionSuspension, From: "2026-10-20", Days: 10}, today: "2026-10-20", err: "ainda não foi notificada"},
-		{name: "suspension before final", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-18", Days: 10}, today: "2026-10-20", err: "definitiva a partir de 19/10/2026"},
-		{name: "suspension", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-19", Days: 10}, today: "2026-10-20", state: penalty.StatusConfirmed},
+		{name: "suspension within the appeal period", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-19", Days: 10}, today: "2026-10-20", err: "prazo de recurso em curso até 29/10/2026"},
+		{name: "suspension before final", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-29", Days: 10}, today: "2026-11-05", err: "definitiva a partir de 30/10/2026"},
+		{name: "suspension", before: []Action{notifyMail, reject, notifyDec}, a: Action{Action: ActionSuspension, From: "2026-10-30", Days: 10}, today: "2026-11-05", state: penalty.StatusConfirmed},
 		{name: "annul without a reason", before: []Action{notifyMail}, a: Action{Action: ActionAnnul, Date: "2026-10-06", Text: "erro"}, today: "2026-10-06", err: "motivo", invalid: true},
 		{name: "annul with an appeal pending", before: []Action{notifyMail, reject, notifyDec, appeal("2026-10-20")}, a: Action{Action: ActionAnnul, Date: "2026-10-21", Text: "Placa do veículo trocada no auto."}, today: "2026-10-21", state: penalty.StatusAnnulled},
 		{name: "annul after payment", before: []Action{notifyMail, {Action: ActionPay, Date: "2026-10-06"}}, a: Action{Action: ActionAnnul, Date: "2026-10-07", Text: "Placa do veículo trocada no auto."}, today: "2026-10-07", err: "está pago"},
@@ -145,19 +147,27 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	if d, _ := c.DefenceDeadline(p); d.Format(time.DateOnly) != "2026-10-15" {
 		t.Errorf("defence deadline %s", d)
 	}
-	if _, why, ok := c.FinalFrom(); ok || !strings.Contains(why, "sem decisão") {
+	if _, why, ok := c.FinalFrom(p); ok || !strings.Contains(why, "sem decisão") {
 		t.Errorf("final without a decision: %q", why)
 	}
 	must(t, c, p, "2026-11-29", reject)
-	if _, why, ok := c.FinalFrom(); ok || !strings.Contains(why, "ainda não notificada") {
+	if _, why, ok := c.FinalFrom(p); ok || !strings.Contains(why, "ainda não notificada") {
 		t.Errorf("final before the decision's notice: %q", why)
 	}
 	if !c.Revelia {
 		t.Error("a decision without a defence is not marked à revelia")
 	}
 	must(t, c, p, "2026-11-29", notifyDec)
-	if d, _, ok := c.FinalFrom(); d != "2026-10-19" || !ok {
-		t.Errorf("final from %s, want the decision's notice", d)
+	// Not final on the decision's notice: while the appeal period runs, an appeal can change
+	// it. Final the day after the period ran out without an appeal.
+	if d, why, ok := c.FinalFrom(p); d != "2026-10-30" || !ok || !strings.Contains(why, "sem recurso até 29/10/2026") {
+		t.Errorf("final from %s (%q), want the day after the appeal period", d, why)
+	}
+	if _, why, ok := c.FinalOn(p, "2026-10-29"); ok || !strings.Contains(why, "prazo de recurso em curso até 29/10/2026") {
+		t.Errorf("final on the last day to appeal: %q", why)
+	}
+	if d, _, ok := c.FinalOn(p, "2026-10-30"); !ok || d != "2026-10-30" {
+		t.Errorf("not final once the appeal period ran out: %s", d)
 	}
 	if d, why := c.AppealDeadline(p); d != "2026-10-29" || !strings.Contains(why, "art. 59") {
 		t.Errorf("appeal deadline %s %q", d, why)
@@ -170,7 +180,7 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	if ok, why := c.Suspended(p, "2026-10-25"); !ok || !strings.Contains(why, "Recurso interposto no prazo") {
 		t.Errorf("appeal does not suspend: %q", why)
 	}
-	if _, _, ok := c.FinalFrom(); ok {
+	if _, _, ok := c.FinalFrom(p); ok {
 		t.Error("final with an appeal pending")
 	}
 	if d, _ := c.PaymentDeadline(p); d != "" {
@@ -178,7 +188,7 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	}
 	must(t, c, p, "2026-11-29", Action{Action: ActionDecideAppeal, Outcome: OutcomeRejected, Date: "2026-11-10", Text: "Improvido."},
 		Action{Action: ActionNotifyAppealDecision, Date: "2026-11-12"})
-	if d, _, ok := c.FinalFrom(); !ok || d != "2026-11-12" {
+	if d, _, ok := c.FinalFrom(p); !ok || d != "2026-11-12" {
 		t.Errorf("final from %s after the appeal, want its decision's notice", d)
 	}
 	// 30 days from 12/11 end on Saturday 12/12: Monday 14/12.
@@ -188,10 +198,39 @@ func TestDeadlinesAndFinality(t *testing.T) {
 	if ok, _ := c.Suspended(p, "2026-11-13"); ok {
 		t.Error("suspended after the appeal's decision was notified")
 	}
-	// A payment before any decision makes the fine final that day.
+	// Payment is not a waiver: a fine paid before any decision is not final; an express
+	// written waiver recorded as such makes it final from its day.
 	paid := must(t, newCase(), p, "2026-11-29", notifyMail, Action{Action: ActionPay, Date: "2026-10-07"})
-	if d, _, ok := paid.FinalFrom(); !ok || d != "2026-10-07" {
-		t.Errorf("paid: final from %s", d)
+	if d, why, ok := paid.FinalFrom(p); ok || !strings.Contains(why, "o pagamento não é renúncia") {
+		t.Errorf("paid: final from %s (%q)", d, why)
+	}
+	if n := paid.Next(p, NoonOf("2026-11-29", p.Location())); !strings.Contains(n.Step, "não é renúncia") ||
+		!slices.ContainsFunc(n.Acts, func(a Act) bool { return a.Action == ActionWaiver && a.Role == RoleFiscal }) {
+		t.Errorf("paid, next: %+v", n)
+	}
+	for _, bad := range []struct {
+		a   Action
+		msg string
+	}{
+		{Action{Action: ActionWaiver, Date: "2026-10-08", Text: "curta"}, "renúncia expressa exige"},
+		{Action{Action: ActionWaiver, Date: "2026-10-06", Text: "Termo de renúncia assinado, protocolo 123."}, "anterior à data do pagamento"},
+	} {
+		var e *Error
+		if _, err := paid.Check(p, &bad.a, NoonOf("2026-11-29", p.Location())); !errors.As(err, &e) || !strings.Contains(e.Msg, bad.msg) {
+			t.Errorf("waiver %+v: %v, want %q", bad.a, err, bad.msg)
+		}
+	}
+	must(t, paid, p, "2026-11-29", Action{Action: ActionWaiver, Date: "2026-10-09", Text: "Termo de renúncia assinado, protocolo 123."})
+	if d, _, ok := paid.FinalFrom(p); !ok || d != "2026-10-09" {
+		t.Errorf("waived: final from %s", d)
+	}
+	if slices.Contains(paid.Allowed(), ActionWaiver) {
+		t.Error("a second waiver is allowed")
+	}
+	// A fine paid within the appeal period is final as any other: when the period ran out.
+	paidLate := must(t, newCase(), p, "2026-11-29", notifyMail, reject, notifyDec, Action{Action: ActionPay, Date: "2026-10-20"})
+	if d, _, ok := paidLate.FinalFrom(p); !ok || d != "2026-10-30" {
+		t.Errorf("paid after the decision's notice: final from %s", d)
 	}
 }
 
@@ -211,10 +250,11 @@ func TestNextAndWhoMayAct(t *testing.T) {
 	}
 	must(t, c, p, "2026-11-29", reject, notifyDec)
 	n = c.Next(p, noon("2026-10-20"))
-	if n.Deadline != "2026-10-29" || !strings.Contains(n.Step, "prazo de recurso em curso") || n.Final != "2026-10-19" {
+	if n.Deadline != "2026-10-29" || !strings.Contains(n.Step, "prazo de recurso em curso") || n.Final != "" ||
+		!strings.Contains(n.FinalText, "será definitiva a partir de 30/10/2026") {
 		t.Errorf("decision notified: %+v", n)
 	}
-	if n := c.Next(p, noon("2026-11-05")); n.Deadline != "2026-11-18" || !strings.Contains(n.Step, "sem recurso no prazo") {
+	if n := c.Next(p, noon("2026-11-05")); n.Deadline != "2026-11-18" || !strings.Contains(n.Step, "sem recurso no prazo") || n.Final != "2026-10-30" {
 		t.Errorf("after the appeal period: %+v", n)
 	}
 	if n := c.Next(p, noon("2026-11-19")); !strings.Contains(n.Step, "cabe a inscrição em dívida ativa") {
@@ -228,14 +268,20 @@ func TestNextAndWhoMayAct(t *testing.T) {
 			decide = a
 		}
 	}
-	if decide.Role != "admin" || !slices.Equal(decide.NotBy, []string{"joao", "carla"}) || !strings.Contains(n.Step, "autoridade superior") {
+	// The superior authority: the role the profile names (autoridade by default), another
+	// person than who issued the auto and who decided the defence; never admin, an IT role.
+	if decide.Role != "autoridade" || !slices.Equal(decide.NotBy, []string{"joao", "carla"}) || !strings.Contains(n.Step, "autoridade superior") {
 		t.Errorf("appeal pending: %+v", n)
 	}
-	// The profile may give the appeal to another autoridade.
-	q := *p
-	q.Appeal.DecidedBy = "autoridade"
-	if r := RoleFor(&q, ActionDecideAppeal); r != "autoridade" {
-		t.Errorf("appeal.decided_by: %s", r)
+	var e *Error
+	if err := MayAct(p, RoleAdmin, ActionDecideAppeal); !errors.As(err, &e) || e.Kind != Forbidden || !strings.Contains(e.Msg, "não decide recursos") {
+		t.Errorf("admin decides the appeal: %v", err)
+	}
+	if err := MayAct(p, RoleAutoridade, ActionDecideAppeal); err != nil {
+		t.Errorf("the superior authority may not decide the appeal: %v", err)
+	}
+	if err := MayAct(p, RoleAdmin, ActionDecide); err != nil {
+		t.Errorf("admin (above autoridade) may not decide a defence: %v", err)
 	}
 	if r := RoleFor(p, ActionPay); r != RoleFiscal {
 		t.Errorf("pay by %s", r)
@@ -289,4 +335,15 @@ func TestFileable(t *testing.T) {
 			t.Errorf("state %s: fileable %q the control room would refuse", c.State, s.want)
 		}
 	}
+}
+
+// structured completes a fixture's decision given by its text with the relatório and the
+// fundamentação a decision needs (decision.go); a decision without a text is left as it is.
+func structured(a Action) Action {
+	if (a.Action == ActionDecide || a.Action == ActionDecideAppeal) && a.Text != "" && a.Report == "" {
+		a.Report = "Auto de infração por velocidade acima da permitida (Art. 23), com defesa ou sem ela."
+		a.Grounds = "A medição do tacógrafo consta do pacote de evidências selado e não foi infirmada pelas razões apresentadas."
+		a.Ruling = a.Text + " (dispositivo)"
+	}
+	return a
 }

@@ -181,7 +181,7 @@ func (c *Case) PenaltyNotice(p *profile.Profile) penalty.Notice {
 		Notified: noon(c.Notified), Mode: c.Mode, Published: noon(c.Published),
 		RefusedToSign: c.RefusedToSign, DefenceFiled: noon(c.DefenceFiled), Decided: noon(c.Decided),
 		DecisionNotified: noon(c.DecisionNotified), Final: noon(c.Final)}
-	switch final, why, ok := c.FinalFrom(); {
+	switch final, why, ok := c.FinalFrom(p); {
 	case !c.Imported() && ok:
 		n.Final = noon(final)
 	case !c.Imported():

@@ -9,7 +9,8 @@ import (
 // Acts of the process that decide on an auto: only the competent authority ("autoridade
 // competente", Art. 57) records them — the judgment of the defence, the inscription in dívida
 // ativa, a suspension of the licence, an annulment ex officio — and the judgment of an appeal,
-// by the superior authority (the role appeal.decided_by, admin by default). The other acts
+// by the superior authority (the role appeal.decided_by, autoridade by default; never admin, an
+// IT role). The other acts
 // (deliveries, filings, notifications of decisions, payments) are recorded by a fiscal.
 var authorityActs = map[string]string{
 	ActionDecide:       "decidir a defesa",
@@ -17,6 +18,7 @@ var authorityActs = map[string]string{
 	ActionSuspension:   "aplicar a suspensão da licença",
 	ActionAnnul:        "anular o auto de ofício",
 	ActionDecideAppeal: "decidir o recurso",
+	ActionReconsider:   "reconsiderar a decisão",
 }
 
 // Role is what a user may do. Each role of the control room includes the ones before it:
@@ -68,8 +70,8 @@ func (r Role) AtLeast(min Role) bool { return r.rank() > 0 && min.rank() > 0 && 
 func NeedsAuthority(action string) bool { _, ok := authorityActs[action]; return ok }
 
 // RoleFor is the least role that records the act: the appeal's decision is the superior
-// authority's (appeal.decided_by: admin unless the profile says autoridade); the other
-// authority acts are the autoridade's; the rest a fiscal's.
+// authority's (appeal.decided_by, autoridade); the other authority acts are the autoridade's;
+// the rest a fiscal's.
 func RoleFor(p *profile.Profile, action string) Role {
 	switch {
 	case action == ActionDecideAppeal:
@@ -101,6 +103,9 @@ func (c *Case) Impediment(action, user string) string {
 		if msg := AuthorityRefusal(action, user, c.IssuedBy); msg != "" {
 			return msg
 		}
+	}
+	if msg := c.reconsiderImpediment(action, user); msg != "" {
+		return msg
 	}
 	if action == ActionDecideAppeal && c.DecidedBy != "" && strings.EqualFold(user, c.DecidedBy) {
 		return "Impedimento: quem decidiu a defesa (" + c.DecidedBy + ") não pode decidir o recurso contra a própria decisão; " +
@@ -147,6 +152,11 @@ func RoleRequired(p *profile.Profile, action string) string {
 // MayAct refuses (Forbidden) the act to a user whose role is below the least that records it
 // (RoleFor).
 func MayAct(p *profile.Profile, role Role, action string) error {
+	// The appeal is the superior authority's, the role the profile names: not admin, whose
+	// rank is of the IT, not of the municipality's hierarchy (Lei nº 9.784/1999, art. 56, § 1º).
+	if action == ActionDecideAppeal && role == RoleAdmin && RoleFor(p, action) != RoleAdmin {
+		return forbidden(RoleRequired(p, action) + " O perfil admin é de administração do sistema e não decide recursos.")
+	}
 	if role.AtLeast(RoleFor(p, action)) {
 		return nil
 	}

@@ -19,7 +19,7 @@ import (
 
 // issuedAuto renders, issued as AI-2026/0001 by an identified agent, a one-fact draft citing
 // article and fined by penalty, and returns its text (pdftotext) with whitespace collapsed.
-func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyArt string, issued bool) string {
+func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyArt string, issued bool, edit ...func(*notice.Input)) string {
 	t.Helper()
 	_, key, _ := ed25519.GenerateKey(rand.Reader)
 	now := wire.NewTime(time.Date(2026, 11, 27, 15, 0, 0, 0, time.UTC))
@@ -40,9 +40,18 @@ func issuedAuto(t *testing.T, p *profile.Profile, name, rule, article, penaltyAr
 	if issued {
 		at := time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC) // Friday 11:00 in Piúma
 		in.Decision = notice.Decision{Status: drafts.StatusIssued, Notice: "AI-2026/0001", DecidedBy: "joao", DecidedAt: &at,
-			Agent: &notice.Agent{FullName: "João Batista Moreira", Matricula: "FP-0042", Cargo: "Agente de Fiscalização de Posturas"}}
+			Agent: &notice.Agent{FullName: "João Batista Moreira", Matricula: "FP-0042", Cargo: "Agente de Fiscalização de Posturas"},
+		}
+	}
+	for _, e := range edit {
+		e(&in)
 	}
 	return strings.Join(strings.Fields(render(t, in, "auto-"+name)), " ")
+}
+
+// handedOverAuto is issuedAuto's speed auto, handed over at its issue.
+func handedOverAuto(t *testing.T, p *profile.Profile) string {
+	return issuedAuto(t, p, "handed-over", "speed", "Art. 23", "Art. 46, X", true, func(in *notice.Input) { in.Decision.HandedOver = true })
 }
 
 // lawFine is the fine the law sets for penaltyArt (the renderer refuses another), 400 UFMP for
@@ -129,8 +138,25 @@ func TestIssuedAutoQuotesTheLawExactly(t *testing.T) {
 // without payment.
 func TestIssuedAutoAgentAndDefence(t *testing.T) {
 	text := issuedAuto(t, defenceProfile(t), "agent", "speed", "Art. 23", "Art. 46, X", true)
-	// Issued Friday 27/11/2026, received that day: 10 days from Saturday → Monday 07/12/2026.
+	// Not handed over at issue: the receipt is not known, so no last day is printed (Art. 55
+	// counts from the receipt), only the rule and a blank to fill at delivery.
 	mustContain(t, text, "João Batista Moreira", "FP-0042", "Agente de Fiscalização de Posturas",
 		"Autoridade Julgadora de Posturas", "Rua Dr. Jones dos Santos Neves, 100, Centro, Piúma-ES", "defesa@piuma.es.gov.br",
-		"Recebido em 27/11/2026 (data da emissão), o prazo termina em 07/12/2026", "dívida ativa", "Art. 51")
+		"contados da data do recebimento deste auto (Art. 55)", "Recebido em ____/____/________", "informado na comunicação seguinte",
+		"dívida ativa", "Art. 51")
+	for _, bad := range []string{"(data da emissão)", "o prazo termina em"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("an auto not handed over at issue prints %q", bad)
+		}
+	}
+}
+
+// Handed over at its issue: issued Friday 27/11/2026, received that day, 10 days from
+// Saturday → Monday 07/12/2026, printed.
+func TestIssuedAutoHandedOverPrintsTheDeadline(t *testing.T) {
+	text := handedOverAuto(t, defenceProfile(t))
+	mustContain(t, text, "Recebido em 27/11/2026 (data da emissão), o prazo termina em 07/12/2026")
+	if strings.Contains(text, "____/____") {
+		t.Error("an auto handed over at issue leaves the receipt blank")
+	}
 }

@@ -1141,8 +1141,8 @@ func (d *doc) penalty() {
 }
 
 // defence is the deadline and the effect of a defence (Art. 55–57): where and to whom it is
-// filed, the last day when the auto is received on the day of issue, and what follows without
-// defence or payment (Art. 51).
+// filed, the last day only when the auto was handed over at its issue (else the rule and a blank
+// "Recebido em"), and what follows without defence or payment (Art. 51).
 func (d *doc) defence() {
 	days := d.p.Defence.Days
 	if days <= 0 {
@@ -1152,7 +1152,14 @@ func (d *doc) defence() {
 	d.font("B", 9)
 	d.pdf.SetX(marginL)
 	first := fmt.Sprintf("Prazo para defesa: %d dias contados do recebimento deste auto.", days)
-	if t := d.in.Decision.DecidedAt; d.issued() && t != nil {
+	if d.issued() {
+		// Art. 55 counts from the receipt, which the auto cannot know unless it is handed over
+		// at its issue: the rule, a blank to fill at delivery, and where the date is stated.
+		first = fmt.Sprintf("Prazo para defesa: %d dias contados da data do recebimento deste auto (Art. 55), excluído o dia do recebimento. "+
+			"Recebido em ____/____/________. O último dia do prazo é calculado a partir da data de recebimento registrada no processo "+
+			"e informado na comunicação seguinte ao autuado.", days)
+	}
+	if t := d.in.Decision.DecidedAt; d.issued() && t != nil && d.in.Decision.HandedOver {
 		deadline, _ := penalty.DefenceDeadline(d.p, *t, penalty.ModeInPerson, time.Time{})
 		if !deadline.IsZero() {
 			first = fmt.Sprintf("Prazo para defesa: %d dias contados do recebimento deste auto. Recebido em %s (data da emissão), o prazo termina em %s.",

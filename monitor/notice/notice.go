@@ -74,6 +74,10 @@ type Decision struct {
 	// Agent is the identification of the agent who issued the auto, as on file when it was
 	// issued; nil: only DecidedBy (the login) is known.
 	Agent *Agent
+	// HandedOver: the auto was handed over to the offender at its issue (the delivery in hand
+	// recorded on the day of issue), so the last day to defend can be printed; otherwise the
+	// auto states the rule (Art. 55: from the receipt) and leaves "Recebido em" blank.
+	HandedOver bool
 }
 
 // Agent identifies the agent who issues an auto.

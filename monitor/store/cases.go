@@ -44,6 +44,7 @@ const (
 	ActionAppeal               = cases.ActionAppeal
 	ActionDecideAppeal         = cases.ActionDecideAppeal
 	ActionNotifyAppealDecision = cases.ActionNotifyAppealDecision
+	ActionWaiver               = cases.ActionWaiver
 	OutcomeAccepted            = cases.OutcomeAccepted
 	OutcomeRejected            = cases.OutcomeRejected
 )

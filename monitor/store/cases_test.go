@@ -96,7 +96,7 @@ func officeAt(db *DB, p *profile.Profile, at time.Time) *cases.Office {
 }
 
 func asAgent(a Actor) Actor {
-	a.Role, a.Agent = RoleAdmin, Agent{FullName: "Agente " + a.User, Matricula: "1", Cargo: "Fiscal"}
+	a.Role, a.Agent = RoleAutoridade, Agent{FullName: "Agente " + a.User, Matricula: "1", Cargo: "Fiscal"}
 	return a
 }
 
@@ -110,6 +110,9 @@ func issueManual(ctx context.Context, db *DB, m ManualNotice, p *profile.Profile
 }
 
 func caseAct(ctx context.Context, db *DB, id int64, act CaseAction, p *profile.Profile, now time.Time, a Actor) (before, after *Case, err error) {
+	if act, err = proven(ctx, db, id, act, p, now); err != nil {
+		return nil, nil, err
+	}
 	return officeAt(db, p, now).Act(ctx, id, act, asAgent(a))
 }
 
@@ -191,8 +194,9 @@ func TestCaseWorkflow(t *testing.T) {
 		t.Fatalf("decided %+v", c.Status)
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-31"})
-	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionSuspension, From: "2026-11-02", Days: 10})
-	if c.Suspension == nil || c.Suspension.To != "2026-11-11" || c.State != penalty.StatusConfirmed {
+	// Final the day after the appeal period (10 days from Saturday 31/10: Tuesday 10/11).
+	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionSuspension, From: "2026-11-11", Days: 10})
+	if c.Suspension == nil || c.Suspension.To != "2026-11-20" || c.State != penalty.StatusConfirmed {
 		t.Fatalf("suspension %+v", c.Status)
 	}
 	c = act(t, db, p, c.ID, now, CaseAction{Action: ActionPay, Date: "2026-11-05"})
@@ -308,7 +312,7 @@ func TestCaseInvalidActions(t *testing.T) {
 		"defence_filed":    {ActionDecide, ActionPay, ActionAnnul},
 		"confirmed":        {ActionAppeal, ActionPay, ActionDividaAtiva, ActionAnnul},
 		"defence_accepted": nil,
-		"paid":             nil,
+		"paid":             {ActionWaiver},
 		"dividaativa":      {ActionPay, ActionAnnul},
 	}
 	try := map[string]CaseAction{ActionNotify: notify, ActionDefence: defence, ActionDecide: reject,
@@ -592,14 +596,15 @@ func TestCaseSuspensionNeedsRecidivismAndAFinalFine(t *testing.T) {
 	deadline, _ := rec.DefenceDeadline(p)
 	last := deadline.Format(time.DateOnly)
 	conflict(rec, suspension(last), "só é exigível depois da decisão")
-	// Decided à revelia the day after the defence deadline, notified three days later: final
-	// from the notification.
+	// Decided à revelia the day after the defence deadline, notified three days later.
 	rec = act(t, db, p, rec.ID, now, CaseAction{Action: ActionDecide, Outcome: OutcomeRejected, Text: "Julgado à revelia.",
 		Date: deadline.AddDate(0, 0, 1).Format(time.DateOnly)})
 	conflict(rec, suspension("2026-10-19"), "ainda não foi notificada")
 	rec = act(t, db, p, rec.ID, now, CaseAction{Action: ActionNotifyDecision, Date: "2026-10-19"})
-	conflict(rec, suspension("2026-10-18"), "só é definitiva a partir de 19/10/2026")
-	after := "2026-10-19"
+	// Final the day after the appeal period ran out without an appeal (29/10), not on the
+	// decision's notice.
+	conflict(rec, suspension("2026-10-29"), "só é definitiva a partir de 30/10/2026")
+	after := "2026-10-30"
 	for _, c := range []struct {
 		a   CaseAction
 		msg string
@@ -677,8 +682,9 @@ func TestDividaAtivaAfterThePaymentPeriod(t *testing.T) {
 	}
 }
 
-// Recidivism counts a fine of the monitor final from the day the decision confirming it was
-// notified (the appeal's decision, when a timely appeal was filed), never from the decision.
+// Recidivism counts a fine of the monitor only once it is final: the day after its appeal
+// period ran out without an appeal, or the day the appeal's decision was notified; never from
+// the decision, nor from its notice while the appeal period runs.
 func TestFinalFromTheDecisionsNotification(t *testing.T) {
 	ctx := context.Background()
 	db, p := openTemp(t), caseProfile(t)
@@ -702,9 +708,11 @@ func TestFinalFromTheDecisionsNotification(t *testing.T) {
 	if r := issue("B", local(2026, 10, 21, 15, 0), local(2026, 10, 23, 10, 0)); r.Recidivist {
 		t.Errorf("a fact before the decision's notice is a recidivism: %v", r.Explanation)
 	}
-	// A fact after the notice: a recidivism.
-	if r := issue("C", local(2026, 10, 23, 15, 0), local(2026, 10, 24, 10, 0)); !relies(r) {
-		t.Errorf("a fact after the decision's notice is not a recidivism: %+v", r)
+	// A fact after the notice, within the appeal period (to 03/11: 01/11 a Sunday, 02/11
+	// Finados): not a recidivism, an appeal may still change the fine.
+	if r := issue("C", local(2026, 10, 23, 15, 0), local(2026, 10, 24, 10, 0)); r.Recidivist ||
+		!strings.Contains(strings.Join(r.Explanation, " "), "prazo de recurso em curso até 03/11/2026") {
+		t.Errorf("a fact within the appeal period is a recidivism: %v", r.Explanation)
 	}
 	// A timely appeal: not final while it is pending.
 	act(t, db, p, first.ID, now, CaseAction{Action: ActionAppeal, Date: "2026-10-26"})

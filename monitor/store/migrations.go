@@ -553,6 +553,27 @@ BEGIN SELECT RAISE(ABORT, 'issued_pdfs is append-only'); END;
 CREATE TRIGGER issued_pdfs_no_delete BEFORE DELETE ON issued_pdfs
 BEGIN SELECT RAISE(ABORT, 'issued_pdfs is append-only'); END;
 `},
+	// The proofs of a delivery: documents kept with a case, as the scan of a return receipt
+	// (AR) a delivery by post names (monitor/cases, proofs.go); never changed nor removed.
+	{19, `
+CREATE TABLE case_attachments (
+	id           INTEGER PRIMARY KEY,
+	case_id      INTEGER NOT NULL REFERENCES cases (id),
+	kind         TEXT    NOT NULL CHECK (kind IN ('ar')),
+	name         TEXT    NOT NULL,
+	content_type TEXT    NOT NULL,
+	size         INTEGER NOT NULL,
+	sha256       TEXT    NOT NULL,
+	user         TEXT    NOT NULL,
+	uploaded_at  INTEGER NOT NULL,
+	data         BLOB    NOT NULL
+) STRICT;
+CREATE INDEX case_attachments_case ON case_attachments (case_id, id);
+CREATE TRIGGER case_attachments_no_update BEFORE UPDATE ON case_attachments
+BEGIN SELECT RAISE(ABORT, 'case_attachments is append-only'); END;
+CREATE TRIGGER case_attachments_no_delete BEFORE DELETE ON case_attachments
+BEGIN SELECT RAISE(ABORT, 'case_attachments is append-only'); END;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -160,8 +160,12 @@ function eventItem(e) {
     case "notify":
       bits.push(NOTIFY_MODES[d.mode] || d.mode);
       if (d.published) bits.push(`edital publicado em ${isoDateBR(d.published)}`);
+      if (d.publication) bits.push(d.publication);
+      if (d.recipient) bits.push(`recebido por ${d.recipient} (${d.recipient_role})`);
+      if (d.ar) bits.push(`AR nº ${d.ar}${d.ar_scan ? ` (digitalização anexada nº ${d.ar_scan})` : ""}`);
       if (d.refused_to_sign) bits.push("recusou-se a assinar (anotado pelo agente)");
       break;
+    case "waiver": case "reconsider": if (d.text) bits.push(d.text); break;
     case "decide": bits.push(d.outcome === "accepted" ? "acolhida" : "indeferida"); if (d.revelia) bits.push("à revelia"); if (d.text) bits.push(`“${d.text}”`); break;
     case "decide_appeal": bits.push(d.outcome === "accepted" ? "provido" : "improvido"); if (d.text) bits.push(`“${d.text}”`); break;
     case "delivery_failed": case "annul": if (d.text) bits.push(d.text); break;
@@ -222,19 +226,19 @@ function penaltyCard(c) {
 
 // ---- The acts --------------------------------------------------------------------------
 
-const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "appeal", "decide_appeal", "notify_appeal_decision",
-  "pay", "divida_ativa", "suspension", "annul"];
+const ACT_ORDER = ["delivery_failed", "notify", "defence", "decide", "notify_decision", "appeal", "reconsider", "decide_appeal", "notify_appeal_decision",
+  "pay", "waiver", "divida_ativa", "suspension", "annul"];
 const ACT_LABELS = {
   delivery_failed: "Registrar tentativa frustrada", annul: "Anular de ofício",
   notify: "Registrar notificação", defence: "Registrar defesa", decide: "Registrar decisão", notify_decision: "Registrar notificação da decisão", pay: "Registrar pagamento",
-  divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão",
-  appeal: "Registrar recurso", decide_appeal: "Decidir o recurso", notify_appeal_decision: "Registrar notificação da decisão do recurso",
+  divida_ativa: "Inscrever em dívida ativa", suspension: "Aplicar suspensão", waiver: "Registrar renúncia expressa",
+  reconsider: "Reconsiderar a decisão", appeal: "Registrar recurso", decide_appeal: "Decidir o recurso", notify_appeal_decision: "Registrar notificação da decisão do recurso",
 };
 const ACT_DONE = {
   delivery_failed: "Tentativa de entrega registrada.", annul: "Auto anulado de ofício.",
   notify: "Notificação registrada.", defence: "Defesa registrada.", decide: "Decisão registrada.", notify_decision: "Notificação da decisão registrada.", pay: "Pagamento registrado.",
-  divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.",
-  appeal: "Recurso registrado.", decide_appeal: "Decisão do recurso registrada.", notify_appeal_decision: "Notificação da decisão do recurso registrada.",
+  divida_ativa: "Inscrição em dívida ativa registrada.", suspension: "Suspensão registrada.", waiver: "Renúncia expressa registrada.",
+  reconsider: "Decisão reconsiderada: recurso provido.", appeal: "Recurso registrado.", decide_appeal: "Decisão do recurso registrada.", notify_appeal_decision: "Notificação da decisão do recurso registrada.",
 };
 
 // mayRecord reports whether the user may record the act as the server says who may
@@ -243,6 +247,8 @@ function mayRecord(c, action) {
   const a = ((c.next && c.next.acts) || []).find((x) => x.action === action);
   if (!a) return store.hasRole("fiscal");
   const me = store.user ? store.user.name.toLowerCase() : "";
+  // The appeal is the superior authority's, never admin's (an IT role): the server refuses it.
+  if (action === "decide_appeal" && store.user && store.user.role === "admin") return false;
   return store.hasRole(a.role) && !(a.not_by || []).some((u) => u.toLowerCase() === me);
 }
 
@@ -297,41 +303,85 @@ function actForm(c, action, done) {
   const date = dateInput(today, { required: true, id: "act-date" });
   const parts = [];
   let body = () => ({ date: date.iso() });
+  let prepare = async (b) => b;
   let dateField = field("Data", date);
   if (action === "notify") {
     const label = h("label", { htmlFor: "act-date" }, "Data da entrega");
     dateField = h("div", { class: "field" }, label, date, h("small", { class: "hint" }, "dd/mm/aaaa; o prazo de defesa é contado a partir dela."));
     const refused = h("input", { type: "checkbox", id: "act-refused" });
     const refusedBox = h("label", { class: "check" }, refused, h("span", null, "O autuado recusou-se a assinar; a recusa foi anotada no auto (Art. 54, § 2º)"));
+    // The electronic ciência is only the licensee's own, in the portal: never recorded here.
     const modes = radios("mode", "Forma da notificação (Art. 54)", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"],
-      ...(store.config.electronic_notice ? [["electronic", "Por meio eletrônico (data da ciência)"]] : []), ["edital", "Por edital (publicação)"]], "in_person");
+      ["edital", "Por edital (publicação)"]], "in_person");
+    const recipient = h("input", { type: "text", maxlength: "200", id: "act-recipient", autocomplete: "off" });
+    const role = h("input", { type: "text", maxlength: "200", id: "act-recipient-role", autocomplete: "off" });
+    const ar = h("input", { type: "text", maxlength: "40", id: "act-ar", autocomplete: "off" });
+    const scan = h("input", { type: "file", id: "act-ar-scan", accept: "application/pdf,image/jpeg,image/png" });
+    const publication = h("input", { type: "text", maxlength: "300", id: "act-publication", autocomplete: "off" });
+    const inHand = h("div", null, field("Quem recebeu o auto (nome)", recipient), field("Qualidade ou cargo de quem recebeu", role, "Ex.: sócio-administrador, gerente da sede."));
+    const byPost = h("div", null, field("Número do AR", ar), field("Digitalização do AR (PDF, JPEG ou PNG)", scan, "O AR digitalizado é anexado ao processo."));
+    const edital = h("div", null, field("Publicação do edital", publication, "Diário oficial ou jornal de grande circulação, com número e página: \"Diário Oficial nº 1234, pág. 5\" (Art. 54, § 1º)."));
     const sync = () => {
       const m = modes.querySelector("input:checked").value;
-      label.textContent = { in_person: "Data da entrega", mail: "Data do recebimento no AR", electronic: "Data da ciência", edital: "Data da publicação do edital" }[m];
-      refusedBox.hidden = m !== "in_person";
+      label.textContent = { in_person: "Data da entrega", mail: "Data do recebimento no AR", edital: "Data da publicação do edital" }[m];
+      refusedBox.hidden = inHand.hidden = m !== "in_person";
+      byPost.hidden = m !== "mail";
+      edital.hidden = m !== "edital";
     };
     modes.addEventListener("change", sync);
-    parts.push(modes, dateField, refusedBox);
+    sync();
+    parts.push(modes, dateField, inHand, refusedBox, byPost, edital);
     body = () => {
       const m = modes.querySelector("input:checked").value;
       const b = { mode: m };
       if (m === "edital") b.published = date.iso(); else b.date = date.iso();
+      if (m === "in_person") { b.recipient = recipient.value.trim(); b.recipient_role = role.value.trim(); }
       if (m === "in_person" && refused.checked) b.refused_to_sign = true;
+      if (m === "mail") b.ar = ar.value.trim();
+      if (m === "edital") b.publication = publication.value.trim();
       return b;
     };
+    // The AR's scan is uploaded to the case first; the delivery then names it.
+    prepare = async (b) => {
+      if (b.mode !== "mail") return b;
+      const f = scan.files && scan.files[0];
+      if (!f) throw new Error("Anexe a digitalização do AR.");
+      const fd = new FormData();
+      fd.append("kind", "ar");
+      fd.append("file", f, f.name);
+      const r = await fetch(`/api/v1/cases/${c.id}/attachments`, { method: "POST", credentials: "same-origin", headers: { Accept: "application/json" }, body: fd });
+      const data = await r.json().catch(() => ({}));
+      if (!r.ok) throw new Error(data.error || `Erro ${r.status} do servidor`);
+      return { ...b, ar_scan: data.id };
+    };
+  } else if (action === "reconsider") {
+    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
+    parts.push(field("Data da reconsideração", date, "Até 5 dias da interposição do recurso (Lei nº 9.784/1999, art. 56, § 1º); depois, o recurso segue para a autoridade superior."),
+      field("Fundamentação: por que as razões do recurso procedem", text));
+    body = () => ({ date: date.iso(), text: text.value.trim() });
+  } else if (action === "waiver") {
+    const text = h("textarea", { rows: "2", maxlength: "2000", required: true, id: "act-text" });
+    parts.push(field("Data da renúncia", date), field("Declaração escrita de renúncia à defesa e ao recurso", text,
+      "O pagamento não é renúncia: registre só a declaração expressa do autuado (ex.: termo assinado, nº do protocolo)."));
+    body = () => ({ date: date.iso(), text: text.value.trim() });
   } else if (action === "defence") {
     dateField = field("Data do protocolo da defesa", date, c.deadline && c.deadline.date ? `Prazo: até ${isoDateBR(c.deadline.date)}. Depois dele a defesa é registrada como intempestiva.` : null);
     parts.push(dateField);
-  } else if (action === "decide") {
-    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
-    const outcome = radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected");
-    parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
-    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
-  } else if (action === "decide_appeal") {
-    const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
-    const outcome = radios("outcome", "Resultado do recurso", [["rejected", "Improvido — multa confirmada"], ["accepted", "Provido — auto sem efeito"]], "rejected");
-    parts.push(outcome, field("Data da decisão", date), field("Decisão (texto)", text));
-    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+  } else if (action === "decide" || action === "decide_appeal") {
+    // A decision states its relatório, its fundamentação (answering each point of the defence
+    // or the appeal) and its dispositivo (Lei nº 9.784/1999, art. 50).
+    const report = h("textarea", { rows: "3", maxlength: "8000", required: true, minLength: "20", id: "act-report" });
+    const grounds = h("textarea", { rows: "5", maxlength: "20000", required: true, minLength: "40", id: "act-grounds" });
+    const ruling = h("textarea", { rows: "2", maxlength: "4000", required: true, minLength: "10", id: "act-text" });
+    const outcome = action === "decide"
+      ? radios("outcome", "Resultado", [["rejected", "Indeferida — multa confirmada"], ["accepted", "Acolhida — auto sem efeito"]], "rejected")
+      : radios("outcome", "Resultado do recurso", [["rejected", "Improvido — multa confirmada"], ["accepted", "Provido — auto sem efeito"]], "rejected");
+    parts.push(outcome, field("Data da decisão", date),
+      field("Relatório", report, "O auto, a defesa ou o recurso e os pontos que levantam."),
+      field("Fundamentação", grounds, "Responda a cada ponto da defesa ou do recurso, com os fatos e o fundamento jurídico."),
+      field("Dispositivo", ruling, "O que se decide."));
+    body = () => ({ outcome: outcome.querySelector("input:checked").value, date: date.iso(),
+      report: report.value.trim(), grounds: grounds.value.trim(), ruling: ruling.value.trim(), text: ruling.value.trim() });
   } else if (action === "appeal") {
     parts.push(field("Data do protocolo do recurso", date, c.appeal_deadline ? `Prazo: até ${isoDateBR(c.appeal_deadline)}. Recurso fora do prazo não é conhecido.` : null));
   } else if (action === "notify_appeal_decision") {
@@ -339,9 +389,11 @@ function actForm(c, action, done) {
   } else if (action === "delivery_failed") {
     const text = h("textarea", { rows: "2", maxlength: "2000", required: true, id: "act-text" });
     const modes = radios("mode", "Tentativa", [["in_person", "Pessoalmente (em mãos)"], ["mail", "Por correio com AR"]], "in_person");
+    const seat = h("input", { type: "checkbox", id: "act-at-seat" });
     parts.push(modes, field("Data da tentativa", date), field("O que aconteceu (onde, e por que a entrega não foi possível)", text,
-      "O edital (Art. 54, § 1º) só é aceito depois de esgotados os meios: registre cada tentativa frustrada."));
-    body = () => ({ mode: modes.querySelector("input:checked").value, date: date.iso(), text: text.value.trim() });
+      "O edital (Art. 54, § 1º) só é aceito depois de esgotados os meios: tentativas em ao menos dois dias, ou por meios diferentes, um deles na sede registrada."),
+      h("label", { class: "check" }, seat, h("span", null, "Tentativa feita na sede registrada do permissionário")));
+    body = () => ({ mode: modes.querySelector("input:checked").value, date: date.iso(), text: text.value.trim(), ...(seat.checked ? { at_seat: true } : {}) });
   } else if (action === "annul") {
     const text = h("textarea", { rows: "3", maxlength: "4000", required: true, id: "act-text" });
     parts.push(field("Data da anulação", date), field("Motivo da anulação de ofício", text, "A Administração anula os próprios atos ilegais (Súmula 473 do STF)."));
@@ -368,7 +420,7 @@ function actForm(c, action, done) {
   }
   const submit = h("button", { type: "submit", class: "btn btn-primary", id: "act-submit" }, ACT_LABELS[action]);
   const form = h("form", { class: "act-form", id: "act-form", novalidate: true, dataset: { act: action } },
-    ...parts, field("Observação (opcional)", note, action === "notify" ? "Ex.: nº do AR, jornal e página do edital." : null), msg, h("div", { class: "btn-row" }, submit));
+    ...parts, field("Observação (opcional)", note, null), msg, h("div", { class: "btn-row" }, submit));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     msg.textContent = "";
@@ -384,7 +436,7 @@ function actForm(c, action, done) {
     if (!ok) return;
     submit.disabled = true;
     try {
-      const next = await api(`/api/v1/cases/${c.id}/actions`, { method: "POST", body: b });
+      const next = await api(`/api/v1/cases/${c.id}/actions`, { method: "POST", body: await prepare(b) });
       done(next, ACT_DONE[action]);
     } catch (e) {
       msg.textContent = e.message;
@@ -397,10 +449,12 @@ function actForm(c, action, done) {
 function actSummary(c, b) {
   const when = isoDateBR(b.date || b.published || b.from);
   const what = {
-    notify: `Notificação do auto ${c.notice} ${NOTIFY_MODES[b.mode]} em ${when}${b.refused_to_sign ? ", com recusa de assinatura" : ""}.`,
+    notify: `Notificação do auto ${c.notice} ${NOTIFY_MODES[b.mode]} em ${when}${b.recipient ? `, recebida por ${b.recipient} (${b.recipient_role})` : ""}${b.ar ? `, AR nº ${b.ar}` : ""}${b.refused_to_sign ? ", com recusa de assinatura" : ""}.`,
     defence: `Defesa do auto ${c.notice} apresentada em ${when}.`,
     decide: `Decisão de ${when}: defesa ${b.outcome === "accepted" ? "acolhida (o auto fica sem efeito)" : "indeferida (a multa fica confirmada)"}.`,
     pay: `Pagamento da multa do auto ${c.notice} em ${when}.`,
+    reconsider: `Reconsideração, em ${when}, da decisão sobre o auto ${c.notice}: o recurso é provido e o auto fica sem efeito.`,
+    waiver: `Renúncia expressa à defesa e ao recurso no auto ${c.notice}, declarada em ${when}.`,
     divida_ativa: `Inscrição da multa do auto ${c.notice} em dívida ativa em ${when}.`,
     suspension: `Suspensão de ${plural(b.days, "dia", "dias")} a partir de ${when}, aplicada no auto ${c.notice}.`,
     delivery_failed: `Tentativa frustrada de entrega do auto ${c.notice} em ${when}.`,
