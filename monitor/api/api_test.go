@@ -221,7 +221,7 @@ func TestProtectedRoutes(t *testing.T) {
 		if !strings.HasPrefix(h.Get("Content-Type"), "application/json") || h.Get("WWW-Authenticate") == "" {
 			t.Errorf("%s %s: 401 headers %v", rt.method, rt.path, h)
 		}
-		if code, _, _ := f.do(rt.method, rt.path, body(1), session{bearer: "x" + token[1:]}); code != http.StatusUnauthorized {
+		if code, _, _ := f.do(rt.method, rt.path, body(1), session{bearer: wrongToken(token)}); code != http.StatusUnauthorized {
 			t.Errorf("%s %s with a wrong token: %d, want 401", rt.method, rt.path, code)
 		}
 		if code, b, _ := f.do(rt.method, rt.path, body(2), session{cookie: cookie}); code != rt.want {
@@ -737,4 +737,12 @@ func slicesIndex(entries []store.AuditEntry, action string, nth int) int {
 		}
 	}
 	return -1
+}
+
+// wrongToken is token with its first character changed: a token that is not it.
+func wrongToken(token string) string {
+	if strings.HasPrefix(token, "x") {
+		return "y" + token[1:]
+	}
+	return "x" + token[1:]
 }
