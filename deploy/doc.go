@@ -4,7 +4,7 @@
 //
 //	../docker-compose.yml, ../Dockerfile, ../.env.example   the deployment (docs/operations.md)
 //	mosquitto/compose.conf, acl          the broker's listeners (1883 internal, 8883 TLS) and rights
-//	mosquitto/mosquitto.conf             the tuned settings shared with the tests (internal/testenv)
+//	mosquitto/mosquitto.conf             the tuned settings shared with the tests (internal/testkit/testenv)
 //	prometheus/prometheus.yml, alerts.yml, bridges/   scraping and alert rules
 //	grafana/provisioning/, dashboards/   the data sources and the fleet and pipeline dashboards
 //	init-secrets.sh                      TLS certificates and the broker's password file

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // dockerfile is the parsed Dockerfile: its instructions, continuation lines joined.

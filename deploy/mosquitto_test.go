@@ -23,8 +23,8 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trenzinho/trenzinho/internal/harness"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // The broker of docker-compose.yml, run for real: deploy/mosquitto/compose.conf with the

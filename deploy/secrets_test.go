@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // TestInitSecrets runs deploy/init-secrets.sh as an operator would, then starts the compose

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/notify/notifyconfig"
 )
 

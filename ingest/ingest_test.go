@@ -24,8 +24,8 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/ingest/archive"
-	"github.com/trenzinho/trenzinho/internal/harness"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/ingest/archive"
 	"github.com/trenzinho/trenzinho/internal/batchsig"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"
 )

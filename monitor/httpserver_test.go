@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/connlimit"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/store"
 )

@@ -26,7 +26,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/registry"
 	"github.com/trenzinho/trenzinho/wire"

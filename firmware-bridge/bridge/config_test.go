@@ -19,7 +19,7 @@ import (
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/configbundle"
 	"github.com/trenzinho/trenzinho/internal/mosquittoauth"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

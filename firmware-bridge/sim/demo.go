@@ -24,7 +24,7 @@ import "time"
 //     the Pi reads the GPIO, from a value file); the passenger door opens only during the stops
 //     at the boarding points.
 //
-// The settings the monitor uses for the demonstration (internal/demo) make the itineraries
+// The settings the monitor uses for the demonstration (internal/testkit/demo) make the itineraries
 // valid every day at every hour and put the end of the service hours DemoServiceEnd after the
 // start, with a grace of DemoGrace, so that the day can start at once at any wall-clock hour
 // and the late return is late at a chosen moment.

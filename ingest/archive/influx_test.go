@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/config"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

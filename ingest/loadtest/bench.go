@@ -51,7 +51,7 @@ import (
 	influxdb2 "github.com/influxdata/influxdb-client-go/v2"
 
 	"github.com/trenzinho/trenzinho/ingest/archive"
-	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/harness"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // TestMain lets the test binary be the bare writer's or the sink's child process, as the

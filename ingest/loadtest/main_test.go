@@ -13,7 +13,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/ingest/archive"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // TestLoadTestAgainstIngest runs a small load through Mosquitto and ingest (in-process) into

@@ -25,7 +25,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/config"
 	"github.com/trenzinho/trenzinho/ingest/archive"
-	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

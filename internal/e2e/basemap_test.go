@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // TestOfflineBaseMapInTheBrowser: with a tile server that cannot be reached (a closed port, as

@@ -20,7 +20,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/firmware-bridge/coach"
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
 )

@@ -17,8 +17,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/trenzinho/trenzinho/internal/fleettest"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/complaints"
 	"github.com/trenzinho/trenzinho/rules"

@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -28,7 +28,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/wire"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
-	"github.com/trenzinho/trenzinho/internal/demo"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/demo"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/rules"
 )
 
@@ -19,7 +19,7 @@ const demoSpeedUp = 10
 // TestDemoDayOpensExactlyTheScriptedEpisodes plays the scripted demonstration day of `make run`
 // through the real pipeline — `firmware-bridge simulate --scenario demo` writing into
 // pseudo-terminals, one real bridge per train, a real Mosquitto, the monitor with the
-// demonstration profile, geofences and registry of internal/demo — ten times faster than real
+// demonstration profile, geofences and registry of internal/testkit/demo — ten times faster than real
 // time and dated in the past (a receiver refuses readings from the future), at night, and checks that the episodes the monitor opens are
 // exactly the scripted ones (sim.DemoEvents): the same vehicles and rules, event after event in
 // the script's order, each closed once the day is over, and nothing else — no route deviation

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"
 	"github.com/trenzinho/trenzinho/monitor/notify/telegram/telegramtest"
 )

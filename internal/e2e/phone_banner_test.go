@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // phoneWidth, phoneHeight are a phone's viewport in CSS pixels (a 6.1" phone, portrait).

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/rules"
 )
 

@@ -22,8 +22,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/trenzinho/trenzinho/firmware-bridge/sim"
-	"github.com/trenzinho/trenzinho/internal/demo"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/demo"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 )
 
@@ -32,7 +32,7 @@ import (
 const tenMinSpeedUp = 10
 
 // TestProcessInTenMinutes walks README's "The process in ten minutes" through headless
-// Chromium against `make run`'s own configuration (internal/demo: the demonstration profile,
+// Chromium against `make run`'s own configuration (internal/testkit/demo: the demonstration profile,
 // geofences, registry, users, the short verification wait and the public URL; the bridges pin
 // the monitor's key, so their coaches warn), the scripted day played ten times faster through
 // the real simulator, bridges, Mosquitto and monitor, and

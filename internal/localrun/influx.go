@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
 )
 
 // influxPackage is what `go install` builds when influxd is missing.

@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/demo"
+	"github.com/trenzinho/trenzinho/internal/testkit/demo"
 )
 
 func main() {
@@ -55,7 +55,7 @@ type options struct {
 	influxd        string
 	influxdInstall []string
 	registry       string
-	vehicles       int // the scripted trains (internal/demo)
+	vehicles       int // the scripted trains (internal/testkit/demo)
 	demo           demo.Files
 	user, password string
 	ports          ports
@@ -108,7 +108,7 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	// The demonstration day (internal/demo; its scripted events are in the README): its
+	// The demonstration day (internal/testkit/demo; its scripted events are in the README): its
 	// profile, geofences and registry, and the device time the simulator's day starts at.
 	if o.demo, err = demo.Write(filepath.Join(o.data, "demo"), time.Now()); err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/json"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"net/http"
 	"strings"
 	"testing"

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/internal/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/store"

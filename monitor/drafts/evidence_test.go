@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/internal/batchsig"
-	"github.com/trenzinho/trenzinho/internal/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/registry"

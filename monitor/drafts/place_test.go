@@ -11,7 +11,7 @@ import (
 	"github.com/paulmach/orb/geojson"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/internal/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/rules"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/profile"

@@ -45,7 +45,7 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
 	"github.com/trenzinho/trenzinho/profile"
 	"github.com/trenzinho/trenzinho/wire"
 )

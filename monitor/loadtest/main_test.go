@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 )
 
 // TestSmallFleet runs the tool against the real Mosquitto and the built monitor with a small

@@ -143,7 +143,7 @@ func (d *doc) banner() string {
 const DemonstrationLabel = "DEMONSTRAÇÃO — valor fictício"
 
 // IsDemonstration reports whether a legal profile's version is a demonstration's (it begins
-// with "demonstração", as the profile `make run` writes: internal/demo).
+// with "demonstração", as the profile `make run` writes: internal/testkit/demo).
 func IsDemonstration(version string) bool {
 	return strings.HasPrefix(strings.TrimSpace(version), "demonstração")
 }

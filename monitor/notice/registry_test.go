@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/drafts"
 	"github.com/trenzinho/trenzinho/monitor/notice"
 	"github.com/trenzinho/trenzinho/monitor/store"

@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/trenzinho/trenzinho/internal/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/notify"
 	"github.com/trenzinho/trenzinho/monitor/notify/email"
 	"github.com/trenzinho/trenzinho/monitor/notify/email/emailtest"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/trenzinho/trenzinho/geofences"
-	"github.com/trenzinho/trenzinho/internal/testenv"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/whatif"
 	"github.com/trenzinho/trenzinho/monitor/whatif/fleetweek"
 	"github.com/trenzinho/trenzinho/profile"

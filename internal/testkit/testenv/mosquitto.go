@@ -3,7 +3,7 @@ package testenv
 import (
 	"testing"
 
-	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
 )
 
 // Mosquitto is a real Mosquitto broker configured from deploy/mosquitto/mosquitto.conf.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
 )
 
 // Influx is a real InfluxDB 1.8.3 with the Flux endpoint enabled, speaking the v2 write and

@@ -133,7 +133,7 @@ func TestSyncRegistry(t *testing.T) {
 // TestREADMEListsTheScript: the README's table of the demonstration day gives each scripted
 // event at the offset the script puts it.
 func TestREADMEListsTheScript(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trenzinho/trenzinho/internal/harness"
+	"github.com/trenzinho/trenzinho/internal/testkit/harness"
 )
 
 // RepoRoot returns the directory holding go.mod.
