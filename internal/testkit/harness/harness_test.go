@@ -17,7 +17,7 @@ func TestRepoRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "internal", "harness", "harness.go")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, "internal", "testkit", "harness", "harness.go")); err != nil {
 		t.Errorf("root %s: %v", root, err)
 	}
 }

@@ -1,7 +1,7 @@
 // Package testenv starts the real components that integration tests talk to — Mosquitto with the
 // repository's configuration, InfluxDB 1.8.3 — on free loopback ports, and builds the project's
 // programs. Everything it starts is stopped by t.Cleanup. It is a thin testing.TB layer over
-// internal/harness, which the load tests use directly.
+// internal/testkit/harness, which the load tests use directly.
 //
 // A missing component fails the test when CI is set in the environment and skips it otherwise,
 // so that `go test ./...` works on a machine without them while CI cannot pass by skipping.
