@@ -352,3 +352,38 @@ func TestInspectionGroundsAnAutoOnlyOnceTheDateSetPassed(t *testing.T) {
 		})
 	}
 }
+
+// An expired licence: what forbids operating without a licence in force is Art. 2, which Art. 7
+// (the licence's one-year term) completes; the draft cites both, with the penalty the profile
+// documents, Art. 47 (250 UFMP), and its fact names the licence.
+func TestExpiredLicenceDraftCitesArt2WithArt7(t *testing.T) {
+	f := newRegFixture(t)
+	l, ok := f.reg.Licensee("L1")
+	if !ok {
+		t.Fatal("no licensee L1 in the example registry")
+	}
+	for i := range l.Documents {
+		if l.Documents[i].Kind == registry.DocLicenca {
+			l.Documents[i].ValidUntil = registry.MustDate("2026-11-20")
+		}
+	}
+	if _, err := f.reg.PutLicensee(l); err != nil {
+		t.Fatal(err)
+	}
+	f.playToTheEnd(t, "PIU-001", noonFriday, "0000000086H101", slices.Concat(repeat(20, 180), repeat(0, 400)))
+	var d *drafts.Draft
+	for _, m := range f.drafts(t) {
+		if m.Draft.Rules[0] == "document_expired" && m.Draft.Facts[0].Detail == "licenca" {
+			d = &m.Draft
+		}
+	}
+	if d == nil {
+		t.Fatal("no draft of the expired licence")
+	}
+	if d.Penalty != "Art. 47" || d.FineUFMP != 250 || len(d.Articles) != 1 || d.Articles[0] != "Art. 2 c/c Art. 7" {
+		t.Fatalf("draft cites %v / %s, %v UFMP; want Art. 2 c/c Art. 7 / Art. 47, 250", d.Articles, d.Penalty, d.FineUFMP)
+	}
+	if fact := d.Facts[0]; !strings.Contains(fact.Description, "LIC-2026/001") || !strings.Contains(fact.Description, "20/11/2026") {
+		t.Errorf("the fact does not name the licence and its end: %s", fact.Description)
+	}
+}

@@ -538,6 +538,13 @@ func TestIssueWarningFirstRule(t *testing.T) {
 	if a := c.Assessment; a.Warning || a.Penalty != "Art. 45, I" || a.TotalUFMP != 300 || len(a.RepeatOf) != 1 || c.Penalty != "Art. 45, I" {
 		t.Fatalf("repeated route deviation: %+v", a)
 	}
+	// The fine of a deviation after a notified one is Art. 41, I's own consequence (the
+	// notificação preliminar not heeded), not recidivism (Art. 48): no doubled fine, and the
+	// calculus says which it is.
+	if a, why := c.Assessment, strings.Join(c.Assessment.Explanation, " "); a.Recidivist || a.Factor != 1 ||
+		!strings.Contains(why, "Repetição da infração já notificada") || !strings.Contains(why, "Sem reincidência") {
+		t.Errorf("the repeated deviation is called recidivism: %+v", a)
+	}
 }
 
 // A rule whose legal mapping depends on its facts (document_expired, by document kind) is
