@@ -135,6 +135,16 @@ func TestWhatifPagesInTheBrowser(t *testing.T) {
 	if got := b.text("#whatif-appear"); !strings.Contains(got, fmt.Sprintf("Episódios que surgem (%d)", len(week.Moderate))) || !strings.Contains(got, "Excesso de velocidade") {
 		t.Errorf("the episodes that appear:\n%s", got)
 	}
+	// The map of where the differences happen: one marker per episode that appears, at its peak.
+	if n := b.evalString(`String(document.querySelectorAll("#whatif-map .whatif-marker--appear").length)`); n != fmt.Sprint(len(week.Moderate)) {
+		t.Errorf("%s markers of episodes that appear on the map, want %d", n, len(week.Moderate))
+	}
+	// Each episode opens with its evidence.
+	b.do(chromedp.Click(chromedp.CSS("#whatif-appear .whatif-open")))
+	b.waitJS(`!document.querySelector("#whatif-appear tr.whatif-evidence").hidden`, 10*time.Second, "the evidence of the first episode")
+	if got := b.text("#whatif-appear tr.whatif-evidence"); !strings.Contains(got, "km/h") || !strings.Contains(got, "Tacógrafo") {
+		t.Errorf("the evidence of the first episode that appears:\n%s", got)
+	}
 	for _, dim := range []string{"regra", "permissionario", "local", "hora"} {
 		if !b.evalBool(fmt.Sprintf(`document.querySelector("#whatif-table-%s tbody tr") !== null`, dim)) {
 			t.Errorf("no table per %s", dim)
@@ -170,6 +180,9 @@ func TestWhatifPagesInTheBrowser(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the portal's report lacks %q:\n%s", want, page)
 		}
+	}
+	if n := b.evalString(`String(document.querySelectorAll("#whatif-map .whatif-marker--vanish").length)`); n != "4" {
+		t.Errorf("%s markers of episodes that vanish on the licensee's map, want 4", n)
 	}
 	for _, other := range []string{"PIU-003", "L2", "Ilha do Gambá", "chefe", "undefined", "NaN", "null"} {
 		if strings.Contains(page, other) {

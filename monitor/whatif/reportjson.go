@@ -76,7 +76,27 @@ type DiffJSON struct {
 	Drafted  bool       `json:"drafted"`
 	FineUFMP float64    `json:"fine_ufmp"`
 	Evidence int        `json:"evidence"`
+	// Lat and Lon are where the episode peaked (the map of where the differences happen); both
+	// zero when no position was known.
+	Lat float64 `json:"lat"`
+	Lon float64 `json:"lon"`
+	// Readings are the first MaxReadingsListed readings of its evidence (evidencias.csv has them
+	// all), so that the page opens each episode with what grounds it.
+	Readings []ReadingJSON `json:"readings"`
 }
+
+// ReadingJSON is one reading of an episode's evidence.
+type ReadingJSON struct {
+	T     time.Time `json:"t"`
+	Kind  string    `json:"kind"`
+	Value float64   `json:"value"`
+	Unit  string    `json:"unit,omitempty"`
+	Lat   *float64  `json:"lat,omitempty"`
+	Lon   *float64  `json:"lon,omitempty"`
+}
+
+// MaxReadingsListed bounds the readings of one episode in the report.
+const MaxReadingsListed = 60
 
 // CoverageJSON is a vehicle's coverage.
 type CoverageJSON struct {
@@ -112,7 +132,11 @@ func (r *Result) Report() ReportJSON {
 	}
 	diff := func(d Diff) DiffJSON {
 		x := DiffJSON{ID: d.ID, Vehicle: d.Vehicle, Licensee: d.Licensee, Rule: d.Rule, Article: d.Article, Start: d.Start.Time,
-			Peak: d.Peak, Limit: d.Limit, Unit: d.Unit, Drafted: d.Drafted, FineUFMP: d.FineUFMP, Evidence: d.Evidence}
+			Peak: d.Peak, Limit: d.Limit, Unit: d.Unit, Drafted: d.Drafted, FineUFMP: d.FineUFMP, Evidence: d.Evidence,
+			Lat: d.Lat, Lon: d.Lon, Readings: []ReadingJSON{}}
+		for _, r := range d.Readings[:min(len(d.Readings), MaxReadingsListed)] {
+			x.Readings = append(x.Readings, ReadingJSON{T: r.T.Time, Kind: r.Kind, Value: r.Value, Unit: r.Unit, Lat: r.Lat, Lon: r.Lon})
+		}
 		if d.End != nil {
 			end := d.End.Time
 			x.End = &end

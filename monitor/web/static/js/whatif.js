@@ -8,8 +8,10 @@
 
 import { api } from "./api.js";
 import { h, chip, tableWrap, theadOf, dateInput, field, emptyRow } from "./dom.js";
-import { fmtNum, fmtDateTime, fmtTime, isoDateBR, ruleName, localDate, addDays } from "./fmt.js";
+import { fmtNum, fmtDateTime, fmtTime, fmtValue, isoDateBR, ruleName, localDate, addDays, KINDS } from "./fmt.js";
 import { toastError, toastOk } from "./toast.js";
+import { store } from "./store.js";
+import { withBaseMap, ZOOM_PT } from "./geo.js";
 
 const STATES = { running: ["Em andamento", "info"], done: ["Concluída", "ok"], failed: ["Falhou", "danger"], canceled: ["Cancelada", "neutral"] };
 const FILES = {
@@ -26,6 +28,7 @@ const signed = (n, fmt = String) => (n > 0 ? "+" + fmt(n) : n < 0 ? "−" + fmt(
 export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
   let timer = 0;
   let stopped = false;
+  let diffMap = null; // the Leaflet map of the report shown, removed with it
   const today = localDate();
   const from = dateInput(addDays(today, -7), { id: "whatif-from", required: true });
   const to = dateInput(addDays(today, -1), { id: "whatif-to", required: true });
@@ -131,15 +134,43 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
           h("td", { class: "num" }, ufmp(r.in_force.ufmp)), h("td", { class: "num" }, ufmp(r.proposed.ufmp)),
           h("td", { class: "num" }, signed(r.proposed.ufmp - r.in_force.ufmp, ufmp)))) : emptyRow(9, "Nenhum episódio.")))),
       tb.note ? h("p", { class: "muted small" }, tb.note) : null));
+    // Each episode that appears or vanishes opens, in a row below it, the readings of its
+    // evidence (the first ones; evidencias.csv has all).
+    const evidenceRow = (d) => h("tr", { class: "whatif-evidence", hidden: true },
+      h("td", { colspan: "9" }, d.readings && d.readings.length ? tableWrap("Evidências", h("table", { class: "table table--compact" },
+        theadOf(["Hora", "Leitura", "Valor", "Posição"]),
+        h("tbody", null, d.readings.map((r) => h("tr", null, h("td", null, fmtTime(r.t)), h("td", null, KINDS[r.kind] || r.kind),
+          h("td", { class: "num" }, fmtValue(r.value, r.unit)),
+          h("td", null, r.lat != null && r.lon != null ? `${fmtNum(r.lat, 5)}, ${fmtNum(r.lon, 5)}` : "—")))))) :
+        h("p", { class: "muted" }, "Sem leituras registradas na evidência."),
+      d.evidence > (d.readings || []).length ? h("p", { class: "muted small" }, `As primeiras ${d.readings.length} de ${d.evidence} leituras; o arquivo evidencias.csv tem todas.`) : null));
     const diffs = (id, title, list, count) => h("section", { class: "card", id },
       h("h3", null, `${title} (${count})`),
       count > list.length ? h("p", { class: "muted small" }, `Os primeiros ${list.length}; o arquivo episodios.csv tem todos.`) : null,
       tableWrap(title, h("table", { class: "table" },
-        theadOf(["Veículo", "Permissionário", "Regra", "Início", "Pico / limite", "Local", "Auto", "Multa (UFMP)"]),
-        h("tbody", null, list.length ? list.map((d) => h("tr", null, h("th", { scope: "row" }, d.vehicle), h("td", null, d.licensee || "—"),
-          h("td", null, ruleName(d.rule)), h("td", null, fmtDateTime(d.start)),
-          h("td", null, `${fmtNum(d.peak)} / ${fmtNum(d.limit)} ${d.unit || ""}`), h("td", null, d.site || "—"),
-          h("td", null, d.drafted ? "sim" : "não"), h("td", { class: "num" }, d.drafted ? ufmp(d.fine_ufmp) : "—"))) : emptyRow(8, "Nenhum.")))));
+        theadOf(["Veículo", "Permissionário", "Regra", "Início", "Pico / limite", "Local", "Auto", "Multa (UFMP)", ""]),
+        h("tbody", null, list.length ? list.flatMap((d) => {
+          const more = evidenceRow(d);
+          return [h("tr", { dataset: { episode: d.id } }, h("th", { scope: "row" }, d.vehicle), h("td", null, d.licensee || "—"),
+            h("td", null, ruleName(d.rule)), h("td", null, fmtDateTime(d.start)),
+            h("td", null, `${fmtNum(d.peak)} / ${fmtNum(d.limit)} ${d.unit || ""}`), h("td", null, d.site || "—"),
+            h("td", null, d.drafted ? "sim" : "não"), h("td", { class: "num" }, d.drafted ? ufmp(d.fine_ufmp) : "—"),
+            h("td", null, h("button", { type: "button", class: "btn btn-small whatif-open", "aria-expanded": "false", onclick: (e) => {
+              more.hidden = !more.hidden;
+              e.currentTarget.setAttribute("aria-expanded", String(!more.hidden));
+            } }, "Evidências"))), more];
+        }) : emptyRow(9, "Nenhum.")))));
+    // The map of where the differences happen: each episode that appears (red) or vanishes
+    // (blue) at its peak.
+    const placed = [...(rep.appear || []).map((d) => ["surge", d]), ...(rep.vanish || []).map((d) => ["desaparece", d])]
+      .filter(([, d]) => d.lat || d.lon);
+    const mapEl = h("div", { class: "whatif-map", id: "whatif-map-canvas" });
+    const mapCard = h("section", { class: "card card--flush", id: "whatif-map" },
+      h("h3", { class: "card-title" }, "Onde as diferenças acontecem"),
+      h("p", { class: "muted small" }, placed.length
+        ? `${placed.length} episódio(s) no pico: em vermelho os que surgem, em azul os que desaparecem.`
+        : "Nenhuma diferença com posição conhecida."),
+      mapEl);
     report.replaceChildren(
       h("section", { class: "card", id: "whatif-summary" },
         h("h2", null, "Resultado lado a lado"),
@@ -151,9 +182,30 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
         h("p", { class: "muted", id: "whatif-coverage" }, `Cobertura: ${rep.coverage.length} veículo(s) com telemetria (${rep.coverage.map((c) => c.vehicle).join(", ") || "nenhum"}); ${rep.gaps} lacuna(s) no horário de serviço, ${fmtNum(rep.gap_hours)} h. Onde não há dados não há julgamento.`),
         h("ul", { class: "btn-row", id: "whatif-downloads" }, (rep.files || []).map((name) => h("li", null,
           h("a", { class: "btn btn-small", href: `${base}/${st.id}/files/${name}`, download: "" }, FILES[name] || name))))),
+      mapCard,
       diffs("whatif-appear", "Episódios que surgem", rep.appear || [], rep.appear_count),
       diffs("whatif-vanish", "Episódios que desaparecem", rep.vanish || [], rep.vanish_count),
       ...dims);
+    drawDiffMap(mapEl, placed);
+  }
+
+  function drawDiffMap(mapEl, placed) {
+    if (diffMap) { diffMap.remove(); diffMap = null; }
+    const L = window.L;
+    if (!L || !placed.length) { mapEl.hidden = !placed.length; return; }
+    diffMap = L.map(mapEl, { zoomControl: false, attributionControl: true });
+    L.control.zoom(ZOOM_PT).addTo(diffMap);
+    diffMap.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
+    withBaseMap(diffMap, store.config || {}, mapEl);
+    const pts = [];
+    for (const [side, d] of placed) {
+      const appear = side === "surge";
+      L.circleMarker([d.lat, d.lon], { className: "whatif-marker whatif-marker--" + (appear ? "appear" : "vanish"), radius: 7, weight: 2,
+        color: appear ? "#b52b2b" : "#1f4e79", fillColor: appear ? "#d64545" : "#4a7fb0", fillOpacity: 0.8 })
+        .bindTooltip(`${side === "surge" ? "Surge" : "Desaparece"}: ${ruleName(d.rule)} · ${d.vehicle} · ${fmtDateTime(d.start)}`).addTo(diffMap);
+      pts.push([d.lat, d.lon]);
+    }
+    diffMap.fitBounds(L.latLngBounds(pts).pad(0.3), { maxZoom: 17 });
   }
 
   async function refreshRuns() {
@@ -170,7 +222,7 @@ export function whatifPanel(el, { base, portal = false, vehicles = [] }) {
           h("td", null, h("button", { type: "button", class: "btn btn-small", onclick: () => follow(r.id) }, r.state === "done" ? "Ver resultado" : "Ver")))) : emptyRow(portal ? 4 : 5, "Nenhuma simulação ainda.")))));
   }
 
-  return () => { stopped = true; clearTimeout(timer); };
+  return () => { stopped = true; clearTimeout(timer); if (diffMap) { diffMap.remove(); diffMap = null; } };
 }
 
 function ruleLabel(r) {
