@@ -9,10 +9,35 @@ let unauthorized = () => {};
 // onUnauthorized sets what happens when a request finds the session gone (expired or ended).
 export function onUnauthorized(fn) { unauthorized = fn; }
 
+let leaving = false;
+
+// signOut ends the session and reloads the page on the login form. From its first step no
+// request leaves the page: a route the hash change would start, a page's timer or a queue
+// would otherwise ask the server after the session ended, and the answer, a 401, is an error
+// in the console and a toast on the way out. The hash is cleared with history.replaceState,
+// which fires no hashchange.
+export async function signOut(stream) {
+  leaving = true;
+  if (stream) stream.stop();
+  try {
+    await fetch("/api/v1/logout", { method: "POST", credentials: "same-origin", headers: { Accept: "application/json" } });
+  } catch { /* leaving anyway */ }
+  backToLogin();
+}
+
+// backToLogin reloads the page, without its hash, on the login form: the session has ended or
+// was found gone.
+export function backToLogin() {
+  leaving = true;
+  history.replaceState(null, "", location.pathname + location.search);
+  location.reload();
+}
+
 // api(path, {method, body, signal}) sends body as JSON (a FormData as multipart/form-data);
 // {raw, contentType} send a text body as it is (e.g. a CSV file). The error thrown on a non-2xx answer carries the status and, when the
 // server sent them, the field problems of a 422 (error.fields: [{path, message}]).
 export async function api(path, { method = "GET", body, raw, contentType, signal } = {}) {
+  if (leaving) throw new ApiError(0, "Saindo do sistema.");
   const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
   if (raw !== undefined) {
     opts.headers["Content-Type"] = contentType || "text/plain;charset=utf-8";
@@ -32,7 +57,7 @@ export async function api(path, { method = "GET", body, raw, contentType, signal
   }
   const data = await r.json().catch(() => ({}));
   if (!r.ok) {
-    if (r.status === 401 && path !== "/api/v1/login") unauthorized();
+    if (r.status === 401 && path !== "/api/v1/login" && !leaving) unauthorized();
     const err = new ApiError(r.status, data.error || `Erro ${r.status} do servidor`);
     if (Array.isArray(data.fields)) err.fields = data.fields;
     throw err;

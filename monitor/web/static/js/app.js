@@ -1,7 +1,7 @@
 // The control room's dashboard: login, the shell (sidebar, top bar, connection state) and the
 // hash router. Every view module exports {title, mount(el, arg), unmount()}.
 
-import { api, onUnauthorized, Stream } from "./api.js";
+import { api, onUnauthorized, signOut, backToLogin, Stream } from "./api.js";
 import { store } from "./store.js";
 import { $, $$, h } from "./dom.js";
 import { fmtDateTime, setTimeZone, setRuleLabels, setAuthorityTitle, ROLES, ROLE_RANK } from "./fmt.js";
@@ -62,7 +62,7 @@ async function boot() {
 
 function showLogin(message = "") {
   if (stream) { stream.stop(); stream = null; }
-  if (started) { location.hash = ""; location.reload(); return; }
+  if (started) { backToLogin(); return; }
   $("#boot").hidden = true;
   $("#app").hidden = true;
   $("#login-view").hidden = false;
@@ -157,11 +157,10 @@ async function start(user, fieldKey) {
   route();
 }
 
-async function logout() {
-  if (stream) stream.stop();
-  try { await api("/api/v1/logout", { method: "POST" }); } catch { /* leaving anyway */ }
-  location.hash = "";
-  location.reload();
+function logout() {
+  const s = stream;
+  stream = null;
+  return signOut(s);
 }
 
 function connState(s) {

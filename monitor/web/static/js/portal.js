@@ -4,7 +4,7 @@
 // and the online defence and appeal. Everything comes from /api/v1/portal/…, which the server
 // scopes to the user's licensee.
 
-import { api, Stream } from "./api.js";
+import { api, signOut, Stream } from "./api.js";
 import { $, $$, h, chip, icon, tableWrap, theadOf } from "./dom.js";
 import { fmtDateTime, fmtNum, isoDateBR, ruleName, setTimeZone, CASE_STATES, NOTIFY_MODES, limitApplies } from "./fmt.js";
 import { toastError, toastOk } from "./toast.js";
@@ -35,12 +35,7 @@ export async function startPortal(user) {
     navItem("conta", "Minha conta", "users")].filter(Boolean));
   $("#sound-toggle").hidden = true;
   $("#view-mapa").hidden = true;
-  $("#logout").addEventListener("click", async () => {
-    if (state.stream) state.stream.stop();
-    try { await api("/api/v1/logout", { method: "POST" }); } catch { /* leaving anyway */ }
-    location.hash = "";
-    location.reload();
-  });
+  $("#logout").addEventListener("click", () => signOut(state.stream));
   $("#menu-btn").addEventListener("click", () => $("#app").classList.toggle("menu-open"));
   setInterval(() => { $("#clock").textContent = fmtDateTime(new Date()); }, 1000);
   await loadLive();
