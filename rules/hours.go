@@ -35,7 +35,7 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 		return
 	}
 	p := e.profile.ServiceHours
-	outside := MinutesOutside(e.profile, r.T)
+	outside := minutesOutside(v.hours.windows(e.profile, r.T), r.T)
 	cond := in && outside > p.GraceM
 	lat, lon, _ := v.position(r.T)
 	d := v.detector(RuleHours)
@@ -63,8 +63,12 @@ func (hoursRule) observe(e *Engine, v *Vehicle, r *reading) {
 // the distance to the nearest service window, that of its own day or of the day before or after,
 // each day with its own hours (profile.HoursOn).
 func MinutesOutside(p *profile.Profile, t time.Time) float64 {
+	return minutesOutside(serviceWindowsAround(p, t), t)
+}
+
+func minutesOutside(ws [3]profile.ServiceWindow, t time.Time) float64 {
 	best := -1.0
-	for _, w := range serviceWindowsAround(p, t) {
+	for _, w := range ws {
 		var d time.Duration
 		switch {
 		case !t.Before(w.Start) && t.Before(w.End):
@@ -90,6 +94,28 @@ func serviceWindowsAround(p *profile.Profile, t time.Time) [3]profile.ServiceWin
 		ws[i] = p.ServiceWindowOf(time.Date(lt.Year(), lt.Month(), lt.Day()+i-1, 12, 0, 0, 0, p.Location()))
 	}
 	return ws
+}
+
+// hoursCache holds the service windows around one local calendar day [from, to) of a profile:
+// a vehicle's readings come in time order, so the windows (three days' hours, each parsed and
+// placed in the calendar) are computed once a day instead of at every reading.
+type hoursCache struct {
+	p        *profile.Profile
+	from, to time.Time
+	ws       [3]profile.ServiceWindow
+}
+
+// windows returns serviceWindowsAround(p, t), from the cache when t lies in its day.
+func (c *hoursCache) windows(p *profile.Profile, t time.Time) [3]profile.ServiceWindow {
+	if c.p == p && !t.Before(c.from) && t.Before(c.to) {
+		return c.ws
+	}
+	lt := t.In(p.Location())
+	c.p = p
+	c.from = time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, p.Location())
+	c.to = time.Date(lt.Year(), lt.Month(), lt.Day()+1, 0, 0, 0, 0, p.Location())
+	c.ws = serviceWindowsAround(p, t)
+	return c.ws
 }
 
 func kindOf(r *reading) string {

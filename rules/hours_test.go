@@ -113,3 +113,47 @@ func TestHoursByDay(t *testing.T) {
 		}
 	}
 }
+
+// TestHoursCacheAgrees walks a week minute by minute, by_day hours included, and compares the
+// vehicle's cached service windows with the windows computed afresh; a change of profile
+// (another pointer) is not answered from the cache.
+func TestHoursCacheAgrees(t *testing.T) {
+	p := profile.Piuma()
+	p.ServiceHours.ByDay = []profile.DayHours{{Days: []string{"mo", "tu", "we", "th", "fr"}, Start: "09:00", End: "22:00"}, {Days: []string{"sa"}, Start: "10:00", End: "01:00"}}
+	var c hoursCache
+	start := time.Date(2026, 11, 23, 0, 0, 0, 0, p.Location())
+	for m := 0; m < 7*24*60; m++ {
+		at := start.Add(time.Duration(m)*time.Minute + 17*time.Second)
+		if got, want := minutesOutside(c.windows(p, at), at), MinutesOutside(p, at); got != want {
+			t.Fatalf("%s: cached %v minutes outside, want %v", at, got, want)
+		}
+	}
+	q := profile.Piuma()
+	at := time.Date(2026, 11, 28, 23, 30, 0, 0, p.Location())
+	if got, want := minutesOutside(c.windows(q, at), at), MinutesOutside(q, at); got != want || got == minutesOutside(c.windows(p, at), at) {
+		t.Errorf("another profile: %v minutes outside, want %v (the first profile's answer differs)", got, want)
+	}
+}
+
+// BenchmarkHoursWindows compares the service windows placed afresh at every reading with the
+// vehicle's cache, for a day's readings at 3 Hz.
+func BenchmarkHoursWindows(b *testing.B) {
+	p := profile.Piuma()
+	start := time.Date(2026, 11, 27, 9, 0, 0, 0, p.Location())
+	b.Run("fresh", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			MinutesOutside(p, start.Add(time.Duration(i%(14*3600*3))*time.Second/3))
+			i++
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		var c hoursCache
+		i := 0
+		for b.Loop() {
+			at := start.Add(time.Duration(i%(14*3600*3)) * time.Second / 3)
+			minutesOutside(c.windows(p, at), at)
+			i++
+		}
+	})
+}

@@ -63,6 +63,9 @@ type Vehicle struct {
 	// (Registration.Expired, set on every batch); nil: not registered. docs caches its answer.
 	expired func(card string, at time.Time) []registry.Expiry
 	docs    docCache
+	// hours caches the service windows around the local day of the last reading judged by
+	// the hours rule (serviceWindows).
+	hours hoursCache
 	// driverByCard finds the registered driver of a card (Registration.DriverByCard).
 	driverByCard func(card string) (registry.Driver, bool)
 	// suspendedOn and uninspectedOn are Registration's.
