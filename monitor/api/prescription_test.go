@@ -63,3 +63,27 @@ func TestDefenceDeadlineSkipsClosedDay(t *testing.T) {
 		t.Errorf("deadline %+v", v.Deadline)
 	}
 }
+
+// The inscription in dívida ativa through the API checks the prescription of the collection:
+// five years (prescription_years) after the last day to pay, here 18/11/2026 (the decision
+// notified on 19/10/2026), the inscription is refused with its reason; the day before it is
+// recorded.
+func TestDividaAtivaPrescriptionThroughTheAPI(t *testing.T) {
+	cf := newCaseFixture(t)
+	id := cf.draft(t, "PIU-001", "L1", "speed", at(2026, 9, 30, 15))
+	cf.issue(t, id, at(2026, 10, 1, 10))
+	cf.setClock(at(2026, 10, 20, 10))
+	cf.mustAct(t, id, map[string]any{"action": "notify", "mode": "in_person", "date": "2026-10-05"})
+	cf.mustAct(t, id, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-10-16",
+		"text": "Julgamento à revelia: sem defesa no prazo, auto mantido."})
+	cf.mustAct(t, id, map[string]any{"action": "notify_decision", "date": "2026-10-19"})
+
+	cf.setClock(at(2031, 11, 20, 10))
+	code, _, body := cf.act(t, id, map[string]any{"action": "divida_ativa", "date": "2031-11-19"})
+	if msg := errorMessage(t, body); code != http.StatusConflict || !strings.Contains(msg, "prescrita a pretensão de cobrança") || !strings.Contains(msg, "terminou em 19/11/2031") {
+		t.Errorf("inscribed once the collection prescribed: %d %s", code, body)
+	}
+	if v := cf.mustAct(t, id, map[string]any{"action": "divida_ativa", "date": "2031-11-18"}); v.State != "dividaativa" {
+		t.Errorf("the last day before prescription: %+v", v.CaseStatus)
+	}
+}
