@@ -47,6 +47,19 @@ type Licensee struct {
 	// Suspensions are the periods the licensee's activity was suspended by an applied penalty
 	// or notice (Art. 42, Art. 52), days inclusive.
 	Suspensions []Period `yaml:"suspensions,omitempty" json:"suspensions,omitempty"`
+	// ElectronicAdhesion is the licensee's term of adhesion to the electronic notice in the
+	// portal, where the profile adopts it; nil: the licensee has not adhered, and its autos are
+	// delivered in person, by post or by edital.
+	ElectronicAdhesion *Adhesion `yaml:"electronic_adhesion,omitempty" json:"electronic_adhesion,omitempty"`
+}
+
+// Adhesion is a term of adhesion to the electronic notice: the term's number, the day it was
+// signed and the portal users (logins) it names as the licensee's representatives, the only
+// ones whose "Declaro ciência" delivers an auto.
+type Adhesion struct {
+	Term            string   `yaml:"term" json:"term"`
+	SignedOn        Date     `yaml:"signed_on" json:"signed_on"`
+	Representatives []string `yaml:"representatives" json:"representatives"`
 }
 
 // Period is a range of days, both inclusive, with the act that set it.

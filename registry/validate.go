@@ -66,6 +66,9 @@ func FieldErrors(err error) []*FieldError {
 // idPattern is the pattern of every record id; vehicle ids are the MQTT vehicle names.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
+// loginPattern is the pattern of a user's login (monitor/store's user names).
+var loginPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
+
 // maxText is the longest free-text field accepted, in bytes.
 const maxText = 300
 
@@ -96,6 +99,20 @@ func (r *Registry) Validate() error {
 			v.text(rec, fmt.Sprintf("suspensions[%d].reference", j), p.Reference, false)
 		}
 		v.text(rec, "address", l.Address, false)
+		if a := l.ElectronicAdhesion; a != nil {
+			v.text(rec, "electronic_adhesion.term", a.Term, true)
+			if a.SignedOn.IsZero() {
+				v.add(rec, "electronic_adhesion.signed_on", "obrigatório")
+			}
+			if len(a.Representatives) == 0 {
+				v.add(rec, "electronic_adhesion.representatives", "obrigatório: os usuários do portal que declaram ciência pelo permissionário")
+			}
+			for j, u := range a.Representatives {
+				if !loginPattern.MatchString(u) {
+					v.add(rec, fmt.Sprintf("electronic_adhesion.representatives[%d]", j), "%q inválido: use o nome de usuário do portal (1 a 64 letras, dígitos e . _ @ -)", u)
+				}
+			}
+		}
 		if l.CNPJ == "" {
 			v.add(rec, "cnpj", "obrigatório")
 		} else if c, err := ParseCNPJ(l.CNPJ); err != nil {

@@ -25,9 +25,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, what st
 	switch {
 	// The office of the auto (monitor/cases): an act it refuses, in its words — malformed
 	// (400), beyond the user's role (403), or contradicting the case (409; a refused issue
-	// with every reason at once).
-	case errors.As(err, &ce) && ce.Kind == cases.Conflict && len(ce.Reasons) > 0:
-		s.writeJSON(w, r, http.StatusConflict, IssueRefusal{Error: ce.Msg, Reasons: ce.Reasons})
+	// with every reason at once; a refused ciência with its one).
+	case errors.As(err, &ce) && ce.Kind != cases.Invalid && len(ce.Reasons) > 0:
+		s.writeJSON(w, r, map[cases.Kind]int{cases.Forbidden: http.StatusForbidden, cases.Conflict: http.StatusConflict}[ce.Kind],
+			IssueRefusal{Error: ce.Msg, Reasons: ce.Reasons})
 	case errors.As(err, &ce):
 		s.writeError(w, r, map[cases.Kind]int{cases.Invalid: http.StatusBadRequest, cases.Forbidden: http.StatusForbidden,
 			cases.Conflict: http.StatusConflict}[ce.Kind], ce.Msg)

@@ -24,6 +24,9 @@ func (s *Server) office() *cases.Office {
 		if o.InstrumentOnFile == nil && c.Registry != nil {
 			o.InstrumentOnFile = cases.RegistryInstruments(c.Registry)
 		}
+		if c.Registry != nil {
+			o.AdhesionOnFile = cases.RegistryAdhesions(c.Registry)
+		}
 		if c.Store != nil && c.Profile != nil {
 			o.Ledger, o.Profile = c.Store, c.Profile
 		}

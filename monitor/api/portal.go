@@ -92,6 +92,7 @@ func (s *Server) portalRoutes(a *http.ServeMux) {
 		a.Handle("GET /api/v1/portal/cases/{id}/pdf", s.requireLicensee(s.handlePortalCasePDF))
 		a.Handle("GET /api/v1/portal/cases/{id}/bundle", s.requireLicensee(s.handlePortalCaseBundle))
 		a.Handle("POST /api/v1/portal/cases/{id}/filings", s.requireLicensee(s.handlePortalFiling))
+		a.Handle("POST /api/v1/portal/cases/{id}/ciencia", s.requireLicensee(s.handlePortalCiencia))
 		a.Handle("GET /api/v1/portal/filings/{id}/receipt", s.requireLicensee(s.handlePortalReceipt))
 		// The control room reads what was filed, to decide on it (audited: it may name people).
 		a.Handle("GET /api/v1/cases/{id}/filings", s.requireRole(store.RoleFiscal, s.handleCaseFilings))
@@ -489,11 +490,18 @@ type PortalCase struct {
 	IssuedAt  wire.Time `json:"issued_at"`
 	State     string    `json:"state"`
 	StateText string    `json:"state_text"`
-	// Opened: the auto was opened in the portal. Until then a list shows no more than its number,
-	// vehicle, issue and state (opening it may be the ciência).
+	// Opened: the auto was opened in the portal (recorded; it delivers nothing). Until then a
+	// list shows no more than its number, vehicle, issue and state.
 	Opened bool `json:"opened"`
-	// AwaitingCiencia: the auto waits in the portal for the ciência that delivers it.
+	// AwaitingCiencia: the auto waits in the portal for the ciência that delivers it: the
+	// representative's "Declaro ciência" (POST /api/v1/portal/cases/{id}/ciencia) after the
+	// PDF was downloaded.
 	AwaitingCiencia bool `json:"awaiting_ciencia"`
+	// AdhesionTerm is the licensee's term of adhesion to the electronic notice ("" when none:
+	// the auto is delivered by the other means), and Representative whether the user is one
+	// the term names — only they may declare ciência. Set on the auto opened, while it waits.
+	AdhesionTerm   string `json:"adhesion_term,omitempty"`
+	Representative bool   `json:"representative,omitempty"`
 	// The rest is shown once opened.
 	Articles        []string             `json:"articles,omitempty"`
 	Penalty         string               `json:"penalty,omitempty"`
@@ -525,7 +533,7 @@ func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 	pc := c
 	v := PortalCase{ID: c.ID, Notice: c.Notice, Vehicle: c.Vehicle, IssuedAt: wire.NewTime(c.Issued), State: string(c.State),
 		StateText: store.StateText(c.State), Opened: c.Opening != nil}
-	v.AwaitingCiencia = c.Opening == nil && pc.OpeningCounts(p, now)
+	v.AwaitingCiencia = pc.AwaitsCiencia(p, now)
 	if e, ok := pc.ElectronicNotice(p, c.Opening, now); ok {
 		e.Opening = nil // who opened it, from where: the audit's and the control room's
 		v.Electronic = &e
@@ -607,8 +615,8 @@ func (s *Server) handlePortalCases(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusOK, newList(out, next))
 }
 
-// open records the opening of the case's auto in the portal (the ciência, when it waits for
-// one) and returns the case as it is after.
+// open records the opening of the case's auto in the portal and returns the case as it is
+// after.
 func (s *Server) open(r *http.Request, c *store.Case) (*store.Case, error) {
 	if c.Opening != nil {
 		return c, nil
@@ -617,8 +625,8 @@ func (s *Server) open(r *http.Request, c *store.Case) (*store.Case, error) {
 }
 
 // handlePortalCase serves GET /api/v1/portal/cases/{id}: the auto, its process and deadlines,
-// and the filings made online. The first opening by the licensee's user is recorded, and is
-// the ciência of an auto that waits for one (docs/process.md).
+// and the filings made online. The first opening by the licensee's user is recorded; it
+// delivers nothing (the ciência is POST …/ciencia, docs/process.md).
 func (s *Server) handlePortalCase(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.portalCaseOf(w, r)
 	if !ok {
@@ -630,6 +638,9 @@ func (s *Server) handlePortalCase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := s.portalCase(c, true)
+	if ad, ok := s.adhesion(r.Context(), c.Licensee); ok && v.AwaitingCiencia {
+		v.AdhesionTerm, v.Representative = ad.Term, slices.Contains(ad.Representatives, userFrom(r.Context()).Name)
+	}
 	fs, err := s.portal.Store.Filings(r.Context(), c.ID)
 	if err != nil {
 		s.internalError(w, r, err)
@@ -685,13 +696,58 @@ func (s *Server) handlePortalCasePDF(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, "auto")
 		return
 	}
-	s.record(r, store.AuditEntry{User: userFrom(r.Context()).Name, Action: "portal.pdf", Object: "case:" + c.Notice})
+	// The serving, with the hash of the very bytes sent, is what a ciência refers to (and
+	// its audit entry, case.pdf_served).
+	served := sha256.Sum256(pdf)
+	if err := s.office().ServePDF(r.Context(), c.ID, hex.EncodeToString(served[:]), actor(r)); err != nil {
+		s.fail(w, r, err, "auto")
+		return
+	}
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+bundleName(c)+`.pdf"`)
 	if sum != "" {
 		w.Header().Set(HeaderPDFSHA256, sum)
 	}
 	w.Write(pdf)
+}
+
+// CienciaRequest is the body of POST /api/v1/portal/cases/{id}/ciencia.
+type CienciaRequest struct {
+	// Declaro must be true: the representative's explicit declaration.
+	Declaro bool `json:"declaro"`
+}
+
+// handlePortalCiencia serves POST /api/v1/portal/cases/{id}/ciencia: the licensee's
+// representative declares ciência of the auto ("Declaro ciência"), the electronic notice's
+// delivery (cases.Office.Ciencia); 400 without {"declaro": true}; 403 (not_a_representative)
+// or 409 with the reason otherwise refused. It answers the case as the portal shows it.
+func (s *Server) handlePortalCiencia(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.portalCaseOf(w, r)
+	if !ok {
+		return
+	}
+	var req CienciaRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	if !req.Declaro {
+		s.writeError(w, r, http.StatusBadRequest, `a ciência é uma declaração expressa: envie {"declaro": true}`)
+		return
+	}
+	c, err := s.office().Ciencia(r.Context(), c.ID, actor(r))
+	if err != nil {
+		s.fail(w, r, err, "auto")
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, s.portalCase(c, true))
+}
+
+// adhesion is the licensee's term of adhesion to the electronic notice in the registry.
+func (s *Server) adhesion(ctx context.Context, licensee string) (cases.Adhesion, bool) {
+	if s.cases == nil || s.cases.Registry == nil || licensee == "" {
+		return cases.Adhesion{}, false
+	}
+	return cases.RegistryAdhesions(s.cases.Registry)(ctx, licensee)
 }
 
 // handlePortalCaseBundle serves GET /api/v1/portal/cases/{id}/bundle: the auto's sealed evidence

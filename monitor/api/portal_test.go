@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"net/textproto"
 	"strconv"
 	"strings"
@@ -72,6 +73,25 @@ func newPortalFixture(t *testing.T, portal api.PortalConfig) *portalFixture {
 			t.Fatal(err)
 		}
 	}
+	// Each licensee adhered to the electronic notice, naming its user as its representative.
+	src, err := os.ReadFile(cf.reg.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(src), "representatives: [alegria]", "representatives: [transalegria]", 1)
+	y = strings.Replace(y, "    address: Rua das Conchas, 25, Acaiaca, Piúma-ES (endereço fictício)\n",
+		"    address: Rua das Conchas, 25, Acaiaca, Piúma-ES (endereço fictício)\n    electronic_adhesion: {term: Termo nº 2/2026, signed_on: 2026-01-10, representatives: [gamba]}\n", 1)
+	if err := os.WriteFile(cf.reg.Path(), []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cf.reg.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"L1", "L2"} {
+		if l, ok := cf.reg.Licensee(l); !ok || l.ElectronicAdhesion == nil {
+			t.Fatalf("registry: %s has no term of adhesion", l.ID)
+		}
+	}
 	pf := &portalFixture{caseFixture: cf}
 	_, pf.a = cf.login("transalegria", "senha-de-transalegria")
 	_, pf.b = cf.login("gamba", "senha-de-gamba")
@@ -87,6 +107,23 @@ func (pf *portalFixture) get(t *testing.T, path, token string, out any) int {
 		}
 	}
 	return code
+}
+
+// ciencia is the representative token's electronic ciência of the case id, as the portal takes
+// it: the auto opened, its PDF downloaded, "Declaro ciência".
+func (pf *portalFixture) ciencia(t *testing.T, token string, id int64) api.PortalCase {
+	t.Helper()
+	for _, path := range []string{fmt.Sprint("/api/v1/portal/cases/", id), fmt.Sprint("/api/v1/portal/cases/", id, "/pdf")} {
+		if code := pf.get(t, path, token, nil); code != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, code)
+		}
+	}
+	var pc api.PortalCase
+	code, body, _ := pf.do("POST", fmt.Sprint("/api/v1/portal/cases/", id, "/ciencia"), map[string]bool{"declaro": true}, session{bearer: token})
+	if code != http.StatusOK || json.Unmarshal(body, &pc) != nil {
+		t.Fatalf("ciência of case %d: %d %s", id, code, body)
+	}
+	return pc
 }
 
 // file is an attachment of a test filing.
@@ -156,11 +193,9 @@ func (pf *portalFixture) seed(t *testing.T) world {
 	if code, body, _ := pf.do("POST", "/api/v1/drafts/"+w.bDraftDismissed+"/decision", map[string]string{"decision": "dismiss", "reason": "teste"}, session{bearer: pf.fiscal}); code != http.StatusOK {
 		t.Fatalf("dismiss: %d %s", code, body)
 	}
-	// B opens its auto (the ciência) and files a defence: B's filing.
+	// B declares ciência of its auto and files a defence: B's filing.
 	pf.setClock(at(2026, 11, 3, 10))
-	if code := pf.get(t, fmt.Sprint("/api/v1/portal/cases/", w.bCase), pf.b, nil); code != http.StatusOK {
-		t.Fatalf("B opens its auto: %d", code)
-	}
+	pf.ciencia(t, pf.b, w.bCase)
 	code, body := pf.file(t, pf.b, w.bCase, "defence", "Defesa de B.")
 	var f store.Filing
 	if code != http.StatusCreated || json.Unmarshal(body, &f) != nil {
@@ -250,6 +285,8 @@ func TestPortalIsolation(t *testing.T) {
 				continue // starts a run of A's own: TestWhatifPortalScope
 			case r.method == "POST" && strings.HasPrefix(r.path, "/api/v1/portal/whatif/"):
 				code, body, _ = pf.do(r.method, path, `{}`, session{bearer: pf.a})
+			case r.pattern == "POST /api/v1/portal/cases/{id}/ciencia":
+				code, body, _ = pf.do(r.method, path, `{"declaro": true}`, session{bearer: pf.a})
 			case r.method == "POST":
 				code, body = pf.file(t, pf.a, w.bCase, "defence", "Defesa de A no auto de B.")
 			default:
@@ -269,7 +306,7 @@ func TestPortalIsolation(t *testing.T) {
 		}
 	}
 	if portalRoutes < 10 {
-		t.Fatalf("found %d portal routes in the source, want the 12 of portal.go", portalRoutes)
+		t.Fatalf("found %d portal routes in the source, want every one of portal.go", portalRoutes)
 	}
 	// B's case is untouched by A's attempts.
 	c, err := pf.db.CaseByID(context.Background(), w.bCase)
@@ -368,10 +405,13 @@ func TestPortalStreamScoped(t *testing.T) {
 }
 
 // TestPortalElectronicNotice: with notification.electronic, an issued auto waits in the portal;
-// its first opening by the licensee's user (fake clock) is recorded with the server's time,
-// the address and the user, audited, and is the ciência: the case is notified (electronic) that
-// day and the defence deadline runs from it. An auto not opened within the profile's 10 days
-// falls back to the other means — the case view says so — and a late opening delivers nothing.
+// opening it is recorded (server's time, address, user) and delivers nothing; the ciência is
+// the representative's "Declaro ciência" after the PDF was downloaded — refused without the
+// declaration (400), before the download (pdf_not_served), by a user of the licensee the term of
+// adhesion does not name (403, not_a_representative) — and then the case is notified
+// (electronic) that day, the defence deadline runs from it, and the audit holds the opening,
+// the serving with the PDF's hash and the ciência. An auto without a ciência within the
+// profile's 10 days falls back to the other means and a late declaration delivers nothing.
 func TestPortalElectronicNotice(t *testing.T) {
 	pf := newPortalFixture(t, api.PortalConfig{})
 	ctx := context.Background()
@@ -379,6 +419,14 @@ func TestPortalElectronicNotice(t *testing.T) {
 	d2 := pf.draft(t, "PIU-002", "L1", "speed", at(2026, 11, 1, 11))
 	c1 := pf.issue(t, d1, at(2026, 11, 2, 15)).Case.ID // a Monday
 	c2 := pf.issue(t, d2, at(2026, 11, 2, 15)).Case.ID
+	if _, err := pf.db.CreateLicenseeUser(ctx, "caixa", "senha-de-caixa", "L1"); err != nil {
+		t.Fatal(err)
+	}
+	_, caixa := pf.login("caixa", "senha-de-caixa")
+	declare := func(token string, id int64, body any) (int, string) {
+		code, b, _ := pf.do("POST", fmt.Sprint("/api/v1/portal/cases/", id, "/ciencia"), body, session{bearer: token})
+		return code, string(b)
+	}
 
 	// Listed before it is opened: the number and that it waits, not its content.
 	pf.setClock(at(2026, 11, 3, 9))
@@ -391,45 +439,86 @@ func TestPortalElectronicNotice(t *testing.T) {
 			t.Errorf("before the opening: %+v", c)
 		}
 	}
-	if c, _ := pf.db.CaseByID(ctx, c1); c.State != "issued" {
-		t.Fatalf("listing delivered the auto: %s", c.State)
-	}
 
-	// Opened on Wednesday 4 November, 10:17:05: the ciência.
+	// Opened on Wednesday 4 November, 10:17:05: recorded, not delivered.
 	opened := time.Date(2026, 11, 4, 10, 17, 5, 0, piuma)
 	pf.setClock(opened)
 	var pc api.PortalCase
 	if code := pf.get(t, fmt.Sprint("/api/v1/portal/cases/", c1), pf.a, &pc); code != http.StatusOK {
 		t.Fatalf("open: %d", code)
 	}
-	// 10 days from 4 November, the day excluded: Saturday 14 November; the next business day
-	// is Monday 16 November.
+	if pc.State != "issued" || pc.Notified != "" || pc.Deadline != nil || !pc.Opened || !pc.AwaitingCiencia || pc.CanFile != "" ||
+		!strings.Contains(pc.AdhesionTerm, "Termo de adesão") || !pc.Representative || !strings.Contains(pc.Electronic.Text, "Abrir o auto não é ciência") {
+		t.Errorf("after the opening: %+v", pc)
+	}
+	var other api.PortalCase
+	if pf.get(t, fmt.Sprint("/api/v1/portal/cases/", c1), caixa, &other); other.Representative || other.AdhesionTerm == "" {
+		t.Errorf("caixa shown as a representative: %+v", other)
+	}
+	// Refused: no declaration; before the PDF; by a user the term does not name.
+	for _, x := range []struct {
+		token string
+		body  any
+		code  int
+		want  string
+	}{
+		{pf.a, map[string]any{}, 400, "declaração expressa"},
+		{pf.a, map[string]any{"declaro": false}, 400, "declaração expressa"},
+		{pf.a, map[string]any{"declaro": true}, 409, `"pdf_not_served"`},
+		{caixa, map[string]any{"declaro": true}, 403, `"not_a_representative"`},
+	} {
+		if code, body := declare(x.token, c1, x.body); code != x.code || !strings.Contains(body, x.want) {
+			t.Errorf("ciência %v: %d %s, want %d %s", x.body, code, body, x.code, x.want)
+		}
+	}
+	if c, _ := pf.db.CaseByID(ctx, c1); c.State != "issued" {
+		t.Fatalf("a refused ciência delivered the auto: %s", c.State)
+	}
+	// The PDF downloaded at 10:20, the ciência declared at 10:21: notified on the 4th. 10 days
+	// from 4 November, the day excluded: Saturday 14 November; the next business day is Monday 16.
+	pf.setClock(opened.Add(3 * time.Minute))
+	code, pdf, h := pf.do("GET", fmt.Sprint("/api/v1/portal/cases/", c1, "/pdf"), nil, session{bearer: pf.a})
+	if code != http.StatusOK {
+		t.Fatalf("pdf: %d", code)
+	}
+	sum := sha256.Sum256(pdf)
+	if got := h.Get(api.HeaderPDFSHA256); got != "" && got != hex.EncodeToString(sum[:]) {
+		t.Errorf("the PDF's hash header %s is not the bytes' %x", got, sum)
+	}
+	pf.setClock(opened.Add(4 * time.Minute))
+	code, body := declare(pf.a, c1, map[string]any{"declaro": true})
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &pc) != nil {
+		t.Fatalf("ciência: %d %s", code, body)
+	}
 	if pc.State != "notified" || pc.Notified != "2026-11-04" || pc.Mode != "electronic" || pc.Deadline == nil || pc.Deadline.Date != "2026-11-16" ||
-		!pc.Opened || pc.AwaitingCiencia || pc.CanFile != "defence" || len(pc.Articles) == 0 {
+		pc.AwaitingCiencia || pc.CanFile != "defence" || len(pc.Articles) == 0 {
 		t.Errorf("after the ciência: %+v deadline %+v", pc, pc.Deadline)
 	}
-	// Opening again changes nothing.
-	pf.setClock(opened.Add(48 * time.Hour))
-	pf.get(t, fmt.Sprint("/api/v1/portal/cases/", c1), pf.a, &pc)
+	if code, body := declare(pf.a, c1, map[string]any{"declaro": true}); code != http.StatusConflict || !strings.Contains(body, `"already_delivered"`) {
+		t.Errorf("a second ciência: %d %s", code, body)
+	}
 	var staff api.CaseView
 	if code := pf.get(t, fmt.Sprint("/api/v1/cases/", c1), pf.fiscal, &staff); code != http.StatusOK {
 		t.Fatalf("staff view: %d", code)
 	}
 	e := staff.Electronic
 	if e == nil || e.Opening == nil || !e.Opening.At.Equal(opened) || e.Opening.User != "transalegria" || e.Opening.RemoteAddr != "127.0.0.1" ||
-		!e.Opening.Counted || e.Fallback || !strings.Contains(e.Text, "Ciência") || staff.Notified != "2026-11-04" || staff.Deadline.Date != "2026-11-16" {
+		e.Fallback || !strings.Contains(e.Text, "Ciência") || !strings.Contains(e.Text, "por transalegria") || staff.Notified != "2026-11-04" || staff.Deadline.Date != "2026-11-16" {
 		t.Errorf("the staff's case view: %+v %+v", staff.Electronic, staff.Deadline)
 	}
-	audit, _, err := pf.db.ListAudit(ctx, store.AuditFilter{Action: "case.opened"}, 10, "")
-	if err != nil || len(audit) != 1 || audit[0].User != "transalegria" || audit[0].RemoteAddr != "127.0.0.1" {
-		t.Errorf("audit of the opening: %+v %v", audit, err)
+	for action, n := range map[string]int{"case.opened": 1, "case.pdf_served": 1, "case.ciencia": 1, "case.notify": 1} {
+		rows, _, err := pf.db.ListAudit(ctx, store.AuditFilter{Action: action}, 10, "")
+		if err != nil || len(rows) != n || rows[0].User != "transalegria" || rows[0].RemoteAddr != "127.0.0.1" {
+			t.Errorf("audit %s: %+v %v, want %d by transalegria", action, rows, err, n)
+		}
 	}
-	if n, _, _ := pf.db.ListAudit(ctx, store.AuditFilter{Action: "case.notify"}, 10, ""); len(n) != 1 {
-		t.Errorf("%d case.notify audited, want 1", len(n))
+	ci, _, _ := pf.db.ListAudit(ctx, store.AuditFilter{Action: "case.ciencia"}, 10, "")
+	if len(ci) != 1 || !strings.Contains(string(ci[0].After), hex.EncodeToString(sum[:])) || !strings.Contains(string(ci[0].After), "Termo de adesão") {
+		t.Errorf("the ciência's audit names neither the PDF served nor the term: %+v", ci)
 	}
 
-	// The other auto is not opened within the 10 days (until 12 November): on the 13th the case
-	// view shows the fallback to the other means.
+	// The other auto gets no ciência within the 10 days (until 12 November): on the 13th the
+	// case view shows the fallback to the other means.
 	pf.setClock(at(2026, 11, 13, 9))
 	if code := pf.get(t, fmt.Sprint("/api/v1/cases/", c2), pf.fiscal, &staff); code != http.StatusOK {
 		t.Fatal(code)
@@ -443,16 +532,19 @@ func TestPortalElectronicNotice(t *testing.T) {
 	if staff.Electronic == nil || staff.Electronic.Fallback {
 		t.Errorf("on the last day: %+v", staff.Electronic)
 	}
-	// A late opening is recorded but delivers nothing; the mail does.
+	// A late ciência delivers nothing; the mail does.
 	pf.setClock(at(2026, 11, 13, 10))
 	var late api.PortalCase
 	if code := pf.get(t, fmt.Sprint("/api/v1/portal/cases/", c2), pf.a, &late); code != http.StatusOK || late.State != "issued" || late.Deadline != nil ||
-		late.Electronic == nil || !late.Electronic.Fallback {
+		late.Electronic == nil || !late.Electronic.Fallback || late.AwaitingCiencia {
 		t.Errorf("late opening: %d %+v", code, late)
 	}
-	c, _ := pf.db.CaseByID(ctx, c2)
-	if c.Opening == nil || c.Opening.Counted || c.State != "issued" {
-		t.Errorf("late opening stored as %+v, state %s", c.Opening, c.State)
+	pf.get(t, fmt.Sprint("/api/v1/portal/cases/", c2, "/pdf"), pf.a, nil)
+	if code, body := declare(pf.a, c2, map[string]any{"declaro": true}); code != http.StatusConflict || !strings.Contains(body, `"not_awaiting_ciencia"`) {
+		t.Errorf("a late ciência: %d %s", code, body)
+	}
+	if c, _ := pf.db.CaseByID(ctx, c2); c.State != "issued" {
+		t.Errorf("late ciência: state %s", c.State)
 	}
 	pf.mustAct(t, d2, map[string]any{"action": "notify", "mode": "mail", "date": "2026-11-13"})
 }
@@ -474,7 +566,7 @@ func TestPortalDefenceOnline(t *testing.T) {
 		t.Errorf("defence before the notice: %d %s", code, body)
 	}
 	pf.setClock(at(2026, 11, 4, 10))
-	pf.get(t, fmt.Sprint("/api/v1/portal/cases/", id), pf.a, nil) // the ciência
+	pf.ciencia(t, pf.a, id)
 
 	pdf := aPDF(t, "Documento anexo da defesa")
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")

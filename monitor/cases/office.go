@@ -18,16 +18,19 @@ import (
 
 // The office of the auto: every act on a notice after its draft — its issue (Issue,
 // IssueManual), the acts of its process (Act), what the licensee files online (File) and the
-// opening of the electronic notice (Open) — decided here and run as one transaction of a Ledger.
+// opening of the auto in the portal, its PDF served there and the electronic ciência (Open,
+// ServePDF, Ciencia) — decided here and run as one transaction of a Ledger.
 // The store only persists what the office decides; the API only translates HTTP.
 
 // Audit actions the office writes.
 const (
-	AuditIssueRefused = "draft.issue_refused" // an issue refused, with its reasons
-	AuditDraftIssue   = "draft.issue"         // a draft issued: its status and number
-	AuditCaseIssue    = "case.issue"          // the case opened with the calculus
-	AuditCaseOpened   = "case.opened"         // the auto opened in the licensee's portal
-	AuditCaseFiling   = "case.filing"         // a defence or an appeal filed online
+	AuditIssueRefused  = "draft.issue_refused" // an issue refused, with its reasons
+	AuditDraftIssue    = "draft.issue"         // a draft issued: its status and number
+	AuditCaseIssue     = "case.issue"          // the case opened with the calculus
+	AuditCaseOpened    = "case.opened"         // the auto opened in the licensee's portal
+	AuditCasePDFServed = "case.pdf_served"     // the auto's PDF served in the licensee's portal
+	AuditCaseCiencia   = "case.ciencia"        // the electronic ciência declared in the portal
+	AuditCaseFiling    = "case.filing"         // a defence or an appeal filed online
 )
 
 // Actor is who acts, as the audit log records it.
@@ -104,6 +107,10 @@ type Books interface {
 	File(ctx context.Context, f *Filing, number func(id int64) string) error
 	// Open stores the first opening of the case's auto in the licensee's portal.
 	Open(ctx context.Context, caseID int64, o *Opening) error
+	// ServePDF stores a download of the case's PDF in the portal; PDFServed is the latest
+	// download by user, nil when there is none.
+	ServePDF(ctx context.Context, caseID int64, s *PDFServing) error
+	PDFServed(ctx context.Context, caseID int64, user string) (*PDFServing, error)
 	// Attach stores a document of the case, setting a.ID; Attachment is the case's
 	// attachment id, the store's not-found error when the case has none such.
 	Attach(ctx context.Context, a *Attachment) error
@@ -138,7 +145,10 @@ type Office struct {
 	// InstrumentOnFile is the registry's current record of a measuring instrument; nil: the
 	// record sealed with the draft is checked (ReasonInstrumentUnverified).
 	InstrumentOnFile InstrumentOnFile
-	Now              func() time.Time // default time.Now
+	// AdhesionOnFile finds a licensee's term of adhesion to the electronic notice; nil: no
+	// licensee has one, and no electronic ciência is taken.
+	AdhesionOnFile AdhesionOnFile
+	Now            func() time.Time // default time.Now
 }
 
 // errNoProfile refuses an issue without the legal profile: the penalty calculus — the amount
@@ -496,40 +506,26 @@ func (o *Office) File(ctx context.Context, id int64, kind, text string, files []
 }
 
 // Open records that the licensee's user opened the case's auto in the portal now, the server's
-// time. Only the first opening is recorded; when the profile enables the electronic notice and
-// the auto waits for it (Case.OpeningCounts), that opening is the ciência: the case is notified
-// (mode electronic) on its day, in the same transaction. Both are audited. It returns the case
-// as it is after.
+// time: only the first opening, audited. It delivers nothing (the ciência is Ciencia's). It
+// returns the case as it is after.
 func (o *Office) Open(ctx context.Context, id int64, a Actor) (*Case, error) {
-	if o.Profile == nil {
-		return nil, conflictf("o perfil legal não está carregado: não há processo.")
-	}
-	now, p := o.now(), o.Profile
+	now := o.now()
 	var out *Case
 	err := o.Ledger.Transact(ctx, func(b Books) error {
 		c, err := b.Case(ctx, id)
 		if err != nil {
 			return err
 		}
-		if c.Opening != nil {
-			out = c
-			return nil
-		}
-		op := &Opening{At: now, User: a.User, RemoteAddr: a.RemoteAddr, Counted: c.OpeningCounts(p, now)}
-		if err := b.Open(ctx, c.ID, op); err != nil {
-			return err
-		}
-		if err := b.Audit(ctx, a, AuditCaseOpened, "case:"+c.Notice, nil, op); err != nil {
-			return err
-		}
-		if op.Counted {
-			act := Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: DayOf(now, p.Location()),
-				Note: "Ciência da notificação eletrônica pelo portal do permissionário (" + p.Notification.ElectronicAct + ")."}
-			if _, c, err = o.act(ctx, b, c, act, a, now); err != nil {
+		if c.Opening == nil {
+			op := &Opening{At: now, User: a.User, RemoteAddr: a.RemoteAddr}
+			if err := b.Open(ctx, c.ID, op); err != nil {
 				return err
 			}
+			if err := b.Audit(ctx, a, AuditCaseOpened, "case:"+c.Notice, nil, op); err != nil {
+				return err
+			}
+			c.Opening = op
 		}
-		c.Opening = op
 		out = c
 		return nil
 	})
@@ -537,4 +533,101 @@ func (o *Office) Open(ctx context.Context, id int64, a Actor) (*Case, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ServePDF records that the auto's PDF, whose bytes hash to sha256 (hex), was served to the
+// licensee's user in the portal now, and audits it: the document a later ciência refers to.
+func (o *Office) ServePDF(ctx context.Context, id int64, sha256 string, a Actor) error {
+	now := o.now()
+	return o.Ledger.Transact(ctx, func(b Books) error {
+		c, err := b.Case(ctx, id)
+		if err != nil {
+			return err
+		}
+		sv := &PDFServing{At: now, User: a.User, RemoteAddr: a.RemoteAddr, SHA256: sha256}
+		if err := b.ServePDF(ctx, c.ID, sv); err != nil {
+			return err
+		}
+		return b.Audit(ctx, a, AuditCasePDFServed, "case:"+c.Notice, nil, sv)
+	})
+}
+
+// Ciencia is the licensee's representative declaring, in the portal, ciência of the case's
+// auto now, the server's time ("Declaro ciência"): the electronic notice's delivery. It is
+// refused (a *Error with one Reason) unless the profile adopts the electronic notice and the
+// auto waits for it (ReasonNotAwaitingCiencia, ReasonAlreadyDelivered), the licensee has a term
+// of adhesion signed by today (ReasonNoElectronicAdhesion) naming the user as its
+// representative (ReasonNotARepresentative, Forbidden), and the auto's PDF was served to the
+// user before (ReasonPDFNotServed). The case is notified, mode electronic, on the day of now;
+// the event's note and the audit entry name the term, the user and the hash of the PDF served.
+func (o *Office) Ciencia(ctx context.Context, id int64, a Actor) (*Case, error) {
+	if o.Profile == nil {
+		return nil, conflictf("o perfil legal não está carregado: não há processo.")
+	}
+	now, p := o.now(), o.Profile
+	today := DayOf(now, p.Location())
+	var out *Case
+	err := o.Ledger.Transact(ctx, func(b Books) error {
+		c, err := b.Case(ctx, id)
+		if err != nil {
+			return err
+		}
+		if c.Notified != "" || c.Published != "" {
+			return refusal(Conflict, ReasonAlreadyDelivered, "Este auto já foi notificado ("+modeText(c.Mode)+"): não há ciência a declarar.")
+		}
+		if !c.AwaitsCiencia(p, now) {
+			msg := "Este auto não aguarda ciência eletrônica: "
+			if e, ok := c.ElectronicNotice(p, nil, now); ok && e.Fallback {
+				msg += "o prazo de disponibilidade no portal terminou em " + br(e.Until) + "; será notificado por outro meio (Art. 54)."
+			} else {
+				msg += "a notificação eletrônica não está adotada para ele."
+			}
+			return refusal(Conflict, ReasonNotAwaitingCiencia, msg)
+		}
+		var ad Adhesion
+		ok := false
+		if o.AdhesionOnFile != nil && c.Licensee != "" {
+			ad, ok = o.AdhesionOnFile(ctx, c.Licensee)
+		}
+		if !ok || ad.SignedOn == "" || ad.SignedOn > today {
+			return refusal(Conflict, ReasonNoElectronicAdhesion, "O permissionário não tem termo de adesão à notificação eletrônica registrado: este auto será notificado em mãos, por via postal com AR ou por edital.")
+		}
+		if a.Role != RoleLicensee || !ad.represents(a.User) {
+			return refusal(Forbidden, ReasonNotARepresentative, "Somente o representante indicado no "+ad.Term+" declara ciência pelo permissionário; o usuário "+a.User+" não é um deles.")
+		}
+		sv, err := b.PDFServed(ctx, c.ID, a.User)
+		if err != nil {
+			return err
+		}
+		if sv == nil {
+			return refusal(Conflict, ReasonPDFNotServed, "Baixe o PDF do auto antes de declarar ciência: a ciência se refere ao documento recebido.")
+		}
+		act := Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: today,
+			Note: fmt.Sprintf("Ciência declarada no portal do permissionário por %s, representante indicado no %s (assinado em %s), em %s, após o download do PDF do auto em %s (SHA-256 %s); %s.",
+				a.User, ad.Term, br(ad.SignedOn), now.In(p.Location()).Format("02/01/2006 15:04:05"),
+				sv.At.In(p.Location()).Format("02/01/2006 15:04:05"), sv.SHA256, p.Notification.ElectronicAct)}
+		if _, c, err = o.act(ctx, b, c, act, a, now); err != nil {
+			return err
+		}
+		if err := b.Audit(ctx, a, AuditCaseCiencia, "case:"+c.Notice, nil, Ciencia{At: now, User: a.User, RemoteAddr: a.RemoteAddr,
+			Term: ad.Term, TermSignedOn: ad.SignedOn, PDF: *sv}); err != nil {
+			return err
+		}
+		out = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Ciencia is an electronic ciência as the audit log keeps it.
+type Ciencia struct {
+	At           time.Time  `json:"declared_at"`
+	User         string     `json:"user"`
+	RemoteAddr   string     `json:"remote_addr"`
+	Term         string     `json:"term"`
+	TermSignedOn string     `json:"term_signed_on"`
+	PDF          PDFServing `json:"pdf"`
 }

@@ -42,6 +42,7 @@ type books struct {
 	filings  []*Filing
 	codes    map[string]string
 	openings map[int64]*Opening
+	servings map[int64][]PDFServing
 	attached []*Attachment
 }
 
@@ -49,13 +50,13 @@ var errNotFound = errors.New("not found")
 
 func newMemory() *memory {
 	m := &memory{}
-	m.state = books{m: m, drafts: map[string]*Draft{}, codes: map[string]string{}, openings: map[int64]*Opening{}}
+	m.state = books{m: m, drafts: map[string]*Draft{}, codes: map[string]string{}, openings: map[int64]*Opening{}, servings: map[int64][]PDFServing{}}
 	return m
 }
 
 func (b *books) clone() *books {
 	c := &books{m: b.m, drafts: map[string]*Draft{}, audit: slices.Clone(b.audit), filings: slices.Clone(b.filings),
-		codes: maps.Clone(b.codes), openings: maps.Clone(b.openings), attached: slices.Clone(b.attached)}
+		codes: maps.Clone(b.codes), openings: maps.Clone(b.openings), servings: maps.Clone(b.servings), attached: slices.Clone(b.attached)}
 	for id, d := range b.drafts {
 		dd := *d
 		c.drafts[id] = &dd
@@ -169,6 +170,20 @@ func (b *books) File(_ context.Context, f *Filing, number func(int64) string) er
 }
 
 func (b *books) Open(_ context.Context, id int64, o *Opening) error { b.openings[id] = o; return nil }
+
+func (b *books) ServePDF(_ context.Context, id int64, s *PDFServing) error {
+	b.servings[id] = append(slices.Clip(b.servings[id]), *s)
+	return nil
+}
+
+func (b *books) PDFServed(_ context.Context, id int64, user string) (*PDFServing, error) {
+	for i := len(b.servings[id]) - 1; i >= 0; i-- {
+		if s := b.servings[id][i]; s.User == user {
+			return &s, nil
+		}
+	}
+	return nil, nil
+}
 
 func (b *books) Audit(_ context.Context, a Actor, action, object string, before, after any) error {
 	j := func(v any) string {

@@ -96,6 +96,11 @@ func invalidf(format string, a ...any) error {
 
 func forbidden(msg string) error { return &Error{Kind: Forbidden, Msg: msg} }
 
+// refusal is an act refused for one reason, with its code.
+func refusal(k Kind, code, msg string) error {
+	return &Error{Kind: k, Msg: msg, Reasons: []Reason{{Code: code, Text: msg}}}
+}
+
 // Action is an act on a case after issue, as the API receives it and as its event keeps it.
 // Dates are calendar days, "YYYY-MM-DD", in the profile's time zone.
 type Action struct {

@@ -83,7 +83,7 @@ func TestDeliveryProofs(t *testing.T) {
 	}
 }
 
-// The office records an electronic ciência only from the portal (Open), never as an act typed
+// The office records an electronic ciência only from the portal (Ciencia), never as an act typed
 // by staff; a delivery by post names an AR scan attached to the same case, and the attachment
 // is audited in its own transaction.
 func TestOfficeDeliveryProofs(t *testing.T) {
@@ -130,9 +130,15 @@ func TestOfficeDeliveryProofs(t *testing.T) {
 	if _, after, err := o.Act(ctx, c2.ID, mail, joao); err != nil || after.Proof.ARScan != scan.ID || after.Proof.AR != "BR123456789BR" {
 		t.Fatalf("by post: %+v %v", after, err)
 	}
-	// The portal's ciência is still the electronic notice.
-	o.Profile.Notification.ElectronicDays = 10
-	if c, err := o.Open(ctx, c1.ID, Actor{User: "rep", Role: RoleLicensee}); err != nil || c.Mode != penalty.ModeElectronic {
+	// The representative's ciência in the portal is the electronic notice.
+	rep := Actor{User: "rep", Role: RoleLicensee}
+	o.AdhesionOnFile = func(context.Context, string) (Adhesion, bool) {
+		return Adhesion{Term: "Termo nº 1/2026", SignedOn: "2026-01-02", Representatives: []string{"rep"}}, true
+	}
+	if err := o.ServePDF(ctx, c1.ID, strings.Repeat("ab", 32), rep); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := o.Ciencia(ctx, c1.ID, rep); err != nil || c.Mode != penalty.ModeElectronic {
 		t.Errorf("portal ciência: %+v %v", c, err)
 	}
 }

@@ -80,3 +80,41 @@ func TestCaseAttachments(t *testing.T) {
 		t.Errorf("stored proof %+v %v", back, err)
 	}
 }
+
+// The downloads of an auto's PDF in the portal are kept, append-only, and the latest one to a
+// user is what the ciência refers to; the opening is stored and delivers nothing.
+func TestPDFServings(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	c := caseAt(t, db, p, "PS")
+	rep := cases.Actor{User: "rep", Role: cases.RoleLicensee, RemoteAddr: "198.51.100.7"}
+	o := officeAt(db, p, local(2026, 10, 6, 10, 0))
+	if _, err := o.Open(ctx, c.ID, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, sum := range []string{strings.Repeat("a", 64), strings.Repeat("b", 64)} {
+		if err := o.ServePDF(ctx, c.ID, sum, rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := db.Transact(ctx, func(b cases.Books) error {
+		got, err := b.PDFServed(ctx, c.ID, "rep")
+		if err != nil || got == nil || got.SHA256 != strings.Repeat("b", 64) || got.RemoteAddr != "198.51.100.7" || !got.At.Equal(local(2026, 10, 6, 10, 0)) {
+			t.Errorf("latest serving to rep: %+v %v", got, err)
+		}
+		if none, err := b.PDFServed(ctx, c.ID, "outro"); none != nil || err != nil {
+			t.Errorf("a serving to nobody: %+v %v", none, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := db.CaseByID(ctx, c.ID)
+	if err != nil || back.Opening == nil || back.Opening.User != "rep" || back.State != penalty.StatusIssued {
+		t.Errorf("after the opening: %+v %v", back, err)
+	}
+	if _, err := db.db.ExecContext(ctx, `DELETE FROM pdf_servings`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Errorf("a serving was removed: %v", err)
+	}
+}

@@ -119,9 +119,30 @@ func (b books) File(ctx context.Context, f *Filing, number func(id int64) string
 }
 
 func (b books) Open(ctx context.Context, caseID int64, o *cases.Opening) error {
-	_, err := b.tx.ExecContext(ctx, `INSERT INTO electronic_openings (case_id, opened_at, remote_addr, user, counted) VALUES (?, ?, ?, ?, ?)`,
-		caseID, millis(o.At), o.RemoteAddr, o.User, o.Counted)
+	_, err := b.tx.ExecContext(ctx, `INSERT INTO electronic_openings (case_id, opened_at, remote_addr, user, counted) VALUES (?, ?, ?, ?, 0)`,
+		caseID, millis(o.At), o.RemoteAddr, o.User)
 	return err
+}
+
+func (b books) ServePDF(ctx context.Context, caseID int64, s *cases.PDFServing) error {
+	_, err := b.tx.ExecContext(ctx, `INSERT INTO pdf_servings (case_id, served_at, user, remote_addr, sha256) VALUES (?, ?, ?, ?, ?)`,
+		caseID, millis(s.At), s.User, s.RemoteAddr, s.SHA256)
+	return err
+}
+
+func (b books) PDFServed(ctx context.Context, caseID int64, user string) (*cases.PDFServing, error) {
+	s := cases.PDFServing{User: user}
+	var at int64
+	err := b.tx.QueryRowContext(ctx, `SELECT served_at, remote_addr, sha256 FROM pdf_servings WHERE case_id = ? AND user = ? ORDER BY id DESC LIMIT 1`,
+		caseID, user).Scan(&at, &s.RemoteAddr, &s.SHA256)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.At = fromMillis(at)
+	return &s, nil
 }
 
 func (b books) Audit(ctx context.Context, a Actor, action, object string, before, after any) error {

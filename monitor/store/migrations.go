@@ -574,6 +574,26 @@ BEGIN SELECT RAISE(ABORT, 'case_attachments is append-only'); END;
 CREATE TRIGGER case_attachments_no_delete BEFORE DELETE ON case_attachments
 BEGIN SELECT RAISE(ABORT, 'case_attachments is append-only'); END;
 `},
+	// The electronic notice's ciência is an act of its own, declared by the licensee's
+	// representative after the auto's PDF was served (monitor/cases, electronic.go): each
+	// download of the PDF in the portal, with who, when, from where and the hash of the bytes
+	// served; never changed nor removed. electronic_openings.counted is no longer written (an
+	// opening delivers nothing); rows of earlier versions keep it.
+	{20, `
+CREATE TABLE pdf_servings (
+	id          INTEGER PRIMARY KEY,
+	case_id     INTEGER NOT NULL REFERENCES cases (id),
+	served_at   INTEGER NOT NULL,
+	user        TEXT    NOT NULL,
+	remote_addr TEXT    NOT NULL,
+	sha256      TEXT    NOT NULL
+) STRICT;
+CREATE INDEX pdf_servings_case ON pdf_servings (case_id, user, id);
+CREATE TRIGGER pdf_servings_no_update BEFORE UPDATE ON pdf_servings
+BEGIN SELECT RAISE(ABORT, 'pdf_servings is append-only'); END;
+CREATE TRIGGER pdf_servings_no_delete BEFORE DELETE ON pdf_servings
+BEGIN SELECT RAISE(ABORT, 'pdf_servings is append-only'); END;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -15,8 +15,8 @@ import (
 func openingOf(ctx context.Context, q queryer, caseID int64) (*cases.Opening, error) {
 	var o cases.Opening
 	var at int64
-	err := q.QueryRowContext(ctx, `SELECT opened_at, user, remote_addr, counted FROM electronic_openings WHERE case_id = ?`, caseID).
-		Scan(&at, &o.User, &o.RemoteAddr, &o.Counted)
+	err := q.QueryRowContext(ctx, `SELECT opened_at, user, remote_addr FROM electronic_openings WHERE case_id = ?`, caseID).
+		Scan(&at, &o.User, &o.RemoteAddr)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
