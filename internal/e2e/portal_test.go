@@ -194,8 +194,8 @@ func TestPortalInTheBrowser(t *testing.T) {
 	b.checkConsole()
 }
 
-// TestCaseElectronicFallbackInTheBrowser: with the electronic notice enabled, an auto not opened
-// in the licensee's portal within the profile's 10 days shows, on the control room's case page,
+// TestCaseElectronicFallbackInTheBrowser: with the electronic notice enabled, an auto without a
+// ciência in the licensee's portal within the profile's 10 days shows, on the control room's case page,
 // that it is to be delivered by the other means.
 func TestCaseElectronicFallbackInTheBrowser(t *testing.T) {
 	chrome := chromiumPath(t)

@@ -279,7 +279,9 @@ func (w *tenMinutes) notifyElectronically() {
 }
 
 // takeCiencia: alegria, L1's representative, signs in to the portal, finds the auto "aguardando
-// sua ciência" and opens it: the opening is the ciência, and the auto's PDF is served.
+// sua ciência" and opens it — which delivers nothing —, is told to download the PDF before
+// declaring ciência, downloads it, ticks the declaration and presses "Declaro ciência": the
+// auto is notified.
 func (w *tenMinutes) takeCiencia() {
 	w.t.Helper()
 	b := w.b
@@ -291,9 +293,16 @@ func (w *tenMinutes) takeCiencia() {
 	}
 	b.shot("07-portal-aguardando")
 	b.do(chromedp.Click(chromedp.CSS(`#portal-cases tbody a`)))
-	b.waitJS(`document.querySelector("#portal-case-facts") !== null`, 20*time.Second, "the auto in the portal")
-	b.shot("08-portal-ciencia")
+	b.waitJS(`document.querySelector("#ciencia-submit") !== null`, 20*time.Second, "the auto in the portal, with Declaro ciência")
+	w.waitCase("issued")
+	b.allowConsole(`409 \(Conflict\) \(http://[^ ]+/api/v1/portal/cases/\d+/ciencia`)
+	b.do(chromedp.Click(chromedp.CSS("#ciencia-declaro")), chromedp.Click(chromedp.CSS("#ciencia-submit")))
+	b.waitJS(`document.querySelector("#portal-ciencia .form-error").textContent.includes("Baixe o PDF")`, 20*time.Second, "the refusal before the PDF")
 	w.pdf("auto-portal", fmt.Sprintf("/api/v1/portal/cases/%d/pdf", w.caseID))
+	b.do(chromedp.Click(chromedp.CSS("#ciencia-submit")))
+	b.waitJS(`document.querySelector("#ciencia-submit") === null && document.querySelector("#portal-case-facts").textContent.includes("Notificado em")`,
+		20*time.Second, "the auto notified in the portal")
+	b.shot("08-portal-ciencia")
 	w.waitCase("notified")
 }
 

@@ -669,7 +669,8 @@ func (s *Server) portalDraftOf(w http.ResponseWriter, r *http.Request, c *store.
 }
 
 // handlePortalCasePDF serves GET /api/v1/portal/cases/{id}/pdf: the issued auto as a PDF. Like
-// the case's page, its first opening is recorded (and may be the ciência).
+// the case's page, its first opening is recorded; and the serving, with the hash of the bytes
+// sent, which a ciência requires (cases.Office.Ciencia).
 func (s *Server) handlePortalCasePDF(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.portalCaseOf(w, r)
 	if !ok {

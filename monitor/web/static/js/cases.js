@@ -103,8 +103,8 @@ function nextStep(c) {
     // The electronic notice in the licensee's portal: waiting, its ciência, or the fallback to
     // the other means (docs/process.md).
     c.electronic ? h("p", { class: c.electronic.fallback ? "banner banner--warn slim" : "muted small", id: "case-electronic" },
-      c.electronic.text, c.electronic.opening && !c.electronic.opening.counted
-        ? ` Aberto no portal em ${fmtDateTime(c.electronic.opening.opened_at)} por ${c.electronic.opening.user}, fora do prazo: não vale como ciência.` : "") : null,
+      c.electronic.text, c.electronic.opening
+        ? ` Aberto no portal em ${fmtDateTime(c.electronic.opening.opened_at)} por ${c.electronic.opening.user} (abrir não é ciência).` : "") : null,
     h("p", { class: "muted small", id: "case-final" }, n.final ? `Multa definitiva (para reincidência) desde ${isoDateBR(n.final)}.` : n.final_text),
     who.length ? h("details", { class: "explain", id: "case-who" }, h("summary", null, "Quem pode registrar os próximos atos"), h("ul", null, who)) : null);
 }

@@ -158,7 +158,7 @@ async function casesView(page) {
     h("td", null, c.deadline && c.deadline.date ? isoDateBR(c.deadline.date) : "—")));
   fill(page, 
     state.me.electronic ? h("p", { class: "banner banner--warn", role: "note" },
-      `Notificação eletrônica (${state.me.electronic_act}): o auto fica disponível aqui desde a emissão. A primeira abertura vale como ciência e o prazo de defesa corre a partir dela; sem abertura em ${state.me.electronic_days} dias, a notificação é feita por outro meio.`) : null,
+      `Notificação eletrônica (${state.me.electronic_act}): o auto fica disponível aqui desde a emissão. A ciência é declarada aqui pelo representante indicado no termo de adesão à notificação eletrônica, depois de baixar o PDF do auto ("Declaro ciência"), e o prazo de defesa corre a partir dela. Abrir o auto não é ciência; sem ciência em ${state.me.electronic_days} dias, a notificação é feita por outro meio.`) : null,
     h("section", { class: "card" }, tableWrap("Autos", h("table", { class: "table", id: "portal-cases" },
       theadOf(["Auto", "Veículo", "Emitido em", "Situação", "Prazo de defesa"]),
       h("tbody", null, rows.length ? rows : h("tr", null, h("td", { colspan: "5" }, "Nenhum auto.")))))));
@@ -188,12 +188,49 @@ async function caseView(page, id) {
     c.electronic ? h("p", { class: "banner banner--warn", role: "note", id: "portal-electronic" }, c.electronic.text) : null,
     h("section", { class: "card" }, h("h2", { class: "card-title" }, "Auto " + c.notice),
       h("dl", { class: "facts", id: "portal-case-facts" }, facts.flatMap(([k, v]) => [h("dt", null, k), h("dd", null, v)])), downloads),
+    c.awaiting_ciencia ? cienciaCard(c) : null,
     c.verify ? h("section", { class: "card" }, h("h2", { class: "card-title" }, "Conferir a integridade das evidências"),
       h("ol", null, c.verify.steps.map((s) => h("li", null, s))), h("pre", { class: "code" }, c.verify.command)) : null,
     (c.filings || []).length ? h("section", { class: "card" }, h("h2", { class: "card-title" }, "Peças apresentadas pelo portal"),
       h("ul", null, c.filings.map((f) => h("li", null, `${f.kind === "appeal" ? "Recurso" : "Defesa"} — protocolo ${f.protocolo} — ${fmtDateTime(f.filed_at)} `,
         h("a", { href: `/api/v1/portal/filings/${f.id}/receipt`, download: "" }, "comprovante (PDF)"))))) : null,
     c.can_file ? filingForm(c) : null);
+}
+
+// cienciaCard: the electronic notice's ciência, an explicit declaration of the representative
+// the term of adhesion names, after the auto's PDF was downloaded (the server checks both).
+function cienciaCard(c) {
+  if (!c.adhesion_term) {
+    return h("section", { class: "card", id: "portal-ciencia" }, h("h2", { class: "card-title" }, "Ciência"),
+      h("p", null, "A empresa não tem termo de adesão à notificação eletrônica registrado: este auto será entregue em mãos, por via postal com aviso de recebimento ou por edital."));
+  }
+  if (!c.representative) {
+    return h("section", { class: "card", id: "portal-ciencia" }, h("h2", { class: "card-title" }, "Ciência"),
+      h("p", null, `Somente o representante indicado no ${c.adhesion_term} declara ciência deste auto.`));
+  }
+  const check = h("input", { type: "checkbox", id: "ciencia-declaro", required: true });
+  const msg = h("p", { class: "form-error", role: "alert" });
+  const submit = h("button", { class: "btn btn-primary", type: "submit", id: "ciencia-submit" }, "Declaro ciência");
+  const form = h("form", { class: "card record-form", id: "portal-ciencia" },
+    h("h2", { class: "card-title" }, "Ciência da notificação eletrônica"),
+    h("p", null, `Baixe o auto (PDF) e leia-o. Declarada a ciência, o auto está notificado hoje e o prazo de defesa (Art. 55) corre desta data (${c.adhesion_term}).`),
+    h("label", { class: "check" }, check, h("span", null, `Declaro, como representante da empresa, que recebi o auto de infração ${c.notice} e dele tomo ciência.`)),
+    msg, h("div", { class: "form-actions" }, submit));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    msg.textContent = "";
+    submit.disabled = true;
+    try {
+      await api(`/api/v1/portal/cases/${c.id}/ciencia`, { method: "POST", body: { declaro: check.checked } });
+      toastOk(`Ciência do auto ${c.notice} registrada.`);
+      render();
+    } catch (e) {
+      msg.textContent = e.message;
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
 }
 
 function filingForm(c) {
