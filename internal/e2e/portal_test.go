@@ -58,18 +58,8 @@ func TestPortalInTheBrowser(t *testing.T) {
 	for _, v := range []string{"PIU-001", "PIU-003"} {
 		fleettest.Play(t, engine, db, &seq, fleettest.Trip{Vehicle: v, Start: start, Seconds: fleettest.Drive(-20.84, -40.73, fleettest.Speeding()...)})
 	}
-	var mine int64
-	for _, m := range []store.ManualNotice{{Vehicle: "PIU-001", Licensee: "L1"}, {Vehicle: "PIU-003", Licensee: "L2"}} {
-		m.Infractions, m.Offence = []string{"art16"}, start
-		o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return start.Add(time.Hour) }}
-		c, err := o.IssueManual(ctx, m, store.Actor{User: "joao", Role: store.RoleFiscal})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Licensee == "L1" {
-			mine = c.ID
-		}
-	}
+	mine := issueManual(t, db, reg, p, "PIU-001", start, start.Add(time.Hour)).ID
+	issueManual(t, db, reg, p, "PIU-003", start, start.Add(time.Hour))
 	// Delivered by post the next day: the defence may be filed.
 	now := start.Add(48 * time.Hour)
 	o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return now }}
@@ -213,12 +203,7 @@ func TestCaseElectronicFallbackInTheBrowser(t *testing.T) {
 	}
 	reg.SetLocation(p.Location())
 	issued := time.Date(2026, 11, 3, 11, 0, 0, 0, p.Location())
-	o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return issued }}
-	c, err := o.IssueManual(ctx, store.ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"}, Offence: issued.Add(-time.Hour)},
-		store.Actor{User: "joao", Role: store.RoleFiscal})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := issueManual(t, db, reg, p, "PIU-001", issued.Add(-time.Hour), issued)
 	if _, err := db.EnsureAdmin(ctx, "chefe", "senha-do-chefe"); err != nil {
 		t.Fatal(err)
 	}

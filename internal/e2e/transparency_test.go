@@ -14,7 +14,6 @@ import (
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
 	"github.com/trenzinho/trenzinho/monitor/api"
-	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/store"
 	"github.com/trenzinho/trenzinho/monitor/web"
 	"github.com/trenzinho/trenzinho/profile"
@@ -48,11 +47,7 @@ func TestTransparencyPageInTheBrowser(t *testing.T) {
 	start := time.Date(2026, 11, 3, 10, 0, 0, 0, loc)
 	fleettest.Play(t, engine, db, &seq, fleettest.Trip{Vehicle: "PIU-001", Card: "0000000086H101", Start: start,
 		Seconds: fleettest.Drive(-20.84, -40.73, fleettest.Speeding()...)})
-	o := &cases.Office{Ledger: db, Profile: p, Now: func() time.Time { return start.Add(time.Hour) }}
-	if _, err := o.IssueManual(ctx, store.ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"},
-		Offence: start}, store.Actor{User: "joao", Role: store.RoleFiscal}); err != nil {
-		t.Fatal(err)
-	}
+	issueManual(t, db, reg, p, "PIU-001", start, start.Add(time.Hour))
 	// A paper notice of the same day, confirmed: published under the licensee; the manual one,
 	// still in process, only in the total.
 	if _, err := db.ImportNotices(ctx, []store.ImportedNotice{{Number: "0090/2026", Offence: start, Issued: start.Add(2 * time.Hour),

@@ -437,12 +437,12 @@ func (s *Server) handleManualNotice(w http.ResponseWriter, r *http.Request) {
 			bad("licenciado " + strings.TrimSpace(req.Licensee) + " não encontrado no cadastro")
 			return
 		}
-		m.Licensee, m.LicenseeName, m.LicenseeCNPJ = l.ID, l.RazaoSocial, l.CNPJ
+		m.Licensee, m.LicenseeName, m.LicenseeCNPJ, m.LicenseeAddress = l.ID, l.RazaoSocial, l.CNPJ, l.Address
 	case s.cases.Registry != nil:
 		if v, ok := s.cases.Registry.Vehicle(req.Vehicle); ok {
 			m.Licensee = v.Licensee
 			if l, ok := s.cases.Registry.Licensee(v.Licensee); ok {
-				m.LicenseeName, m.LicenseeCNPJ = l.RazaoSocial, l.CNPJ
+				m.LicenseeName, m.LicenseeCNPJ, m.LicenseeAddress = l.RazaoSocial, l.CNPJ, l.Address
 			}
 		}
 	}

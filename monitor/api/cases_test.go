@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -717,6 +718,64 @@ func TestManualNotice(t *testing.T) {
 		if (code != http.StatusBadRequest && code != http.StatusConflict) || !strings.Contains(errorMessage(t, body), bad.msg) {
 			t.Errorf("%v: %d %s", m, code, body)
 		}
+	}
+}
+
+// TestManualNoticeRefused: a manual notice passes the same issue gate as a draft: the licensee's
+// registry record without an address, or an agent without full name, matrícula and cargo, is
+// a 409 with each reason, and no number is taken.
+func TestManualNoticeRefused(t *testing.T) {
+	cf := newCaseFixture(t)
+	ctx := context.Background()
+	src, err := os.ReadFile(cf.reg.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(src), "    address: Rua das Conchas, 25, Acaiaca, Piúma-ES (endereço fictício)\n", "", 1)
+	if y == string(src) {
+		t.Fatal("registry: L2's address not found")
+	}
+	if err := os.WriteFile(cf.reg.Path(), []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cf.reg.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cf.db.CreateUser(ctx, "novato", "senha-de-novato", store.RoleFiscal); err != nil {
+		t.Fatal(err)
+	}
+	_, novato := cf.login("novato", "senha-de-novato")
+	cf.setClock(at(2026, 11, 29, 15))
+	req := func(vehicle string) map[string]any {
+		return map[string]any{"vehicle": vehicle, "infractions": []string{"art16"}, "at": "2026-11-28T16:40:00-03:00",
+			"place": "Av. Beira-Mar", "description": "Passageiros em pé no último vagão."}
+	}
+	for _, x := range []struct {
+		vehicle, token string
+		codes          []string
+		text           string
+	}{
+		{"PIU-003", cf.fiscal, []string{cases.ReasonLicenseeUnidentified}, "não tem endereço"},
+		{"PIU-001", novato, []string{cases.ReasonAgentIncomplete}, "nome completo, matrícula e cargo"},
+		{"PIU-003", novato, []string{cases.ReasonLicenseeUnidentified, cases.ReasonAgentIncomplete}, "2 impedimentos"},
+	} {
+		code, body, _ := cf.do("POST", "/api/v1/notices", req(x.vehicle), session{bearer: x.token})
+		var refusal api.IssueRefusal
+		if code != http.StatusConflict || json.Unmarshal(body, &refusal) != nil || !strings.Contains(string(body), x.text) {
+			t.Errorf("%s: %d %s", x.vehicle, code, body)
+			continue
+		}
+		var got []string
+		for _, r := range refusal.Reasons {
+			got = append(got, r.Code)
+		}
+		if !slices.Equal(got, x.codes) {
+			t.Errorf("%s: reasons %v, want %v", x.vehicle, got, x.codes)
+		}
+	}
+	code, body, _ := cf.do("POST", "/api/v1/notices", req("PIU-001"), session{bearer: cf.fiscal})
+	if code != http.StatusCreated || !strings.Contains(string(body), `"notice":"AI-2026/0001"`) {
+		t.Errorf("the identified notice: %d %s", code, body)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trenzinho/trenzinho/geofences"
 	"github.com/trenzinho/trenzinho/internal/testkit/fleettest"
+	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"github.com/trenzinho/trenzinho/monitor/api"
 	"github.com/trenzinho/trenzinho/monitor/cases"
 	"github.com/trenzinho/trenzinho/monitor/store"
@@ -69,7 +70,8 @@ func TestTransparencyMonth(t *testing.T) {
 		fleettest.Play(t, engine, f.db, &seq, tr)
 	}
 
-	fiscal := store.Actor{User: "joao", Role: store.RoleFiscal}
+	fiscal := store.Actor{User: "joao", Role: store.RoleFiscal, Agent: cases.Agent{FullName: "João Teste", Matricula: "T-1", Cargo: "Fiscal de Posturas"}}
+	issuing := testenv.ConfirmedProfile(profile.Piuma())
 	for _, n := range []struct {
 		vehicle, licensee string
 		infraction        []string
@@ -79,9 +81,9 @@ func TestTransparencyMonth(t *testing.T) {
 		{"PIU-002", "L1", []string{"art16"}, local(11, 12, 10)},
 		{"PIU-003", "L2", []string{"art16"}, local(10, 30, 14)}, // issued in October
 	} {
-		o := &cases.Office{Ledger: f.db, Profile: p, Now: func() time.Time { return n.at }}
-		if _, err := o.IssueManual(ctx, store.ManualNotice{Vehicle: n.vehicle, Licensee: n.licensee, LicenseeName: "x",
-			Infractions: n.infraction, Offence: n.at.Add(-time.Hour)}, fiscal); err != nil {
+		o := &cases.Office{Ledger: f.db, Profile: issuing, Now: func() time.Time { return n.at }}
+		if _, err := o.IssueManual(ctx, store.ManualNotice{Vehicle: n.vehicle, Licensee: n.licensee, LicenseeName: "x", LicenseeCNPJ: "11222333000181",
+			LicenseeAddress: "Rua X, 1", Infractions: n.infraction, Offence: n.at.Add(-time.Hour)}, fiscal); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -322,7 +322,11 @@ func (o *Office) IssueManual(ctx context.Context, m ManualNotice, a Actor) (*Cas
 	}
 	at := o.now()
 	var c *Case
+	var refused []Reason
 	err := o.Ledger.Transact(ctx, func(b Books) error {
+		if refused = IssueBlockers(o.manualFacts(&m, a, at)); len(refused) > 0 {
+			return b.Audit(ctx, a, AuditIssueRefused, "manual:"+m.Vehicle, nil, map[string]any{"reasons": refused, "notice": m})
+		}
 		res, err := o.assess(ctx, b, m.Licensee, func(p *profile.Profile) (*profile.Profile, penalty.Offence, error) {
 			return manualOffence(p, &m, at)
 		})
@@ -343,7 +347,33 @@ func (o *Office) IssueManual(ctx context.Context, m ManualNotice, a Actor) (*Cas
 	if err != nil {
 		return nil, err
 	}
+	if len(refused) > 0 {
+		return nil, &Error{Kind: Conflict, Msg: Summary(refused), Reasons: refused}
+	}
 	return c, nil
+}
+
+// manualFacts are what the issue gate (IssueBlockers) checks of a manual notice: the autuado
+// identified (razão social, CNPJ and address, Art. 48, § 2º), the agent identified, the facts
+// before the issue and not prescribed, the UFMP value confirmed, the acts of competence named
+// and the deadlines' holidays confirmed — as for a draft. Not checked, because a manual notice
+// has none of them: the sealed evidence's integrity (it states what the agent saw, under the
+// agent's fé pública), the sites and the episodes' grounds (no geofence or telemetry grounds
+// it), the measuring instruments (nothing is measured) and the plate as sealed (no registry
+// snapshot is sealed; the notice names the vehicle as the agent identified it). Its fine is the
+// profile's for the manual infraction, which the profile's validation ties to the law.
+func (o *Office) manualFacts(m *ManualNotice, a Actor, at time.Time) IssueFacts {
+	f := IssueFacts{Integrity: "ok", FactEnd: m.Offence, Now: at, User: a.User, Agent: a.Agent}
+	if strings.TrimSpace(m.Licensee+m.LicenseeName+m.LicenseeCNPJ) != "" {
+		f.Licensee = &Licensee{ID: m.Licensee, RazaoSocial: m.LicenseeName, CNPJ: m.LicenseeCNPJ, Address: m.LicenseeAddress}
+	}
+	if p := o.Profile; p != nil {
+		f.UnitChecked, f.UnitName, f.UnitConfirmed = true, p.FiscalUnit.Name, p.FiscalUnit.Confirmed()
+		f.PrescriptionYears, f.Location = p.PrescriptionPeriod(), p.Location()
+		f.CompetenceMissing = p.Competence.Missing()
+		f.HolidaysUnconfirmed = unconfirmedDeadlineYears(p, at)
+	}
+	return f
 }
 
 // assess makes the calculus of the offence over the licensee's history in b.

@@ -416,3 +416,68 @@ func TestOfficeFile(t *testing.T) {
 		t.Errorf("an appeal with the defence pending: %v", err)
 	}
 }
+
+// A manual notice passes the issue gate as a draft does: the autuado identified by razão
+// social, CNPJ and address, the agent by full name, matrícula and cargo, the facts before the
+// issue and not prescribed, the profile's confirmations; a refusal says every reason at once,
+// is audited and takes no number; issued, it opens its case with the calculus.
+func TestOfficeIssueManual(t *testing.T) {
+	ctx := context.Background()
+	m := newMemory()
+	now := time.Date(2026, 10, 2, 10, 0, 0, 0, sp)
+	o := newOffice(t, m, &now)
+	seen := ManualNotice{Vehicle: "PIU-001", Licensee: "L1", LicenseeName: licensee.RazaoSocial, LicenseeCNPJ: licensee.CNPJ,
+		Infractions: []string{"art16"}, Offence: now.Add(-time.Hour),
+		ManualDetails: ManualDetails{Place: "Av. Beira-Mar", Description: "Três crianças sem responsável.", Agent: "joao"}}
+
+	codes := func(_ *Case, err error) string {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != Conflict {
+			t.Fatalf("want a refusal, got %v", err)
+		}
+		var out []string
+		for _, r := range e.Reasons {
+			out = append(out, r.Code)
+		}
+		return strings.Join(out, " ")
+	}
+	// No address on file, an agent without identification, facts after the issue.
+	early := seen
+	early.Offence = now.Add(time.Minute)
+	if got := codes(o.IssueManual(ctx, early, Actor{User: "novato", Role: RoleFiscal})); got != strings.Join([]string{ReasonLicenseeUnidentified,
+		ReasonIssueBeforeFacts, ReasonAgentIncomplete}, " ") {
+		t.Errorf("refused for %s", got)
+	}
+	// Nobody identified at all.
+	anon := seen
+	anon.Licensee, anon.LicenseeName, anon.LicenseeCNPJ = "", "", ""
+	if got := codes(o.IssueManual(ctx, anon, joao)); got != ReasonLicenseeUnidentified {
+		t.Errorf("anonymous: refused for %s", got)
+	}
+	// Prescribed: facts of more than five years ago.
+	old := seen
+	old.LicenseeAddress, old.Offence = licensee.Address, now.AddDate(-5, 0, -1)
+	if got := codes(o.IssueManual(ctx, old, joao)); got != ReasonPrescribed {
+		t.Errorf("prescribed: refused for %s", got)
+	}
+	// The profile's confirmations: the UFMP value, the acts of competence, the holidays.
+	bare := newOffice(t, m, &now)
+	bare.Profile = profile.Piuma()
+	full := seen
+	full.LicenseeAddress = licensee.Address
+	if got := codes(bare.IssueManual(ctx, full, joao)); !strings.Contains(got, ReasonUFMPUnconfirmed) || !strings.Contains(got, ReasonCompetenceUnproven) ||
+		!strings.Contains(got, ReasonHolidaysUnconfirmed) {
+		t.Errorf("unconfirmed profile: refused for %s", got)
+	}
+	if len(m.state.cases) != 0 || actions(m.state.audit) != strings.TrimSpace(strings.Repeat(AuditIssueRefused+" ", 4)) {
+		t.Fatalf("the refusals left %d cases and the audit %q", len(m.state.cases), actions(m.state.audit))
+	}
+	c, err := o.IssueManual(ctx, full, joao)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Notice != "AI-2026/0001" || c.Origin != OriginManual || c.Assessment == nil || c.IssuerAgent == nil || c.State != penalty.StatusIssued {
+		t.Errorf("issued %+v", c)
+	}
+}

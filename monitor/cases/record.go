@@ -122,8 +122,11 @@ type ManualNotice struct {
 	Licensee     string // the registry's licensee id; "" when not known
 	LicenseeName string
 	LicenseeCNPJ string
-	Infractions  []string
-	Offence      time.Time
+	// LicenseeAddress is the licensee's address on file: the issue requires it (Art. 48, § 2º),
+	// as for a draft.
+	LicenseeAddress string
+	Infractions     []string
+	Offence         time.Time
 	ManualDetails
 }
 

@@ -405,7 +405,8 @@ func TestNoticeNumbersOneSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := issueManual(ctx, db, ManualNotice{Vehicle: "PIU-001", Licensee: "L1", Infractions: []string{"art16"},
+	m, err := issueManual(ctx, db, ManualNotice{Vehicle: "PIU-001", Licensee: "L1", LicenseeName: "Trenzinho da Praia Ltda",
+		LicenseeCNPJ: "11222333000181", LicenseeAddress: "Av. Beira-Mar, 1", Infractions: []string{"art16"},
 		Offence: local(2026, 10, 3, 16, 0), ManualDetails: ManualDetails{Place: "Av. Beira-Mar", Description: "Três crianças sem responsável.", Agent: "joao"}},
 		p, local(2026, 10, 3, 17, 0), fiscal)
 	if err != nil {
