@@ -355,6 +355,14 @@ func (w *tenMinutes) decide() {
 	b.waitJS(`document.querySelector('#case-timeline li[data-action="decide"]') !== null`, 20*time.Second, "the decision in the timeline")
 	b.shot("10-decisao")
 	w.pdf("auto-decidido", "/api/v1/drafts/"+w.draft+"/pdf")
+	// The decision's own document, linked from the process.
+	b.waitJS(`document.querySelector("#case-decisions a[href$='/pdf']") !== null`, 20*time.Second, "the decision's document")
+	decision := strings.Join(strings.Fields(w.pdf("decisao", b.evalString(`document.querySelector("#case-decisions a[href$='/pdf']").getAttribute("href")`))), " ")
+	for _, want := range []string{"Decisão sobre a defesa", w.notice, "Relatório", "Fundamentação", "Dispositivo", "Defesa indeferida; multa confirmada.", "Aurora Reis"} {
+		if !strings.Contains(decision, want) {
+			w.t.Errorf("the decision's document lacks %q:\n%s", want, decision)
+		}
+	}
 	w.waitCase("defence_rejected", "confirmed")
 }
 

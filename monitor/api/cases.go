@@ -65,6 +65,7 @@ func (s *Server) caseRoutes(a *http.ServeMux) {
 	a.Handle("GET /api/v1/cases", s.requireRole(store.RoleViewer, s.handleCases))
 	a.Handle("GET /api/v1/cases/{id}", s.requireRole(store.RoleViewer, s.handleCase))
 	a.Handle("POST /api/v1/cases/{id}/actions", s.requireRole(store.RoleFiscal, s.handleCaseAction))
+	a.Handle("GET /api/v1/cases/{id}/decisions/{seq}/pdf", s.requireRole(store.RoleViewer, s.handleCaseDecisionPDF))
 	a.Handle("POST /api/v1/drafts/{id}/case", s.requireRole(store.RoleFiscal, s.handleDraftCaseAction))
 	a.Handle("GET /api/v1/notices", s.requireRole(store.RoleViewer, s.handleNotices))
 	a.Handle("POST /api/v1/notices", s.requireRole(store.RoleFiscal, s.handleManualNotice))
@@ -152,7 +153,9 @@ type CaseView struct {
 	AssessmentNote string          `json:"assessment_note,omitempty"`
 	Allowed        []string        `json:"allowed_actions"`
 	Events         []CaseEventView `json:"events"`
-	UpdatedAt      wire.Time       `json:"updated_at"`
+	// Decisions are the decisions on the defence and the appeal, each with its document.
+	Decisions []DecisionView `json:"decisions,omitempty"`
+	UpdatedAt wire.Time      `json:"updated_at"`
 }
 
 // DeadlineView is the last day to defend and how it was counted (pt-BR).
@@ -183,7 +186,7 @@ func (s *Server) caseView(c *store.Case) CaseView {
 		LicenseeName: c.LicenseeName, LicenseeCNPJ: c.LicenseeCNPJ, Rules: c.Rules, Articles: c.Articles, Penalty: c.Penalty,
 		Warning: c.Warning, OffenceAt: wire.NewTime(c.Offence), IssuedAt: wire.NewTime(c.Issued), IssuedBy: c.IssuedBy,
 		Manual: c.Manual, CaseStatus: c.Status, StateText: store.StateText(c.State), Assessment: c.Assessment,
-		Allowed: c.Allowed(), UpdatedAt: wire.NewTime(c.UpdatedAt)}
+		Allowed: c.Allowed(), UpdatedAt: wire.NewTime(c.UpdatedAt), Decisions: decisionViews(c, fmt.Sprint("/api/v1/cases/", c.ID))}
 	if v.Articles == nil {
 		v.Articles = []string{}
 	}
@@ -347,6 +350,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request, c *store.Case, a st
 		s.fail(w, r, err, "auto")
 		return
 	}
+	s.makeDecisionDocument(r.Context(), after)
 	s.writeJSON(w, r, http.StatusOK, s.caseView(after))
 }
 

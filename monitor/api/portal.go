@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,6 +93,7 @@ func (s *Server) portalRoutes(a *http.ServeMux) {
 		a.Handle("POST /api/v1/portal/cases/{id}/filings", s.requireLicensee(s.handlePortalFiling))
 		a.Handle("POST /api/v1/portal/cases/{id}/ciencia", s.requireLicensee(s.handlePortalCiencia))
 		a.Handle("GET /api/v1/portal/filings/{id}/receipt", s.requireLicensee(s.handlePortalReceipt))
+		a.Handle("GET /api/v1/portal/cases/{id}/decisions/{seq}/pdf", s.requireLicensee(s.handlePortalDecisionPDF))
 		// The control room reads what was filed, to decide on it (audited: it may name people).
 		a.Handle("GET /api/v1/cases/{id}/filings", s.requireRole(store.RoleFiscal, s.handleCaseFilings))
 		a.Handle("GET /api/v1/filings/{id}/files/{n}", s.requireRole(store.RoleFiscal, s.handleFilingFile))
@@ -525,6 +525,8 @@ type PortalCase struct {
 	Verify          *VerifyInstructions  `json:"verify,omitempty"`
 	Filings         []store.Filing       `json:"filings,omitempty"`
 	Manual          *store.ManualDetails `json:"manual,omitempty"`
+	// Decisions are the decisions on the defence and the appeal, each with its document.
+	Decisions []DecisionView `json:"decisions,omitempty"`
 }
 
 func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
@@ -542,6 +544,7 @@ func (s *Server) portalCase(c *store.Case, full bool) PortalCase {
 		return v
 	}
 	v.Articles, v.Penalty, v.Manual = c.Articles, c.Penalty, c.Manual
+	v.Decisions = decisionViews(c, fmt.Sprint("/api/v1/portal/cases/", c.ID))
 	off := wire.NewTime(c.Offence)
 	v.OffenceAt = &off
 	if c.Assessment != nil {
@@ -898,6 +901,10 @@ func (s *Server) handlePortalFiling(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, "auto")
 		return
 	}
+	// The receipt is made, and frozen, at the filing: the document the licensee keeps.
+	if _, _, err := s.receiptPDF(r.Context(), c, f); err != nil {
+		s.log.Warn("filing receipt", "protocolo", f.Protocolo, "err", err)
+	}
 	s.writeJSON(w, r, http.StatusCreated, struct {
 		*store.Filing
 		Receipt string `json:"receipt"`
@@ -948,7 +955,7 @@ func readAttachment(part *multipart.Part, max int64) (f store.FilingFile, msg st
 }
 
 // handlePortalReceipt serves GET /api/v1/portal/filings/{id}/receipt: the receipt (protocolo)
-// of a filing of the licensee's, as a PDF.
+// of a filing of the licensee's, as a PDF, frozen as first made (at the filing).
 func (s *Server) handlePortalReceipt(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
@@ -967,31 +974,10 @@ func (s *Server) handlePortalReceipt(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, "protocolo")
 		return
 	}
-	p := s.cases.Profile
-	name, cnpj := c.LicenseeName, c.LicenseeCNPJ
-	if name == "" && s.reg != nil {
-		if l, ok := s.reg.Licensee(c.Licensee); ok {
-			name, cnpj = l.RazaoSocial, l.CNPJ
-		}
-	}
-	in := notice.ReceiptInput{Municipality: strings.TrimSpace(p.Municipality + "-" + p.State), Protocolo: f.Protocolo, Kind: f.Kind,
-		Notice: c.Notice, Licensee: name, CNPJ: registry.FormatCNPJ(cnpj), User: f.User, FiledAt: f.FiledAt,
-		Location: p.Location(), RemoteAddr: f.RemoteAddr, TextChars: utf8.RuneCountInString(f.Text), To: p.Defence.To,
-		Demonstration: notice.IsDemonstration(p.Version)}
-	sum := sha256.Sum256([]byte(f.Text))
-	in.TextSHA256 = hex.EncodeToString(sum[:])
-	if f.Kind == store.FilingAppeal && p.Appeal.To != "" {
-		in.To = p.Appeal.To
-	}
-	for _, ff := range f.Files {
-		in.Files = append(in.Files, notice.ReceiptFile{Name: ff.Name, ContentType: ff.ContentType, Size: ff.Size, SHA256: ff.SHA256})
-	}
-	var buf bytes.Buffer
-	if err := notice.Receipt(&buf, in); err != nil {
+	pdf, sum, err := s.receiptPDF(r.Context(), c, f)
+	if err != nil {
 		s.internalError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+strings.ReplaceAll(f.Protocolo, "/", "-")+`.pdf"`)
-	w.Write(buf.Bytes())
+	s.servePDF(w, pdf, sum, strings.ReplaceAll(f.Protocolo, "/", "-"))
 }

@@ -118,3 +118,28 @@ func TestPDFServings(t *testing.T) {
 		t.Errorf("a serving was removed: %v", err)
 	}
 }
+
+// A case's document is frozen as first made: a second freeze keeps the first bytes; the row
+// is append-only.
+func TestCaseDocumentsFrozen(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	c := caseAt(t, db, p, "DOC")
+	if _, _, err := db.FrozenDocument(ctx, c.ID, DocumentDecision, 4); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("before any freeze: %v", err)
+	}
+	first, sum, err := db.FreezeDocument(ctx, c.ID, DocumentDecision, 4, []byte("%PDF-1.4 primeira"))
+	if err != nil || string(first) != "%PDF-1.4 primeira" || len(sum) != 64 {
+		t.Fatalf("freeze: %q %s %v", first, sum, err)
+	}
+	again, sum2, err := db.FreezeDocument(ctx, c.ID, DocumentDecision, 4, []byte("%PDF-1.4 segunda"))
+	if err != nil || string(again) != "%PDF-1.4 primeira" || sum2 != sum {
+		t.Errorf("a second freeze: %q %s %v", again, sum2, err)
+	}
+	if other, _, err := db.FreezeDocument(ctx, c.ID, DocumentReceipt, 4, []byte("%PDF-1.4 recibo")); err != nil || string(other) != "%PDF-1.4 recibo" {
+		t.Errorf("another kind with the same ref: %q %v", other, err)
+	}
+	if _, err := db.db.ExecContext(ctx, `UPDATE case_documents SET pdf = x'00'`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Errorf("a document was changed: %v", err)
+	}
+}

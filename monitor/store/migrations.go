@@ -594,6 +594,24 @@ BEGIN SELECT RAISE(ABORT, 'pdf_servings is append-only'); END;
 CREATE TRIGGER pdf_servings_no_delete BEFORE DELETE ON pdf_servings
 BEGIN SELECT RAISE(ABORT, 'pdf_servings is append-only'); END;
 `},
+	// The documents of a case's process, frozen as first made (as issued_pdfs keeps the auto):
+	// a filing's receipt (kind receipt, ref the filing's id) and a decision (kind decision, ref
+	// the seq of its event); never changed nor removed.
+	{21, `
+CREATE TABLE case_documents (
+	case_id    INTEGER NOT NULL REFERENCES cases (id),
+	kind       TEXT    NOT NULL CHECK (kind IN ('receipt', 'decision')),
+	ref        INTEGER NOT NULL,
+	sha256     TEXT    NOT NULL,
+	pdf        BLOB    NOT NULL,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (case_id, kind, ref)
+) STRICT;
+CREATE TRIGGER case_documents_no_update BEFORE UPDATE ON case_documents
+BEGIN SELECT RAISE(ABORT, 'case_documents is append-only'); END;
+CREATE TRIGGER case_documents_no_delete BEFORE DELETE ON case_documents
+BEGIN SELECT RAISE(ABORT, 'case_documents is append-only'); END;
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -176,3 +176,36 @@ func (db *DB) FreezePDF(ctx context.Context, draftID string, pdf []byte) ([]byte
 	}
 	return frozen, fh, nil
 }
+
+// Kinds of the documents of a case's process (FreezeDocument).
+const (
+	DocumentReceipt  = "receipt"  // a filing's receipt; ref: the filing's id
+	DocumentDecision = "decision" // a decision; ref: the seq of its event
+)
+
+// FrozenDocument returns the frozen document kind/ref of the case and its SHA-256 (hex), or
+// ErrNotFound when none was frozen yet.
+func (db *DB) FrozenDocument(ctx context.Context, caseID int64, kind string, ref int64) ([]byte, string, error) {
+	var pdf []byte
+	var sum string
+	err := db.db.QueryRowContext(ctx, `SELECT pdf, sha256 FROM case_documents WHERE case_id = ? AND kind = ? AND ref = ?`, caseID, kind, ref).Scan(&pdf, &sum)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", ErrNotFound
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("store: document %s %d of case %d: %w", kind, ref, caseID, err)
+	}
+	return pdf, sum, nil
+}
+
+// FreezeDocument keeps pdf as the document kind/ref of the case, once: the first one frozen
+// stays, and it is what FreezeDocument returns (with its SHA-256, hex), whatever pdf a later
+// call brings.
+func (db *DB) FreezeDocument(ctx context.Context, caseID int64, kind string, ref int64, pdf []byte) ([]byte, string, error) {
+	sum := sha256.Sum256(pdf)
+	if _, err := db.db.ExecContext(ctx, `INSERT INTO case_documents (case_id, kind, ref, sha256, pdf, created_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (case_id, kind, ref) DO NOTHING`, caseID, kind, ref, hex.EncodeToString(sum[:]), pdf, millis(db.now())); err != nil {
+		return nil, "", fmt.Errorf("store: freeze document %s %d of case %d: %w", kind, ref, caseID, err)
+	}
+	return db.FrozenDocument(ctx, caseID, kind, ref)
+}

@@ -45,6 +45,15 @@ async function filingsCard(c) {
 
 // ---- The process -----------------------------------------------------------------------
 
+// decisionsList links each decision's document (frozen as made: every copy is the same), for
+// the control room and, with the portal's routes, for the licensee.
+export function decisionsList(decisions) {
+  if (!(decisions || []).length) return null;
+  return h("div", { id: "case-decisions" }, h("h4", { class: "section-title" }, "Decisões"),
+    h("ul", null, decisions.map((d) => h("li", null, `${d.title}, ${isoDateBR(d.date)}: ${d.outcome} — `,
+      h("a", { href: d.pdf, download: "" }, "documento da decisão (PDF)")))));
+}
+
 function deadlineTile(c) {
   const d = c.deadline;
   if (!d || !d.date) {
@@ -147,6 +156,7 @@ function processCard(c, said) {
       ["Dívida ativa", c.divida_ativa ? `inscrita em ${isoDateBR(c.divida_ativa)}` : null], ["Suspensão aplicada", sus],
       ["Multa definitiva em", c.final ? isoDateBR(c.final) : null],
     ]),
+    decisionsList(c.decisions),
     h("h4", { class: "section-title" }, "Histórico do processo"),
     h("ol", { class: "case-timeline", id: "case-timeline" }, (c.events || []).map(eventItem)));
 }

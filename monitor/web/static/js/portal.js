@@ -10,6 +10,7 @@ import { fmtDateTime, fmtNum, isoDateBR, ruleName, setTimeZone, CASE_STATES, NOT
 import { toastError, toastOk } from "./toast.js";
 import { passwordCard } from "./password.js";
 import { whatifPanel } from "./whatif.js";
+import { decisionsList } from "./cases.js";
 
 const state = { me: null, vehicles: new Map(), episodes: [], stream: null, stopPage: null };
 
@@ -189,6 +190,7 @@ async function caseView(page, id) {
     h("section", { class: "card" }, h("h2", { class: "card-title" }, "Auto " + c.notice),
       h("dl", { class: "facts", id: "portal-case-facts" }, facts.flatMap(([k, v]) => [h("dt", null, k), h("dd", null, v)])), downloads),
     c.awaiting_ciencia ? cienciaCard(c) : null,
+    (c.decisions || []).length ? h("section", { class: "card" }, decisionsList(c.decisions)) : null,
     c.verify ? h("section", { class: "card" }, h("h2", { class: "card-title" }, "Conferir a integridade das evidências"),
       h("ol", null, c.verify.steps.map((s) => h("li", null, s))), h("pre", { class: "code" }, c.verify.command)) : null,
     (c.filings || []).length ? h("section", { class: "card" }, h("h2", { class: "card-title" }, "Peças apresentadas pelo portal"),
