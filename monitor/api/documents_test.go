@@ -37,9 +37,9 @@ func TestProcessDocumentsFrozen(t *testing.T) {
 	}
 	pf.setClock(at(2026, 11, 20, 10))
 	v := pf.mustAct(t, d, map[string]any{"action": "decide", "outcome": "rejected", "date": "2026-11-20",
-		"report": "Auto por velocidade de 45 km/h no trecho urbano; a defesa alega parada no ponto de embarque.",
+		"report":  "Auto por velocidade de 45 km/h no trecho urbano; a defesa alega parada no ponto de embarque.",
 		"grounds": "O registro do tacógrafo mostra o veículo em movimento durante todo o episódio, sem parada no ponto alegado.",
-		"ruling": "Indefiro a defesa e mantenho a multa."})
+		"ruling":  "Indefiro a defesa e mantenho a multa."})
 	if len(v.Decisions) != 1 || v.Decisions[0].Title != "Decisão sobre a defesa" || v.Decisions[0].Outcome != "Defesa indeferida" {
 		t.Fatalf("the case's decisions: %+v", v.Decisions)
 	}
