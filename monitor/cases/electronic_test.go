@@ -101,20 +101,7 @@ func TestElectronicNeedsItsAct(t *testing.T) {
 // second declaration, or one after the window, is refused.
 func TestOfficeCiencia(t *testing.T) {
 	ctx := context.Background()
-	m := newMemory()
-	now := time.Date(2026, 10, 2, 10, 0, 0, 0, sp)
-	o := newOffice(t, m, &now)
-	o.Profile.Notification.Electronic, o.Profile.Notification.ElectronicAct = true, "Decreto nº 9/2026"
-	putDraft(t, m, "D1", time.Date(2026, 10, 1, 15, 0, 0, 0, sp))
-	putDraft(t, m, "D2", time.Date(2026, 10, 1, 16, 0, 0, 0, sp))
-	c1, _, err := o.Issue(ctx, "D1", "", joao)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, _, err := o.Issue(ctx, "D2", "", joao)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, m, now, c1, c2 := twoIssued(t)
 	rep := Actor{User: "rep", Role: RoleLicensee, RemoteAddr: "198.51.100.7"}
 	other := Actor{User: "caixa", Role: RoleLicensee}
 	refused := func(what string, err error, kind Kind, code string) {
@@ -125,7 +112,7 @@ func TestOfficeCiencia(t *testing.T) {
 		}
 	}
 
-	now = time.Date(2026, 10, 5, 9, 30, 0, 0, sp)
+	*now = time.Date(2026, 10, 5, 9, 30, 0, 0, sp)
 	opened, err := o.Open(ctx, c1.ID, rep)
 	if err != nil || opened.Opening == nil || opened.State != penalty.StatusIssued || opened.Notified != "" {
 		t.Fatalf("the opening delivered: %+v %v", opened, err)
@@ -145,7 +132,7 @@ func TestOfficeCiencia(t *testing.T) {
 	}
 	refused("the PDF served to another user", ciencia(o, c1.ID, rep), Conflict, ReasonPDFNotServed)
 	served := time.Date(2026, 10, 5, 9, 31, 12, 0, sp)
-	now = served
+	*now = served
 	if err := o.ServePDF(ctx, c1.ID, strings.Repeat("ab", 32), rep); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +140,7 @@ func TestOfficeCiencia(t *testing.T) {
 		t.Errorf("the serving not audited: %s", actions(m.state.audit))
 	}
 	// Declared on Monday 5 October, 9:40: notified that day.
-	now = time.Date(2026, 10, 5, 9, 40, 0, 0, sp)
+	*now = time.Date(2026, 10, 5, 9, 40, 0, 0, sp)
 	c, err := o.Ciencia(ctx, c1.ID, rep)
 	if err != nil {
 		t.Fatal(err)
@@ -175,19 +162,19 @@ func TestOfficeCiencia(t *testing.T) {
 	if row.Action != AuditCaseCiencia || row.User != "rep" || !strings.Contains(row.After, strings.Repeat("ab", 32)) || !strings.Contains(row.After, "198.51.100.7") {
 		t.Errorf("the ciência's audit: %+v", row)
 	}
-	if e, _ := c.ElectronicNotice(o.Profile, c.Opening, now); !strings.Contains(e.Text, "declarada no portal em 05/10/2026, por rep") {
+	if e, _ := c.ElectronicNotice(o.Profile, c.Opening, *now); !strings.Contains(e.Text, "declarada no portal em 05/10/2026, por rep") {
 		t.Errorf("the notice's text: %s", e.Text)
 	}
 	refused("a second ciência", ciencia(o, c1.ID, rep), Conflict, ReasonAlreadyDelivered)
 	// The other auto is not declared within the 10 days (until 12 October).
-	now = time.Date(2026, 10, 13, 9, 0, 0, 0, sp)
+	*now = time.Date(2026, 10, 13, 9, 0, 0, 0, sp)
 	if err := o.ServePDF(ctx, c2.ID, strings.Repeat("ef", 32), rep); err != nil {
 		t.Fatal(err)
 	}
 	refused("after the window", ciencia(o, c2.ID, rep), Conflict, ReasonNotAwaitingCiencia)
 	// A profile without the electronic notice takes none.
 	o.Profile.Notification.Electronic = false
-	now = time.Date(2026, 10, 6, 9, 0, 0, 0, sp)
+	*now = time.Date(2026, 10, 6, 9, 0, 0, 0, sp)
 	refused("no electronic notice", ciencia(o, c2.ID, rep), Conflict, ReasonNotAwaitingCiencia)
 	if got, _ := m.state.Case(ctx, c2.ID); got.State != penalty.StatusIssued {
 		t.Errorf("a refused ciência changed the case: %+v", got.Status)
@@ -197,4 +184,25 @@ func TestOfficeCiencia(t *testing.T) {
 func ciencia(o *Office, id int64, a Actor) error {
 	_, err := o.Ciencia(context.Background(), id, a)
 	return err
+}
+
+// twoIssued is an office with the electronic notice adopted ("Decreto nº 9/2026") and two autos
+// of L1 issued on Friday 2 October 2026 at 10:00 (drafts D1 and D2), with the clock it reads.
+func twoIssued(t *testing.T) (*Office, *memory, *time.Time, *Case, *Case) {
+	t.Helper()
+	m := newMemory()
+	now := time.Date(2026, 10, 2, 10, 0, 0, 0, sp)
+	o := newOffice(t, m, &now)
+	o.Profile.Notification.Electronic, o.Profile.Notification.ElectronicAct = true, "Decreto nº 9/2026"
+	putDraft(t, m, "D1", time.Date(2026, 10, 1, 15, 0, 0, 0, sp))
+	putDraft(t, m, "D2", time.Date(2026, 10, 1, 16, 0, 0, 0, sp))
+	var cs [2]*Case
+	for i, id := range []string{"D1", "D2"} {
+		c, _, err := o.Issue(context.Background(), id, "", joao)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs[i] = c
+	}
+	return o, m, &now, cs[0], cs[1]
 }

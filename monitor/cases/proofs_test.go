@@ -88,21 +88,8 @@ func TestDeliveryProofs(t *testing.T) {
 // is audited in its own transaction.
 func TestOfficeDeliveryProofs(t *testing.T) {
 	ctx := context.Background()
-	m := newMemory()
-	now := time.Date(2026, 10, 2, 10, 0, 0, 0, sp)
-	o := newOffice(t, m, &now)
-	o.Profile.Notification.Electronic, o.Profile.Notification.ElectronicAct = true, "Decreto nº 9/2026"
-	putDraft(t, m, "D1", time.Date(2026, 10, 1, 15, 0, 0, 0, sp))
-	putDraft(t, m, "D2", time.Date(2026, 10, 1, 16, 0, 0, 0, sp))
-	c1, _, err := o.Issue(ctx, "D1", "", joao)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, _, err := o.Issue(ctx, "D2", "", joao)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now = time.Date(2026, 10, 6, 10, 0, 0, 0, sp)
+	o, m, now, c1, c2 := twoIssued(t)
+	*now = time.Date(2026, 10, 6, 10, 0, 0, 0, sp)
 	var e *Error
 	if _, _, err := o.Act(ctx, c1.ID, Action{Action: ActionNotify, Mode: penalty.ModeElectronic, Date: "2026-10-05"}, joao); !errors.As(err, &e) ||
 		e.Kind != Invalid || !strings.Contains(e.Msg, "pelo próprio representante") {

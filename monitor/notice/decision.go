@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/go-pdf/fpdf"
 )
 
 // DecisionInput is what the document of a decision on a defence or an appeal states: the auto
@@ -44,47 +42,16 @@ type DecisionInput struct {
 
 // DecisionDocument writes the document of a decision as an A4 PDF in Portuguese.
 func DecisionDocument(w io.Writer, in DecisionInput) error {
-	pdf := fpdf.New("P", "mm", "A4", "")
-	tr := cp1252(pdf)
-	loc := in.Location
-	if loc == nil {
-		loc = time.UTC
-	}
-	pdf.SetTitle(tr(in.Title+" — "+in.Notice), false)
-	pdf.SetMargins(20, 20, 20)
-	pdf.SetAutoPageBreak(true, 20)
-	pdf.SetHeaderFunc(func() {
-		if !in.Demonstration {
-			return
-		}
-		pdf.SetFont("Helvetica", "B", 8)
-		pdf.SetTextColor(176, 0, 32)
-		pdf.SetXY(20, 8)
-		pdf.CellFormat(0, 4, tr(DemonstrationLabel+" — perfil legal de demonstração, sem valor legal"), "", 0, "C", false, 0, "")
-		pdf.SetTextColor(0, 0, 0)
-		pdf.SetXY(20, 20)
-	})
+	pdf, tr, loc := processDocument(in.Title+" — "+in.Notice, in.Title, in.Municipality, in.Location, in.Demonstration)
 	pdf.SetFooterFunc(func() {
 		pdf.SetY(-14)
 		pdf.SetFont("Helvetica", "", 8)
 		pdf.CellFormat(0, 4, tr(fmt.Sprintf("%s — auto %s — página %d", in.Title, in.Notice, pdf.PageNo())), "", 0, "C", false, 0, "")
 	})
-	pdf.AddPage()
-	pdf.SetFont("Helvetica", "B", 14)
-	pdf.MultiCell(0, 7, tr(in.Title), "", "L", false)
-	pdf.SetFont("Helvetica", "", 10)
-	if in.Municipality != "" {
-		pdf.MultiCell(0, 5, tr("Município de "+in.Municipality+" — fiscalização dos trenzinhos"), "", "L", false)
-	}
-	pdf.Ln(4)
 	row := func(k, v string) {
-		if strings.TrimSpace(v) == "" {
-			return
+		if strings.TrimSpace(v) != "" {
+			documentRow(pdf, tr, k, v)
 		}
-		pdf.SetFont("Helvetica", "B", 10)
-		pdf.CellFormat(48, 6, tr(k), "", 0, "L", false, 0, "")
-		pdf.SetFont("Helvetica", "", 10)
-		pdf.MultiCell(0, 6, tr(v), "", "L", false)
 	}
 	row("Auto de infração:", in.Notice)
 	row("Autuado:", strings.TrimSpace(in.Licensee+" "+cnpjText(in.CNPJ)))

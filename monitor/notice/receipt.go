@@ -41,39 +41,9 @@ type ReceiptInput struct {
 // time), by whom, and the SHA-256 of the text and of each attachment, so that the licensee can
 // later show what the municipality received.
 func Receipt(w io.Writer, in ReceiptInput) error {
-	pdf := fpdf.New("P", "mm", "A4", "")
-	tr := cp1252(pdf)
-	loc := in.Location
-	if loc == nil {
-		loc = time.UTC
-	}
 	what := map[string]string{"defence": "defesa", "appeal": "recurso"}[in.Kind]
-	pdf.SetTitle(tr("Protocolo "+in.Protocolo), false)
-	pdf.SetMargins(20, 20, 20)
-	if in.Demonstration {
-		pdf.SetHeaderFunc(func() {
-			pdf.SetFont("Helvetica", "B", 8)
-			pdf.SetTextColor(176, 0, 32)
-			pdf.SetXY(20, 8)
-			pdf.CellFormat(0, 4, tr(DemonstrationLabel+" — perfil legal de demonstração, sem valor legal"), "", 0, "C", false, 0, "")
-			pdf.SetTextColor(0, 0, 0)
-			pdf.SetXY(20, 20)
-		})
-	}
-	pdf.AddPage()
-	pdf.SetFont("Helvetica", "B", 14)
-	pdf.MultiCell(0, 7, tr("Comprovante de protocolo eletrônico"), "", "L", false)
-	pdf.SetFont("Helvetica", "", 10)
-	if in.Municipality != "" {
-		pdf.MultiCell(0, 5, tr("Município de "+in.Municipality+" — fiscalização dos trenzinhos"), "", "L", false)
-	}
-	pdf.Ln(4)
-	row := func(k, v string) {
-		pdf.SetFont("Helvetica", "B", 10)
-		pdf.CellFormat(48, 6, tr(k), "", 0, "L", false, 0, "")
-		pdf.SetFont("Helvetica", "", 10)
-		pdf.MultiCell(0, 6, tr(v), "", "L", false)
-	}
+	pdf, tr, loc := processDocument("Protocolo "+in.Protocolo, "Comprovante de protocolo eletrônico", in.Municipality, in.Location, in.Demonstration)
+	row := func(k, v string) { documentRow(pdf, tr, k, v) }
 	row("Protocolo:", in.Protocolo)
 	row("Peça:", strings.ToUpper(what[:1])+what[1:]+" apresentada pelo portal do permissionário")
 	row("Auto de infração:", in.Notice)
@@ -115,4 +85,46 @@ func cnpjText(cnpj string) string {
 		return ""
 	}
 	return "(CNPJ " + cnpj + ")"
+}
+
+// processDocument starts an A4 document of the process after the auto (a receipt, a
+// decision): its title, the heading and the municipality, and on every page the
+// demonstration's label when demonstration. It returns the document, its text encoder and the
+// time zone of its dates (UTC when loc is nil).
+func processDocument(title, heading, municipality string, loc *time.Location, demonstration bool) (*fpdf.Fpdf, func(string) string, *time.Location) {
+	pdf := fpdf.New("P", "mm", "A4", "")
+	tr := cp1252(pdf)
+	if loc == nil {
+		loc = time.UTC
+	}
+	pdf.SetTitle(tr(title), false)
+	pdf.SetMargins(20, 20, 20)
+	pdf.SetAutoPageBreak(true, 20)
+	if demonstration {
+		pdf.SetHeaderFunc(func() {
+			pdf.SetFont("Helvetica", "B", 8)
+			pdf.SetTextColor(176, 0, 32)
+			pdf.SetXY(20, 8)
+			pdf.CellFormat(0, 4, tr(DemonstrationLabel+" — perfil legal de demonstração, sem valor legal"), "", 0, "C", false, 0, "")
+			pdf.SetTextColor(0, 0, 0)
+			pdf.SetXY(20, 20)
+		})
+	}
+	pdf.AddPage()
+	pdf.SetFont("Helvetica", "B", 14)
+	pdf.MultiCell(0, 7, tr(heading), "", "L", false)
+	pdf.SetFont("Helvetica", "", 10)
+	if municipality != "" {
+		pdf.MultiCell(0, 5, tr("Município de "+municipality+" — fiscalização dos trenzinhos"), "", "L", false)
+	}
+	pdf.Ln(4)
+	return pdf, tr, loc
+}
+
+// documentRow writes a labelled line of a process document.
+func documentRow(pdf *fpdf.Fpdf, tr func(string) string, k, v string) {
+	pdf.SetFont("Helvetica", "B", 10)
+	pdf.CellFormat(48, 6, tr(k), "", 0, "L", false, 0, "")
+	pdf.SetFont("Helvetica", "", 10)
+	pdf.MultiCell(0, 6, tr(v), "", "L", false)
 }
