@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -115,6 +116,39 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	if v.State != "confirmed" || v.AppealOutcome != "rejected" || v.AppealDecidedBy != "sofia" {
 		t.Fatalf("appeal decided: %+v", v.CaseStatus)
 	}
+	// Each decision has its document, frozen: the same bytes after the profile changed.
+	decisionText := func(v api.CaseView, i int) (string, []byte) {
+		t.Helper()
+		if len(v.Decisions) <= i {
+			t.Fatalf("the case's decisions: %+v", v.Decisions)
+		}
+		code, b, _ := cf.do("GET", v.Decisions[i].PDF, nil, session{bearer: cf.viewer})
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d", v.Decisions[i].PDF, code)
+		}
+		return flat(pdfText(t, b)), b
+	}
+	revText, revPDF := decisionText(v, 0)
+	appText, appPDF := decisionText(v, 1)
+	for _, want := range []string{"Decisão sobre a defesa", "julgamento à revelia", "cabe recurso"} {
+		if !strings.Contains(revText, want) {
+			t.Errorf("the decision à revelia lacks %q:\n%s", want, revText)
+		}
+	}
+	for _, want := range []string{"Decisão do recurso", "Recurso improvido", "definitiva com a ciência desta decisão", "paga em 30 dias"} {
+		if !strings.Contains(appText, want) {
+			t.Errorf("the appeal's decision lacks %q:\n%s", want, appText)
+		}
+	}
+	days := cf.p.Payment.Days
+	cf.p.Payment.Days = 45
+	if _, b := decisionText(v, 1); !bytes.Equal(b, appPDF) {
+		t.Error("the appeal decision's document changed with the profile")
+	}
+	if _, b := decisionText(v, 0); !bytes.Equal(b, revPDF) {
+		t.Error("the decision à revelia's document changed with the profile")
+	}
+	cf.p.Payment.Days = days
 	refused(cf.auth, a, map[string]any{"action": "divida_ativa", "date": "2026-11-27"}, http.StatusConflict, "recurso interposto no prazo")
 	cf.setClock(at(2026, 11, 30, 12))
 	v = ok(cf.fiscal, a, map[string]any{"action": "notify_appeal_decision", "date": "2026-11-30"})
@@ -190,6 +224,9 @@ func TestFullProcessThroughTheAPI(t *testing.T) {
 	ok(cf.fiscal, d, map[string]any{"action": "defence", "date": "2026-10-13"})
 	if v = ok(cf.auth, d, map[string]any{"action": "decide", "outcome": "accepted", "date": "2026-10-20", "text": "Defesa acolhida: tacógrafo sem aferição."}); v.State != "defence_accepted" || len(v.Next.Acts) != 0 {
 		t.Errorf("defence accepted: %s %+v", v.State, v.Next)
+	}
+	if text, _ := decisionText(v, 0); !strings.Contains(text, "Defesa acolhida") || !strings.Contains(text, "O auto de infração fica sem efeito.") || strings.Contains(text, "cabe recurso") {
+		t.Errorf("the accepted defence's document:\n%s", text)
 	}
 	refused(cf.fiscal, d, map[string]any{"action": "notify_decision", "date": "2026-10-21"}, http.StatusConflict, "defesa acolhida")
 
