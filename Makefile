@@ -16,7 +16,7 @@ LDFLAGS      := -s -w -X main.version=$(VERSION)
 # Debian packages the tests need: the broker, pdftotext for the PDF tests, zbarimg for the QR
 # code of the public verification, qemu-user for the Raspberry Pi builds, Chromium for the
 # dashboard tests.
-DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils zbar-tools qemu-user-static chromium openssl
+DEB_PACKAGES := mosquitto mosquitto-clients poppler-utils zbar-tools qemu-user-static chromium openssl postgresql
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 TEST_TIMEOUT ?= 30m
 
