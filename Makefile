@@ -56,8 +56,10 @@ vet:
 staticcheck: $(STATICCHECK)
 	$(STATICCHECK) ./...
 
+# unit runs every test, then the store's again on PostgreSQL (a server the tests start).
 unit:
 	CI=$${CI:-1} TRENZINHO_INFLUXD=$(INFLUXD) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	CI=$${CI:-1} TRENZINHO_TEST_STORE=postgres $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./monitor/store/
 
 check: vet staticcheck
 

@@ -12,13 +12,8 @@ import (
 // decides what is attached (cases.Office.Attach); the store keeps them, append-only.
 
 func (b books) Attach(ctx context.Context, a *cases.Attachment) error {
-	res, err := b.tx.ExecContext(ctx, `INSERT INTO case_attachments (case_id, kind, name, content_type, size, sha256, user, uploaded_at, data)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.CaseID, a.Kind, a.Name, a.ContentType, a.Size, a.SHA256, a.User, millis(a.At), a.Data)
-	if err != nil {
-		return err
-	}
-	a.ID, err = res.LastInsertId()
-	return err
+	return b.tx.QueryRowContext(ctx, `INSERT INTO case_attachments (case_id, kind, name, content_type, size, sha256, user, uploaded_at, data)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, a.CaseID, a.Kind, a.Name, a.ContentType, a.Size, a.SHA256, a.User, millis(a.At), a.Data).Scan(&a.ID)
 }
 
 func (b books) Attachment(ctx context.Context, caseID, id int64) (*cases.Attachment, error) {

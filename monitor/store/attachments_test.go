@@ -65,7 +65,7 @@ func TestCaseAttachments(t *testing.T) {
 	if list, err := db.CaseAttachments(ctx, c.ID); err != nil || len(list) != 1 || list[0].Data != nil {
 		t.Errorf("list %+v %v", list, err)
 	}
-	if _, err := db.db.ExecContext(ctx, `UPDATE case_attachments SET data = x'00'`); err == nil || !strings.Contains(err.Error(), "append-only") {
+	if _, err := db.db.ExecContext(ctx, `UPDATE case_attachments SET data = ?`, []byte{0}); err == nil || !strings.Contains(err.Error(), "append-only") {
 		t.Errorf("an attachment was changed: %v", err)
 	}
 	mail := CaseAction{Action: ActionNotify, Mode: penalty.ModeMail, Date: "2026-10-05", Proof: cases.Proof{AR: "BR987654321BR", ARScan: scan.ID}}
@@ -139,7 +139,7 @@ func TestCaseDocumentsFrozen(t *testing.T) {
 	if other, _, err := db.FreezeDocument(ctx, c.ID, DocumentReceipt, 4, []byte("%PDF-1.4 recibo")); err != nil || string(other) != "%PDF-1.4 recibo" {
 		t.Errorf("another kind with the same ref: %q %v", other, err)
 	}
-	if _, err := db.db.ExecContext(ctx, `UPDATE case_documents SET pdf = x'00'`); err == nil || !strings.Contains(err.Error(), "append-only") {
+	if _, err := db.db.ExecContext(ctx, `UPDATE case_documents SET pdf = ?`, []byte{0}); err == nil || !strings.Contains(err.Error(), "append-only") {
 		t.Errorf("a document was changed: %v", err)
 	}
 }

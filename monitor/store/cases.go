@@ -188,7 +188,7 @@ type CaseFilter struct {
 // Cases lists cases with their events, newest first.
 func (db *DB) Cases(ctx context.Context, f CaseFilter, limit int, cursor string) ([]*Case, string, error) {
 	limit = clampLimit(limit)
-	where, args := []string{"1"}, []any{}
+	where, args := []string{"1 = 1"}, []any{}
 	if cursor != "" {
 		key, err := decodeCursor(cursor)
 		if err != nil {
@@ -249,7 +249,7 @@ func nextNoticeNumber(ctx context.Context, q queryer, year int) (string, error) 
 	var n int64
 	err := q.QueryRowContext(ctx, `
 SELECT coalesce(max(CAST(substr(notice, ?) AS INTEGER)), 0) FROM (
-	SELECT notice FROM drafts WHERE notice LIKE ? UNION ALL SELECT notice FROM cases WHERE notice LIKE ?)`,
+	SELECT notice FROM drafts WHERE notice LIKE ? UNION ALL SELECT notice FROM cases WHERE notice LIKE ?) AS notices`,
 		len(prefix)+1, prefix+"%", prefix+"%").Scan(&n)
 	if err != nil {
 		return "", err
@@ -296,18 +296,15 @@ func (db *DB) insertCase(ctx context.Context, tx *sql.Tx, c *Case) error {
 	if c.DraftID != "" {
 		draftID = c.DraftID
 	}
-	res, err := tx.ExecContext(ctx, `
+	err = tx.QueryRowContext(ctx, `
 INSERT INTO cases (notice, origin, draft_id, vehicle, licensee, offence_at, issued_at, state, doc, assessment, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		c.Notice, c.Origin, draftID, c.Vehicle, c.Licensee, millis(c.Offence), millis(c.Issued), string(c.State),
-		string(doc), assessment, millis(now), millis(now))
+		string(doc), assessment, millis(now), millis(now)).Scan(&c.ID)
 	if isUnique(err) {
 		return &CaseError{Kind: cases.Conflict, Msg: fmt.Sprintf("já existe um auto com o número %s.", c.Notice)}
 	}
 	if err != nil {
-		return err
-	}
-	if c.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
 	c.CreatedAt, c.UpdatedAt = fromMillis(millis(now)), fromMillis(millis(now))

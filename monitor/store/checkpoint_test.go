@@ -14,6 +14,7 @@ import (
 // commit only at 10,000 pages), and Checkpoint copies them to the database file without a
 // commit: the file grows by the batches written.
 func TestCheckpointBesideCommits(t *testing.T) {
+	sqliteOnly(t)
 	db := openTemp(t)
 	ctx := context.Background()
 	payload := make([]byte, 8<<10)
@@ -59,6 +60,7 @@ func TestCheckpointBesideCommits(t *testing.T) {
 // messages are acknowledged returns before the WAL is on the disk; both transactions are there
 // after the database is opened again.
 func TestCommitUnsyncedThenSynced(t *testing.T) {
+	sqliteOnly(t)
 	db := openTemp(t)
 	ctx := context.Background()
 	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
@@ -108,6 +110,7 @@ func TestCommitUnsyncedThenSynced(t *testing.T) {
 // that many pages, copies it back to the database file without a commit, after which the next
 // commit starts the WAL over.
 func TestCheckpointAtWALSize(t *testing.T) {
+	sqliteOnly(t)
 	db := openTemp(t)
 	ctx := context.Background()
 	payload := make([]byte, 8<<10)

@@ -171,7 +171,7 @@ AND id NOT IN (SELECT episode_id FROM draft_episodes)
 -- Only episodes that ground an auto, or that need only the agent's verification (the drafter
 -- holds their conduct's draft a while for it: rules.Episode.Draftable). Any other alert is
 -- never read; an episode stored before grounds_auto existed has none and is never drafted.
-AND (json_extract(doc, '$.grounds_auto') = 1 OR coalesce(json_extract(doc, '$.needs_verification'), '') <> '')
+AND (json_type(doc, '$.grounds_auto') = 'true' OR coalesce(json_extract(doc, '$.needs_verification'), '') <> '')
 ORDER BY start_at, id`
 	rows, err := db.db.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -97,12 +97,8 @@ func (b books) Append(ctx context.Context, c *Case, e CaseEvent) error {
 }
 
 func (b books) File(ctx context.Context, f *Filing, number func(id int64) string) error {
-	res, err := b.tx.ExecContext(ctx, `INSERT INTO filings (case_id, kind, protocolo, filed_at, day, user, remote_addr, text) VALUES (?, ?, '', ?, ?, ?, ?, ?)`,
-		f.CaseID, f.Kind, millis(f.FiledAt), f.Day, f.User, f.RemoteAddr, f.Text)
-	if err != nil {
-		return err
-	}
-	if f.ID, err = res.LastInsertId(); err != nil {
+	if err := b.tx.QueryRowContext(ctx, `INSERT INTO filings (case_id, kind, protocolo, filed_at, day, user, remote_addr, text) VALUES (?, ?, '', ?, ?, ?, ?, ?) RETURNING id`,
+		f.CaseID, f.Kind, millis(f.FiledAt), f.Day, f.User, f.RemoteAddr, f.Text).Scan(&f.ID); err != nil {
 		return err
 	}
 	f.Protocolo = number(f.ID)
@@ -153,5 +149,8 @@ func (b books) PublicCode(ctx context.Context, draftID string) (string, error) {
 	return b.db.publicCodeTx(ctx, b.tx, draftID)
 }
 
-// isUnique reports whether err is SQLite's refusal of a duplicate key.
-func isUnique(err error) bool { return err != nil && strings.Contains(err.Error(), "UNIQUE") }
+// isUnique reports whether err is the refusal of a duplicate key: SQLite's, or PostgreSQL's
+// unique_violation (SQLSTATE 23505).
+func isUnique(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "UNIQUE") || strings.Contains(err.Error(), "SQLSTATE 23505"))
+}

@@ -51,14 +51,10 @@ func (db *DB) AddNotifyDeadLetter(ctx context.Context, l NotifyDeadLetter, keep 
 	}
 	var id int64
 	err = db.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
+		if err := tx.QueryRowContext(ctx, `
 INSERT INTO notify_dead_letters (at, user, channel, address, display, subject, episodes, alerts, attempts, error)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, millis(l.At), l.User, l.Channel, l.Address, l.Display, l.Subject,
-			string(eps), string(alerts), l.Attempts, l.Error)
-		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, millis(l.At), l.User, l.Channel, l.Address, l.Display, l.Subject,
+			string(eps), string(alerts), l.Attempts, l.Error).Scan(&id); err != nil {
 			return err
 		}
 		if maxAge > 0 {

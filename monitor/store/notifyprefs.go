@@ -148,13 +148,8 @@ func (db *DB) AddNotifyShift(ctx context.Context, s NotifyShift) (NotifyShift, e
 		if n >= MaxNotifyShifts {
 			return ErrTooMany
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO notify_shifts (user, t_from, t_to, created_by, created_at) VALUES (?, ?, ?, ?, ?)`,
-			s.User, millis(s.From), millis(s.To), s.CreatedBy, millis(s.CreatedAt))
-		if err != nil {
-			return err
-		}
-		s.ID, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx, `INSERT INTO notify_shifts (user, t_from, t_to, created_by, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			s.User, millis(s.From), millis(s.To), s.CreatedBy, millis(s.CreatedAt)).Scan(&s.ID)
 	})
 	if err != nil {
 		return s, fmt.Errorf("store: shift: %w", err)

@@ -23,8 +23,8 @@ func (db *DB) PutPhoto(ctx context.Context, info *photo.Info, data []byte, by st
 			return nil, fmt.Errorf("store: photo %s: %w", info.SHA256, err)
 		}
 	}
-	_, err := db.db.ExecContext(ctx, `INSERT OR IGNORE INTO photos (sha256, content_type, size, width, height, exif, data, uploaded_by, received_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, info.SHA256, info.ContentType, info.Size, info.Width, info.Height,
+	_, err := db.db.ExecContext(ctx, `INSERT INTO photos (sha256, content_type, size, width, height, exif, data, uploaded_by, received_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, info.SHA256, info.ContentType, info.Size, info.Width, info.Height,
 		sql.NullString{String: string(exif), Valid: exif != nil}, data, by, millis(db.now()))
 	if err != nil {
 		return nil, fmt.Errorf("store: photo %s: %w", info.SHA256, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	neturl "net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -130,11 +132,11 @@ func postgresDB(t *testing.T, srv *pgtest.Server) *sql.DB {
 // SQLite: the append-only tables refuse an update and a delete with SQLite's message, a user's
 // name is unique whatever its case, a JSON column refuses what is not JSON.
 func TestPostgresSchema(t *testing.T) {
-	srv := pgtest.Start(t)
+	srv := pgtest.Shared(t)
 	ctx := context.Background()
 	pg := postgresDB(t, srv)
 
-	want := sqliteSchema(t, openTemp(t).db)
+	want := sqliteSchema(t, openSQLiteTemp(t).db)
 	got := postgresSchema(t, pg)
 	var names []string
 	for n := range want {
@@ -241,4 +243,115 @@ ALTER TABLE x_new RENAME TO x;
 	if _, err := postgresStatements("CREATE TRIGGER t AFTER INSERT ON x BEGIN UPDATE y SET n = 1; END"); err == nil {
 		t.Error("a trigger that does more than refuse was translated")
 	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	os.Exit(code)
+}
+
+// testEngine is the engine the store's tests run on: TRENZINHO_TEST_STORE, sqlite (the default)
+// or postgres (a database of its own per test on a real PostgreSQL, pgtest.Shared). make test
+// runs this package on both.
+func testEngine() string {
+	if os.Getenv("TRENZINHO_TEST_STORE") == "postgres" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// sqliteOnly skips a test of what only the SQLite engine has (its file, its WAL, its pragmas,
+// its history of migrations) on the other engine's run.
+func sqliteOnly(t *testing.T) {
+	t.Helper()
+	if testEngine() != "sqlite" {
+		t.Skip("SQLite's own: run by the SQLite pass of the store's tests")
+	}
+}
+
+// openPostgresTemp is openTemp on PostgreSQL: a database of its own, a copy of one migrated
+// once for the test binary (storeTemplate).
+func openPostgresTemp(t *testing.T) *DB {
+	t.Helper()
+	srv := pgtest.Shared(t)
+	storeTemplate.Do(func() {
+		url := srv.NewDatabase(t)
+		db, err := openPostgres(context.Background(), url)
+		if err == nil {
+			db.Close()
+			var u *neturl.URL
+			if u, err = neturl.Parse(url); err == nil {
+				storeTemplate.name = strings.TrimPrefix(u.Path, "/")
+			}
+		}
+		storeTemplate.err = err
+	})
+	if storeTemplate.err != nil {
+		t.Fatal(storeTemplate.err)
+	}
+	db, err := openPostgres(context.Background(), srv.NewDatabaseFrom(t, storeTemplate.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+var storeTemplate struct {
+	sync.Once
+	name string
+	err  error
+}
+
+// TestPgQuery: a query in PostgreSQL's words — its ?s numbered, not those quoted or in a
+// comment, and the bare column user quoted.
+func TestPgQuery(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`SELECT id FROM users WHERE name = ? AND role IN (?, ?)`, `SELECT id FROM users WHERE name = $1 AND role IN ($2, $3)`},
+		{`SELECT user, a.user, user_id, "user" FROM audit WHERE user = ?`, `SELECT "user", a.user, user_id, "user" FROM audit WHERE "user" = $1`},
+		{`SELECT '?', json_extract(doc, '$.a') FROM x WHERE y = ? -- why? a user
+AND z = ?`, `SELECT '?', json_extract(doc, '$.a') FROM x WHERE y = $1 -- why? a user
+AND z = $2`},
+		{`INSERT INTO t (users, username) VALUES (?, 'it''s ?')`, `INSERT INTO t (users, username) VALUES ($1, 'it''s ?')`},
+	} {
+		if got := pgQuery(c.in); got != c.want {
+			t.Errorf("pgQuery(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzPgQuery: any text is rewritten without a panic, keeps its length give or take the
+// numbers and quotes added, and holds no ? outside its quotes and comments.
+func FuzzPgQuery(f *testing.F) {
+	f.Add(`SELECT user FROM audit WHERE id = ? AND x = '?'`)
+	f.Add(`-- ?` + "\n" + `"user" ?`)
+	f.Add(`'unterminated ?`)
+	f.Fuzz(func(t *testing.T, q string) {
+		out := pgQuery(q)
+		var bare strings.Builder
+		for i := 0; i < len(out); i++ {
+			switch ch := out[i]; {
+			case ch == '\'' || ch == '"':
+				j := strings.IndexByte(out[i+1:], ch)
+				if j < 0 {
+					i = len(out)
+				} else {
+					i += j + 1
+				}
+			case ch == '-' && i+1 < len(out) && out[i+1] == '-':
+				j := strings.IndexByte(out[i:], '\n')
+				if j < 0 {
+					i = len(out)
+				} else {
+					i += j
+				}
+			default:
+				bare.WriteByte(ch)
+			}
+		}
+		if strings.Contains(bare.String(), "?") {
+			t.Errorf("pgQuery(%q) = %q keeps a ? outside quotes", q, out)
+		}
+	})
 }

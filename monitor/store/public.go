@@ -110,7 +110,7 @@ func (db *DB) DraftByPublicCode(ctx context.Context, code string) (*DraftRecord,
 // RecordPublicPDF records the SHA-256 (hex) of a PDF the monitor rendered of an issued auto,
 // once per distinct hash, so that an uploaded copy can be recognised later.
 func (db *DB) RecordPublicPDF(ctx context.Context, draftID, sha256hex string) error {
-	_, err := db.db.ExecContext(ctx, `INSERT OR IGNORE INTO public_pdfs (draft_id, sha256, created_at) VALUES (?, ?, ?)`,
+	_, err := db.db.ExecContext(ctx, `INSERT INTO public_pdfs (draft_id, sha256, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
 		draftID, sha256hex, millis(db.now()))
 	if err != nil {
 		return fmt.Errorf("store: record PDF of %s: %w", draftID, err)

@@ -60,13 +60,8 @@ func (db *DB) AddPushSubscription(ctx context.Context, s PushSubscription, max i
 		if n >= max {
 			return ErrTooMany
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO notify_push_subs (user_id, endpoint, sub, label, created_at) VALUES (?, ?, ?, ?, ?)`,
-			uid, s.Endpoint, s.Sub, s.Label, millis(s.CreatedAt))
-		if err != nil {
-			return err
-		}
-		s.ID, err = res.LastInsertId()
-		return err
+		return tx.QueryRowContext(ctx, `INSERT INTO notify_push_subs (user_id, endpoint, sub, label, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			uid, s.Endpoint, s.Sub, s.Label, millis(s.CreatedAt)).Scan(&s.ID)
 	})
 	if err != nil {
 		return s, "", fmt.Errorf("store: push subscription of %q: %w", s.User, err)

@@ -31,17 +31,13 @@ func (db *DB) Quarantine(ctx context.Context, q Quarantined) error {
 		payload, truncated = payload[:wire.QuarantineCut], true
 	}
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-INSERT INTO quarantine (received_at, vehicle, topic, reason, detail, payload, truncated) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			millis(q.ReceivedAt), q.Vehicle, q.Topic, string(q.Reason), q.Detail, payload, truncated)
-		if err != nil {
+		var id int64
+		if err := tx.QueryRowContext(ctx, `
+INSERT INTO quarantine (received_at, vehicle, topic, reason, detail, payload, truncated) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			millis(q.ReceivedAt), q.Vehicle, q.Topic, string(q.Reason), q.Detail, payload, truncated).Scan(&id); err != nil {
 			return err
 		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM quarantine WHERE id <= ?`, id-QuarantineKeep)
+		_, err := tx.ExecContext(ctx, `DELETE FROM quarantine WHERE id <= ?`, id-QuarantineKeep)
 		return err
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // refuses itself (a seq above 2^63−1) are Permanent, not Transient; the quarantine keeps the
 // batch with its error and LoggedBatch finds what was logged.
 func TestRefusedBatchIsPermanent(t *testing.T) {
+	sqliteOnly(t)
 	db := openTemp(t)
 	ctx := context.Background()
 	if _, err := db.db.ExecContext(ctx, `CREATE TRIGGER poison BEFORE INSERT ON batch_log WHEN NEW.vehicle = 'POISON'

@@ -71,6 +71,9 @@ type DB struct {
 	// walLooks counts the WAL sizes CheckpointAt has read and acted on, for whoever must know
 	// that it has looked (the tests wait on it rather than on time).
 	walLooks atomic.Int64
+
+	// postgres: the database is PostgreSQL (openPostgres), not a SQLite file.
+	postgres bool
 }
 
 // Open opens (creating it if needed) the database file at path and applies the schema
@@ -207,6 +210,11 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func (db *DB) inWriterTx(ctx context.Context, synced bool, fn func(tx *sql.Tx) error) error {
 	db.writerMu.Lock()
 	defer db.writerMu.Unlock()
+	if db.postgres {
+		// No file to sync nor one writer to keep: PostgreSQL's commit is durable and its
+		// transactions are its own.
+		return db.inTx(ctx, fn)
+	}
 	if db.writer == nil {
 		c, err := db.db.Conn(ctx)
 		if err != nil {

@@ -15,6 +15,15 @@ import (
 // openTemp opens a new database in a temporary directory and closes it when the test ends.
 func openTemp(t *testing.T) *DB {
 	t.Helper()
+	if testEngine() == "postgres" {
+		return openPostgresTemp(t)
+	}
+	return openSQLiteTemp(t)
+}
+
+// openSQLiteTemp is a store in a temporary SQLite file, whatever the engine of the run.
+func openSQLiteTemp(t *testing.T) *DB {
+	t.Helper()
 	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "monitor.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +99,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 }
 
 func TestPragmas(t *testing.T) {
+	sqliteOnly(t)
 	db := openTemp(t)
 	ctx := context.Background()
 	// Every connection of the pool must have them: hold several at once.
@@ -136,6 +146,7 @@ func TestOpenOddPath(t *testing.T) {
 }
 
 func TestBackup(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db := openTemp(t)
 	if _, err := db.CreateUser(ctx, "maria", "senha-secreta", RoleFiscal); err != nil {

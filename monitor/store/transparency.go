@@ -107,7 +107,7 @@ ORDER BY 1, 2`, lo-TelemetryGap.Milliseconds(), hi)
 	rows, err = db.db.QueryContext(ctx, `
 SELECT vehicle, rule, start_at, COALESCE(end_at, ?),
 	COALESCE(json_extract(doc, '$.article'), '') != ''
-	AND (json_extract(doc, '$.grounds_auto') = 1 OR json_type(doc, '$.verification') = 'object')
+	AND (json_type(doc, '$.grounds_auto') = 'true' OR json_type(doc, '$.verification') = 'object')
 FROM episodes WHERE start_at < ? AND COALESCE(end_at, ?) >= ?
 ORDER BY vehicle, start_at`, hi, hi, hi, lo)
 	if err != nil {

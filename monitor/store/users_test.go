@@ -410,7 +410,7 @@ func TestMigrationAgentKeepsUsersAndSessions(t *testing.T) {
 		_, err = db.db.ExecContext(ctx, `INSERT INTO users (name, password_hash, role, created_at) VALUES ('chefe', 'x', 'autoridade', 0)`)
 	}
 	migrations = all
-	if err == nil || !strings.Contains(err.Error(), "CHECK") {
+	if err == nil || !strings.Contains(strings.ToUpper(err.Error()), "CHECK") {
 		t.Fatalf("autoridade before migration 6: %v", err)
 	}
 	token, err := db.CreateSession(ctx, id, time.Hour)
@@ -491,7 +491,7 @@ func TestLicenseeUsers(t *testing.T) {
 		t.Errorf("a licensee's user made viewer: %+v", u)
 	}
 	// The table refuses a licensee without a licensee, and a staff user with one.
-	if _, err := db.db.ExecContext(ctx, `UPDATE users SET licensee = 'L1' WHERE name = 'maria'`); err == nil || !strings.Contains(err.Error(), "CHECK") {
+	if _, err := db.db.ExecContext(ctx, `UPDATE users SET licensee = 'L1' WHERE name = 'maria'`); err == nil || !strings.Contains(strings.ToUpper(err.Error()), "CHECK") {
 		t.Errorf("a viewer bound to a licensee: %v", err)
 	}
 }

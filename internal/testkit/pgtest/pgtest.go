@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -56,26 +57,75 @@ func version(binDir string) int {
 // when t ends. Without PostgreSQL installed it is testenv.Missing (a failure under CI).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := BinDir()
-	if bin == "" {
+	if BinDir() == "" {
 		testenv.Missing(t, "PostgreSQL server binaries (Debian postgresql) not found under /usr/lib/postgresql")
 	}
-	dir, err := os.MkdirTemp("", "pgtest-")
+	s, stop, err := start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &Server{Dir: dir, Superuser: "postgres"}
+	t.Cleanup(stop)
+	return s
+}
+
+var shared struct {
+	mu   sync.Mutex
+	srv  *Server
+	stop func()
+}
+
+// Shared is one server for every test of the test binary that asks, started by the first;
+// the package's TestMain stops it (StopShared) after its tests.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv == nil {
+		if BinDir() == "" {
+			testenv.Missing(t, "PostgreSQL server binaries (Debian postgresql) not found under /usr/lib/postgresql")
+		}
+		s, stop, err := start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.srv, shared.stop = s, stop
+	}
+	return shared.srv
+}
+
+// StopShared stops the server of Shared, if one was started.
+func StopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.stop != nil {
+		shared.stop()
+		shared.srv, shared.stop = nil, nil
+	}
+}
+
+// start initialises and starts a server; stop stops it and removes its directory.
+func start() (s *Server, stop func(), err error) {
+	bin := BinDir()
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	s = &Server{Dir: dir, Superuser: "postgres"}
 	asPostgres := os.Geteuid() == 0
 	if asPostgres {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Fatalf("pgtest: running as root needs the postgres system user (Debian postgresql): %v", err)
+			return nil, nil, fmt.Errorf("pgtest: running as root needs the postgres system user (Debian postgresql): %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
+			return nil, nil, err
 		}
 	}
 	command := func(name string, args ...string) *exec.Cmd {
@@ -87,12 +137,12 @@ func Start(t testing.TB) *Server {
 	}
 	data := filepath.Join(dir, "data")
 	if out, err := command("initdb", "-D", data, "-U", s.Superuser, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions").CombinedOutput(); err != nil {
-		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
+		return nil, nil, fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
 	}
 	logPath := filepath.Join(dir, "postgres.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	defer logFile.Close()
 	serverLog := func() string { b, _ := os.ReadFile(logPath); return string(b) }
@@ -101,12 +151,12 @@ func Start(t testing.TB) *Server {
 	srv.Stdout, srv.Stderr = logFile, logFile
 	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := srv.Start(); err != nil {
-		t.Fatalf("pgtest: start postgres: %v", err)
+		return nil, nil, fmt.Errorf("pgtest: start postgres: %w", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- srv.Wait() }()
-	t.Cleanup(func() {
-		// SIGINT is PostgreSQL's fast shutdown; runuser passes it on to the server.
+	stop = func() {
+		// SIGINT is PostgreSQL's fast shutdown, sent to its process group (runuser's too).
 		_ = syscall.Kill(-srv.Process.Pid, syscall.SIGINT)
 		select {
 		case <-exited:
@@ -114,10 +164,12 @@ func Start(t testing.TB) *Server {
 			_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
 			<-exited
 		}
-	})
+		os.RemoveAll(dir)
+	}
 	db, err := sql.Open("pgx", s.URL("postgres"))
 	if err != nil {
-		t.Fatal(err)
+		stop()
+		return nil, nil, err
 	}
 	defer db.Close()
 	deadline := time.Now().Add(60 * time.Second)
@@ -126,15 +178,19 @@ func Start(t testing.TB) *Server {
 		err = db.PingContext(ctx)
 		cancel()
 		if err == nil {
-			return s
+			return s, stop, nil
 		}
 		select {
 		case e := <-exited:
-			t.Fatalf("pgtest: postgres exited: %v\n%s", e, serverLog())
+			exited <- e
+			stop()
+			return nil, nil, fmt.Errorf("pgtest: postgres exited: %v\n%s", e, serverLog())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pgtest: postgres not ready in 60 s: %v\n%s", err, serverLog())
+			msg := serverLog()
+			stop()
+			return nil, nil, fmt.Errorf("pgtest: postgres not ready in 60 s: %v\n%s", err, msg)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -148,13 +204,24 @@ func (s *Server) URL(name string) string {
 // NewDatabase creates an empty database of its own for t and returns its URL.
 func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
+	return s.NewDatabaseFrom(t, "")
+}
+
+// NewDatabaseFrom creates a database of its own for t as a copy of the database template (none
+// of whose connections may be open; "": an empty one) and returns its URL.
+func (s *Server) NewDatabaseFrom(t testing.TB, template string) string {
+	t.Helper()
 	name := fmt.Sprintf("t%d", s.dbs.Add(1))
 	db, err := sql.Open("pgx", s.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+	create := "CREATE DATABASE " + name
+	if template != "" {
+		create += " TEMPLATE " + template
+	}
+	if _, err := db.Exec(create); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
 	return s.URL(name)
