@@ -54,7 +54,10 @@ func TestDashboardRegistryInTheBrowser(t *testing.T) {
 	if err := os.WriteFile(regFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mon := startMonitorWithEnv(t, bin, broker.URL(), "TRENZINHO_REGISTRY="+regFile)
+	// The profile of an installation that issues autos, and the admin identified as an agent:
+	// the manual notice below passes the issue gate.
+	mon := startMonitorWithEnv(t, bin, broker.URL(), "TRENZINHO_REGISTRY="+regFile, "TRENZINHO_PROFILE="+issuingProfile(t))
+	mon.patch(t, "/api/v1/users/admin", map[string]string{"full_name": "Ana Maria Fiscal", "matricula": "FP-0001", "cargo": "Agente de Fiscalização de Posturas"})
 
 	// Two registered vehicles report once, parked in town: the fleet page then lists them.
 	publishOnce(t, broker.URL(), "PIU-002", "PIU-003")

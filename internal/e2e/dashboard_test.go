@@ -881,6 +881,13 @@ vehicles:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return []string{"TRENZINHO_REGISTRY=" + reg, "TRENZINHO_PROFILE=" + issuingProfile(t)}
+}
+
+// issuingProfile is the path of the Piúma profile as one that issues autos must be: its UFMP
+// value confirmed, its acts of competence named, its holidays confirmed.
+func issuingProfile(t *testing.T) string {
+	t.Helper()
 	prof, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "profiles", "piuma.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -889,9 +896,9 @@ vehicles:
 	if confirmed == string(prof) {
 		t.Fatal("piuma.yaml has no empty fiscal_unit.confirmed_by and act")
 	}
-	profPath := filepath.Join(dir, "piuma.yaml")
-	if err := os.WriteFile(profPath, []byte(confirmed), 0o600); err != nil {
+	path := filepath.Join(t.TempDir(), "piuma.yaml")
+	if err := os.WriteFile(path, []byte(confirmed), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"TRENZINHO_REGISTRY=" + reg, "TRENZINHO_PROFILE=" + profPath}
+	return path
 }
