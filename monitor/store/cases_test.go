@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"github.com/trenzinho/trenzinho/internal/testkit/testenv"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -394,6 +396,44 @@ func TestCaseInvalidActions(t *testing.T) {
 	}
 	if _, _, err := caseAct(context.Background(), db, 9999, notify, p, now, fiscal); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no such case: %v", err)
+	}
+}
+
+// Notices issued at once, from as many goroutines (as two monitors on one database would), take
+// one number each of the one series: none twice, none skipped.
+func TestNoticeNumbersConcurrent(t *testing.T) {
+	ctx := context.Background()
+	db, p := openTemp(t), caseProfile(t)
+	const n = 8
+	numbers := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := issueManual(ctx, db, ManualNotice{Vehicle: "PIU-001", Licensee: "L1", LicenseeName: "Trenzinho da Praia Ltda",
+				LicenseeCNPJ: "11222333000181", LicenseeAddress: "Av. Beira-Mar, 1", Infractions: []string{"art16"},
+				Offence: local(2026, 10, 3, 16, 0), ManualDetails: ManualDetails{Place: "Av. Beira-Mar", Description: "Passageiros em pé.", Agent: "joao"}},
+				p, local(2026, 10, 3, 17, i), fiscal)
+			if err == nil {
+				numbers[i] = c.Notice
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("notice %d: %v", i, err)
+		}
+	}
+	slices.Sort(numbers)
+	for i, got := range numbers {
+		if want := fmt.Sprintf("AI-2026/%04d", i+1); got != want {
+			t.Errorf("numbers %v: want AI-2026/0001 … AI-2026/%04d", numbers, n)
+			break
+		}
 	}
 }
 

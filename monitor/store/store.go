@@ -193,6 +193,14 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() // a no-op after Commit
+	if db.postgres {
+		// One writing transaction at a time, as SQLite's (its BEGIN IMMEDIATE): the notice
+		// numbers, the chain of drafts and every read-then-write of the store rely on it,
+		// whichever monitor of the installation writes.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7278)`); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+	}
 	if err := fn(tx); err != nil {
 		return err
 	}
