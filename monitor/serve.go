@@ -53,6 +53,7 @@ type serveConfig struct {
 	geofences     string
 	profile       string
 	db            string
+	dataDir       string
 	listen        string
 	adminUser     string
 	adminPassword string
@@ -89,7 +90,8 @@ func cmdServe(ctx context.Context, args []string) error {
 	b.String(&c.geofences, "TRENZINHO_GEOFENCES", "", "GeoJSON file or directory of geofences (empty: the Piúma sample set)")
 	b.String(&c.basemap, "TRENZINHO_BASEMAP", "", "GeoJSON street extract (monitor geofences import-osm) the dashboard's map draws when no tiles load (empty: the streets of the geofences; with the sample geofences, the sample streets)")
 	b.String(&c.profile, "TRENZINHO_PROFILE", "", "legal profile YAML (empty: the built-in Piúma profile)")
-	b.String(&c.db, "TRENZINHO_DB", "trenzinho-monitor.db", "SQLite database: episodes, users, audit")
+	b.String(&c.db, "TRENZINHO_DB", "trenzinho-monitor.db", "the database: episodes, users, audit — a SQLite file, or a PostgreSQL URL (postgres://…)")
+	b.String(&c.dataDir, "TRENZINHO_DATA_DIR", "", "directory of the monitor's files (signing key, configuration bundles' state, what-if runs); empty: the SQLite database's (required with a PostgreSQL URL)")
 	b.String(&c.listen, "TRENZINHO_LISTEN", "127.0.0.1:8080", "HTTP address of the API and the dashboard")
 	b.String(&c.adminUser, "TRENZINHO_ADMIN_USER", "", "first admin account, created at first start")
 	b.String(&c.adminPassword, "TRENZINHO_ADMIN_PASSWORD", "", "password of the first admin account")
@@ -266,10 +268,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	if prof.SignaturesRequired && regStore == nil {
 		return errors.New("the profile requires signed batches (signatures_required) but no registry holds the vehicles' keys: set TRENZINHO_REGISTRY")
 	}
-	if dir := filepath.Dir(c.db); dir != "" {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return fmt.Errorf("database directory: %w", err)
-		}
+	if store.IsURL(c.db) && c.dataDir == "" {
+		return errors.New("with a PostgreSQL database (TRENZINHO_DB=postgres://…), set TRENZINHO_DATA_DIR: the directory of the signing key and the monitor's other files")
+	}
+	if err := os.MkdirAll(c.dataDirectory(), 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
 	}
 	db, err := store.Open(ctx, c.db)
 	if err != nil {
@@ -306,7 +309,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 
 	keyPath := c.signingKey
 	if keyPath == "" {
-		keyPath = filepath.Join(filepath.Dir(c.db), "monitor-signing.key")
+		keyPath = filepath.Join(c.dataDirectory(), "monitor-signing.key")
 	}
 	key, createdKey, err := loadOrCreateKey(keyPath)
 	if err != nil {
@@ -365,7 +368,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger) error {
 	}
 	bundles := &bundler{cfg: c.bundles, key: key, profileID: prof.ID, profileYAML: string(profileYAML), set: set,
 		reg: regStore, log: log, now: now, geo: map[string]json.RawMessage{}, issued: map[string]issued{},
-		statePath: c.db + ".bundles.json"}
+		statePath: c.bundlesState()}
 	complaintsCfg, closeComplaints, err := complaintsAPI(c.complaints, db, prof, set, regStore, c.notifications, c.publicURL, log)
 	if err != nil {
 		return fmt.Errorf("complaints: %w", err)
@@ -495,4 +498,22 @@ func monitorMQTTOptions(c serveConfig, tlsCfg *tls.Config, log *slog.Logger, han
 		o.SetTLSConfig(tlsCfg)
 	}
 	return o
+}
+
+// dataDirectory is where the monitor keeps its files: TRENZINHO_DATA_DIR, else the SQLite
+// database's directory (a PostgreSQL database requires TRENZINHO_DATA_DIR).
+func (c *serveConfig) dataDirectory() string {
+	if c.dataDir != "" {
+		return c.dataDir
+	}
+	return filepath.Dir(c.db)
+}
+
+// bundlesState is the file of the configuration bundles' state: beside a SQLite database, as
+// it always was; in the data directory with a PostgreSQL one.
+func (c *serveConfig) bundlesState() string {
+	if store.IsURL(c.db) || c.dataDir != "" {
+		return filepath.Join(c.dataDirectory(), "trenzinho-monitor.bundles.json")
+	}
+	return c.db + ".bundles.json"
 }

@@ -86,7 +86,7 @@ func cmdVehicleAdd(args []string, out io.Writer) error {
 	fs.StringVar(&c.plate, "plate", "", "plate, to register a vehicle that is not in the registry yet (with --licensee)")
 	fs.StringVar(&c.licensee, "licensee", "", "licensee id, to register a vehicle that is not in the registry yet (with --plate)")
 	fs.BoolVar(&c.rotate, "rotate", false, "replace the key and the password of a vehicle that has them")
-	b.String(&c.db, "TRENZINHO_DB", "", "the monitor's SQLite database: when it exists, the enrolment is written to its audit log")
+	b.String(&c.db, "TRENZINHO_DB", "", "the monitor's database (a SQLite file or a PostgreSQL URL): when it exists, the enrolment is written to its audit log")
 	b.String(&c.signingKey, "TRENZINHO_SIGNING_KEY", "", "the monitor's ed25519 signing key, whose public key the bridge pins to verify its configuration bundles (default: monitor-signing.key beside --db, when it exists; created when named here and missing)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), vehicleUsage)
@@ -328,7 +328,7 @@ func auditEnrolment(c vehicleAddConfig, vehicle, kid, pub string, out io.Writer)
 	if c.db == "" {
 		return
 	}
-	if _, err := os.Stat(c.db); err != nil {
+	if _, err := os.Stat(c.db); err != nil && !store.IsURL(c.db) {
 		fmt.Fprintf(out, "  Auditoria: banco %s não encontrado; habilitação não registrada no log de auditoria\n", c.db)
 		return
 	}
@@ -360,8 +360,8 @@ func auditEnrolment(c vehicleAddConfig, vehicle, kid, pub string, out io.Writer)
 func monitorPublicKey(c vehicleAddConfig) (string, error) {
 	path := c.signingKey
 	if path == "" {
-		if c.db == "" {
-			return "", nil
+		if c.db == "" || store.IsURL(c.db) {
+			return "", nil // beside a PostgreSQL database there is no file: give --signing-key
 		}
 		path = filepath.Join(filepath.Dir(c.db), "monitor-signing.key")
 		if _, err := os.Stat(path); err != nil {

@@ -29,7 +29,7 @@ func whatifAPI(c serveConfig, prof *profile.Profile, profileYAML []byte, set *ge
 	}
 	dir := c.whatifDir
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(c.db), "whatif")
+		dir = filepath.Join(c.dataDirectory(), "whatif")
 	}
 	jobs, err := whatif.NewJobs(whatif.JobsConfig{Dir: dir, Archive: src, Logger: log, Now: c.now})
 	if err != nil {

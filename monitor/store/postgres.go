@@ -213,9 +213,14 @@ func postgresTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) erro
 	return tx.Commit()
 }
 
-// openPostgres opens the store on the PostgreSQL database at url (postgres://…) and brings its
-// schema to the latest version. Not every part of the store runs there yet: docs/scaling.md
-// says which do, and until all do nothing outside the tests opens one.
+// IsURL reports whether dsn names a PostgreSQL database (postgres://… or postgresql://…)
+// rather than a SQLite file.
+func IsURL(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// openPostgres opens the store on the PostgreSQL database at url and brings its schema to the
+// latest version.
 func openPostgres(ctx context.Context, url string) (*DB, error) {
 	sqldb, err := openPG(url)
 	if err != nil {

@@ -77,8 +77,12 @@ type DB struct {
 }
 
 // Open opens (creating it if needed) the database file at path and applies the schema
-// migrations it has not seen yet.
+// migrations it has not seen yet. A path that is a PostgreSQL URL (IsURL) opens that database
+// instead (postgres.go).
 func Open(ctx context.Context, path string) (*DB, error) {
+	if IsURL(path) {
+		return openPostgres(ctx, path)
+	}
 	if path == "" {
 		return nil, errors.New("store: empty database path")
 	}
@@ -171,6 +175,9 @@ func (db *DB) Ping(ctx context.Context) error {
 // (SQLite's VACUUM INTO). The copy is compacted and has no WAL file of its own. destPath must not
 // exist yet.
 func (db *DB) Backup(ctx context.Context, destPath string) error {
+	if db.postgres {
+		return errors.New("store: backup: a PostgreSQL store is backed up with pg_dump (docs/operations.md)")
+	}
 	abs, err := filepath.Abs(destPath)
 	if err != nil {
 		return fmt.Errorf("store: backup: %w", err)
@@ -322,6 +329,9 @@ func decodeCursor(cursor string) (string, error) {
 // are copied at every tick instead of once per 10,000 pages, more CPU in all, spent beside the
 // commits rather than inside one of them.
 func (db *DB) Checkpoint(ctx context.Context, interval time.Duration) {
+	if db.postgres {
+		return // PostgreSQL checkpoints itself
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -55,6 +55,9 @@ func walFrames(shm *os.File) (mxFrame, nBackfill uint32, err error) {
 // (SQLite does so at every checkpoint), so a commit made without waiting for the disk
 // (CommitUnsynced) is never copied into the database file ahead of its WAL frames.
 func (db *DB) CheckpointAt(ctx context.Context, frames int, poll time.Duration) {
+	if db.postgres {
+		return // PostgreSQL checkpoints itself
+	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	var shm *os.File
