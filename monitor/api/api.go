@@ -278,6 +278,12 @@ func New(cfg Config) *Server {
 		loginSlots:     make(chan struct{}, loginConcurrency),
 		api:            http.NewServeMux(),
 	}
+	// Failed logins counted in the database, when the users' store keeps them: every monitor
+	// on one database refuses the same guesser.
+	if sf, ok := cfg.Users.(sharedFailures); ok {
+		s.throttle.shared, s.throttle.scope = sf, "address:"
+		s.accounts.shared, s.accounts.scope = sf, "account:"
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -18,7 +18,8 @@ const SessionCookie = "trenzinho_session"
 // Login throttling: after loginFailures failed logins from one client address within
 // loginWindow of the first, further attempts from it are refused until the window ends; after
 // loginFailures failed logins for one account, every attempt for that account, from any
-// address, is refused likewise.
+// address, is refused likewise. With a store that keeps them (sharedFailures) the failures of
+// every monitor on the database count.
 const (
 	loginFailures = 10
 	loginWindow   = 15 * time.Minute
@@ -265,7 +266,22 @@ type throttle struct {
 	mu      sync.Mutex
 	fails   map[string]*failures
 	pending map[string]int // attempts admitted and not yet decided
+
+	// shared, when set, counts the failures of every monitor on the database too, under
+	// scope+key: a guesser refused by one monitor is refused by the others.
+	shared sharedFailures
+	scope  string
 }
+
+// sharedFailures are the failed logins every monitor on one database counts (store.DB).
+type sharedFailures interface {
+	RecordLoginFailure(ctx context.Context, key string, at time.Time) error
+	LoginFailures(ctx context.Context, key string, since time.Time) (n int, first time.Time, err error)
+}
+
+// sharedWait bounds a look at, or a write to, the shared failures: the throttle has no request
+// context, and a database that does not answer leaves the process's own count in force.
+const sharedWait = 2 * time.Second
 
 type failures struct {
 	n       int
@@ -281,6 +297,7 @@ func newThrottle(max int, window time.Duration, now func() time.Time) *throttle 
 // admit reports whether key may make an attempt now and, if so, reserves its place until done;
 // if not, it says for how long the key is still refused.
 func (t *throttle) admit(key string) (time.Duration, bool) {
+	sharedN, sharedLeft := t.sharedCount(key)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
@@ -292,6 +309,9 @@ func (t *throttle) admit(key string) (time.Duration, bool) {
 		} else {
 			n = f.n
 		}
+	}
+	if sharedN > n {
+		n, left = sharedN, sharedLeft
 	}
 	if n+t.pending[key] >= t.max {
 		if n < t.max {
@@ -305,6 +325,11 @@ func (t *throttle) admit(key string) (time.Duration, bool) {
 
 // done ends an attempt that admit let through; failed counts it as a failure.
 func (t *throttle) done(key string, failed bool) {
+	if failed && t.shared != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), sharedWait)
+		_ = t.shared.RecordLoginFailure(ctx, t.scope+key, t.now()) // the process's own count stands
+		cancel()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pending[key]--; t.pending[key] <= 0 {
@@ -333,6 +358,23 @@ func (t *throttle) done(key string, failed bool) {
 		t.fails[key] = f
 	}
 	f.n++
+}
+
+// sharedCount is the key's failures within the window by every monitor (0 without shared
+// failures or when the database does not answer) and how long until the first of them leaves
+// the window.
+func (t *throttle) sharedCount(key string) (int, time.Duration) {
+	if t.shared == nil {
+		return 0, 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sharedWait)
+	defer cancel()
+	now := t.now()
+	n, first, err := t.shared.LoginFailures(ctx, t.scope+key, now.Add(-t.window))
+	if err != nil || n == 0 {
+		return 0, 0
+	}
+	return n, first.Add(t.window).Sub(now)
 }
 
 func (t *throttle) evictOldestLocked() {

@@ -181,3 +181,29 @@ func TestLoginThrottleConcurrent(t *testing.T) {
 		t.Errorf("answers %v, want 10 × 401 and 20 × 429", n)
 	}
 }
+
+// TestLoginThrottleSharedByMonitors: two monitors on one database count the same failed
+// logins: ten wrong guesses at an account on one are refused, the right password included, on
+// the other — from the guessing address and, by the account's own limit, from any other.
+func TestLoginThrottleSharedByMonitors(t *testing.T) {
+	trusted, err := clientip.Parse("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := newFixture(t, func(c *api.Config) { c.TrustedProxies = trusted })
+	other := newFixture(t, func(c *api.Config) { c.Users, c.Audit, c.TrustedProxies = one.db, one.db, trusted })
+	for i := 1; i <= 10; i++ {
+		if code := one.loginFrom("198.51.100.7", "admin", fmt.Sprint("chute-", i)); code != http.StatusUnauthorized {
+			t.Fatalf("guess %d on the first monitor: %d, want 401", i, code)
+		}
+	}
+	if code := other.loginFrom("198.51.100.7", "maria", viewerPassword); code != http.StatusTooManyRequests {
+		t.Errorf("the guessing address on the other monitor: %d, want 429", code)
+	}
+	if code := other.loginFrom("203.0.113.9", "admin", adminPassword); code != http.StatusTooManyRequests {
+		t.Errorf("the guessed account from another address on the other monitor: %d, want 429", code)
+	}
+	if code := other.loginFrom("203.0.113.9", "maria", viewerPassword); code != http.StatusOK {
+		t.Errorf("another account from another address on the other monitor: %d, want 200", code)
+	}
+}

@@ -612,6 +612,17 @@ BEGIN SELECT RAISE(ABORT, 'case_documents is append-only'); END;
 CREATE TRIGGER case_documents_no_delete BEFORE DELETE ON case_documents
 BEGIN SELECT RAISE(ABORT, 'case_documents is append-only'); END;
 `},
+	// Failed logins, counted by every monitor on the database (users.go, LoginFailures): a
+	// key is a client address or an account, scoped by the API ("address:…", "account:…").
+	// Kept a day at most.
+	{22, `
+CREATE TABLE login_failures (
+	key TEXT    NOT NULL,
+	at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX login_failures_key ON login_failures (key, at);
+CREATE INDEX login_failures_at ON login_failures (at);
+`},
 }
 
 // migrate applies the steps of migrations the database has not recorded yet.

@@ -204,7 +204,7 @@ func TestVehicleSnapshotsKeptAcrossBinaryMigration(t *testing.T) {
 		`DROP TABLE episode_triage_events`, `DROP TABLE episode_triage`, `DROP TABLE photos`,
 		`DROP TABLE notify_shifts`, `DROP TABLE notify_prefs`, `DROP TABLE warnings`,
 		`DROP TABLE filing_files`, `DROP TABLE filings`, `DROP TABLE electronic_openings`,
-		`DROP TABLE complaints`, `DROP TABLE notify_push_subs`, `DROP TABLE issued_pdfs`, `DROP TABLE case_attachments`, `DROP TABLE pdf_servings`, `DROP TABLE case_documents`,
+		`DROP TABLE complaints`, `DROP TABLE notify_push_subs`, `DROP TABLE issued_pdfs`, `DROP TABLE case_attachments`, `DROP TABLE pdf_servings`, `DROP TABLE case_documents`, `DROP TABLE login_failures`,
 	} {
 		if _, err := db.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)

@@ -510,3 +510,31 @@ func tokenHash(token string) []byte {
 	h := sha256.Sum256([]byte(token))
 	return h[:]
 }
+
+// loginFailuresKept is how long a failed login is kept: longer than any throttle's window.
+const loginFailuresKept = 24 * time.Hour
+
+// RecordLoginFailure counts a failed login of key (a client address or an account) at at, for
+// every monitor on the database (LoginFailures), and forgets those older than a day.
+func (db *DB) RecordLoginFailure(ctx context.Context, key string, at time.Time) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO login_failures (key, at) VALUES (?, ?)`, key, millis(at)); err != nil {
+			return fmt.Errorf("store: login failure: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE at < ?`, millis(at.Add(-loginFailuresKept))); err != nil {
+			return fmt.Errorf("store: login failures: %w", err)
+		}
+		return nil
+	})
+}
+
+// LoginFailures counts the failed logins of key since since, and says when the first of them
+// was.
+func (db *DB) LoginFailures(ctx context.Context, key string, since time.Time) (int, time.Time, error) {
+	var n int
+	var first sql.NullInt64
+	if err := db.db.QueryRowContext(ctx, `SELECT count(*), min(at) FROM login_failures WHERE key = ? AND at >= ?`, key, millis(since)).Scan(&n, &first); err != nil {
+		return 0, time.Time{}, fmt.Errorf("store: login failures: %w", err)
+	}
+	return n, fromMillis(first.Int64), nil
+}
