@@ -6,6 +6,8 @@ import (
 	"fmt"
 	neturl "net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -354,4 +356,54 @@ func FuzzPgQuery(f *testing.F) {
 			t.Errorf("pgQuery(%q) = %q keeps a ? outside quotes", q, out)
 		}
 	})
+}
+
+// TestPostgresDumpRestore: a PostgreSQL store backed up with pg_dump -Fc and restored with
+// pg_restore into a new database opens there as it was: its users, audit and cases, its
+// schema version (nothing to migrate), and its rules (the audit log still refuses an update).
+func TestPostgresDumpRestore(t *testing.T) {
+	srv := pgtest.Shared(t)
+	ctx := context.Background()
+	url := srv.NewDatabase(t)
+	db, err := openPostgres(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.CreateUser(ctx, "joao", "senha-do-joao-123", RoleFiscal); err != nil {
+		t.Fatal(err)
+	}
+	p := caseProfile(t)
+	c := caseAt(t, db, p, "DUMP")
+	dump := filepath.Join(t.TempDir(), "monitor.dump")
+	bin := pgtest.BinDir()
+	if out, err := exec.Command(filepath.Join(bin, "pg_dump"), "-Fc", "-f", dump, "-d", url).CombinedOutput(); err != nil {
+		t.Fatalf("pg_dump: %v\n%s", err, out)
+	}
+	restored := srv.NewDatabase(t)
+	if out, err := exec.Command(filepath.Join(bin, "pg_restore"), "--no-owner", "-d", restored, dump).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v\n%s", err, out)
+	}
+	back, err := openPostgres(ctx, restored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if u, err := back.UserByName(ctx, "JOAO"); err != nil || u.Role != RoleFiscal {
+		t.Errorf("the user after the restore: %+v %v", u, err)
+	}
+	if got, err := back.CaseByID(ctx, c.ID); err != nil || got.Notice != c.Notice || len(got.Events) != len(c.Events) {
+		t.Errorf("the case after the restore: %+v %v", got, err)
+	}
+	var version int
+	if err := back.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&version); err != nil || version != migrations[len(migrations)-1].version {
+		t.Errorf("schema version %d %v", version, err)
+	}
+	if _, err := back.db.ExecContext(ctx, `UPDATE audit SET action = 'x'`); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Errorf("the restored audit log took an update: %v", err)
+	}
+	var audits int
+	if err := back.db.QueryRowContext(ctx, `SELECT count(*) FROM audit`).Scan(&audits); err != nil || audits == 0 {
+		t.Errorf("%d audit entries after the restore (%v)", audits, err)
+	}
 }
