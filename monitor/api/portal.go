@@ -641,8 +641,10 @@ func (s *Server) handlePortalCase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := s.portalCase(c, true)
-	if ad, ok := s.adhesion(r.Context(), c.Licensee); ok && v.AwaitingCiencia {
-		v.AdhesionTerm, v.Representative = ad.Term, slices.Contains(ad.Representatives, userFrom(r.Context()).Name)
+	if find := s.office().AdhesionOnFile; find != nil && v.AwaitingCiencia && c.Licensee != "" {
+		if ad, ok := find(r.Context(), c.Licensee); ok {
+			v.AdhesionTerm, v.Representative = ad.Term, ad.Represents(userFrom(r.Context()).Name)
+		}
 	}
 	fs, err := s.portal.Store.Filings(r.Context(), c.ID)
 	if err != nil {
@@ -744,14 +746,6 @@ func (s *Server) handlePortalCiencia(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, s.portalCase(c, true))
-}
-
-// adhesion is the licensee's term of adhesion to the electronic notice in the registry.
-func (s *Server) adhesion(ctx context.Context, licensee string) (cases.Adhesion, bool) {
-	if s.cases == nil || s.cases.Registry == nil || licensee == "" {
-		return cases.Adhesion{}, false
-	}
-	return cases.RegistryAdhesions(s.cases.Registry)(ctx, licensee)
 }
 
 // handlePortalCaseBundle serves GET /api/v1/portal/cases/{id}/bundle: the auto's sealed evidence

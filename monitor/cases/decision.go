@@ -129,7 +129,10 @@ func (d DecisionAct) Consequence(p *profile.Profile) string {
 	}
 	pay := fmt.Sprintf("a multa deve ser paga em %d dias contados da ciência desta decisão", p.Payment.Period())
 	if d.Action == ActionDecideAppeal {
-		return "A multa fica mantida e é definitiva com a ciência desta decisão, da qual não cabe outro recurso; " + pay + "."
+		// The municipal law says nothing of appeals: the process (docs/process.md) has one, to
+		// the superior authority, and its decision notified makes the fine final. The document
+		// states that, and no more (no claim that no other remedy exists).
+		return "A multa fica mantida e, decidido o recurso pela autoridade superior, torna-se definitiva com a ciência desta decisão; " + pay + "."
 	}
 	to := ""
 	if strings.TrimSpace(p.Appeal.To) != "" {

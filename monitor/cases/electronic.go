@@ -45,8 +45,8 @@ type Adhesion struct {
 	Representatives []string
 }
 
-// represents reports whether the term names user.
-func (a Adhesion) represents(user string) bool {
+// Represents reports whether the term names user.
+func (a Adhesion) Represents(user string) bool {
 	return user != "" && slices.Contains(a.Representatives, user)
 }
 

@@ -622,7 +622,7 @@ func (o *Office) Ciencia(ctx context.Context, id int64, a Actor) (*Case, error) 
 		if !ok || ad.SignedOn == "" || ad.SignedOn > today {
 			return refusal(Conflict, ReasonNoElectronicAdhesion, "O permissionário não tem termo de adesão à notificação eletrônica registrado: este auto será notificado em mãos, por via postal com AR ou por edital.")
 		}
-		if a.Role != RoleLicensee || !ad.represents(a.User) {
+		if a.Role != RoleLicensee || !ad.Represents(a.User) {
 			return refusal(Forbidden, ReasonNotARepresentative, "Somente o representante indicado no "+ad.Term+" declara ciência pelo permissionário; o usuário "+a.User+" não é um deles.")
 		}
 		sv, err := b.PDFServed(ctx, c.ID, a.User)

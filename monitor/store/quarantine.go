@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/trenzinho/trenzinho/wire"
 )
@@ -91,20 +94,38 @@ func sqliteCode(err error) (int, bool) {
 	return 0, false
 }
 
+// postgresState is the SQLSTATE of a PostgreSQL error (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+func postgresState(err error) (string, bool) {
+	var e *pgconn.PgError
+	if errors.As(err, &e) {
+		return e.Code, true
+	}
+	return "", false
+}
+
 // Transient reports whether err is a failure that goes away by itself (the database is busy or
-// locked by another writer): retry it for as long as it takes.
+// locked by another writer; on PostgreSQL a serialisation failure, a deadlock or a lock not
+// available): retry it for as long as it takes.
 func Transient(err error) bool {
+	if state, ok := postgresState(err); ok {
+		return state == "40001" || state == "40P01" || state == "55P03"
+	}
 	code, ok := sqliteCode(err)
 	return ok && (code == sqliteBusy || code == sqliteLocked)
 }
 
 // Permanent reports whether err means the database refuses the data itself (a constraint, a
-// value it cannot hold, a value too big): retrying the same data can never succeed. Any other
+// value it cannot hold, a value too big), on SQLite or on PostgreSQL: retrying the same data can never succeed. Any other
 // error (I/O, a full disk, a corrupt or read-only file) is neither transient nor permanent: the
 // caller retries a few times and then stops, for an operator to look.
 func Permanent(err error) bool {
 	if errors.Is(err, ErrRefused) {
 		return true
+	}
+	if state, ok := postgresState(err); ok {
+		// Class 22, data exception (a value out of range, too long, not valid in the
+		// encoding — a NUL byte in a text); class 23, integrity constraint violation.
+		return strings.HasPrefix(state, "22") || strings.HasPrefix(state, "23")
 	}
 	code, ok := sqliteCode(err)
 	return ok && (code == sqliteTooBig || code == sqliteConstraint || code == sqliteMismatch || code == sqliteRange)

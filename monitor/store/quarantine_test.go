@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/trenzinho/trenzinho/rules"
 	"github.com/trenzinho/trenzinho/wire"
@@ -52,5 +55,40 @@ BEGIN SELECT RAISE(ABORT, 'poisoned'); END`); err != nil {
 	}
 	if Permanent(context.Canceled) || Transient(context.Canceled) {
 		t.Error("a cancelled context is neither transient nor permanent")
+	}
+}
+
+// TestRefusedBatchIsPermanentOnEitherEngine: what the database refuses for good is Permanent on
+// the engine of the run — on PostgreSQL a text it cannot hold (a NUL byte, which SQLite keeps),
+// any data exception or constraint violation — and PostgreSQL's passing failures (serialisation, deadlock, a lock not
+// available) are Transient, so that no value a device sends stalls the judge on either engine.
+func TestRefusedBatchIsPermanentOnEitherEngine(t *testing.T) {
+	db := openTemp(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+	b := Batch{Vehicle: "PIU-001", Epoch: "e1", Seq: 3, ReceivedAt: at, TMin: at, TMax: at, Payload: []byte(`{"v":1}`)}
+	if testEngine() == "postgres" {
+		nul := b
+		nul.Seq, nul.Epoch = 4, "e\x00"
+		if err := db.Commit(ctx, &rules.Changes{}, []Batch{nul}); err == nil || !Permanent(err) || Transient(err) {
+			t.Errorf("a NUL in a text: %v: Permanent %v, Transient %v", err, Permanent(err), Transient(err))
+		}
+	}
+	for _, state := range []string{"40001", "40P01", "55P03"} {
+		err := fmt.Errorf("store: commit: %w", &pgconn.PgError{Code: state})
+		if !Transient(err) || Permanent(err) {
+			t.Errorf("SQLSTATE %s: Transient %v, Permanent %v", state, Transient(err), Permanent(err))
+		}
+	}
+	for _, state := range []string{"22003", "22021", "23505", "23514"} {
+		if err := (&pgconn.PgError{Code: state}); !Permanent(err) || Transient(err) {
+			t.Errorf("SQLSTATE %s: Permanent %v, Transient %v", state, Permanent(err), Transient(err))
+		}
+	}
+	if err := (&pgconn.PgError{Code: "53100"}); Permanent(err) || Transient(err) { // disk full: an operator's
+		t.Errorf("SQLSTATE 53100: Permanent %v, Transient %v", Permanent(err), Transient(err))
+	}
+	if err := db.Commit(ctx, &rules.Changes{}, []Batch{b}); err != nil {
+		t.Fatalf("the batch alone, after the refusals: %v", err)
 	}
 }
